@@ -1,0 +1,164 @@
+//! Offscreen captures with the pixman renderer: a window's surface tree (covered
+//! or minimized alike), a popup's, or the whole output, then PNG encoding.
+
+use smithay::backend::allocator::Fourcc;
+use smithay::backend::renderer::damage::OutputDamageTracker;
+use smithay::backend::renderer::element::surface::{
+    render_elements_from_surface_tree, WaylandSurfaceRenderElement,
+};
+use smithay::backend::renderer::element::{AsRenderElements, Kind};
+use smithay::backend::renderer::pixman::PixmanRenderer;
+use smithay::backend::renderer::{Bind, ExportMem, Offscreen};
+use smithay::desktop::{Space, Window};
+use smithay::output::Output;
+use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
+use smithay::utils::{Logical, Physical, Point, Rectangle, Scale, Size, Transform};
+
+/// Grey behind transparent pixels, so every captured pixel is opaque.
+const BACKGROUND: [f32; 4] = [0.18, 0.18, 0.18, 1.0];
+
+/// RGBA pixels, straight alpha, row-major without padding.
+#[derive(Debug, Clone)]
+pub struct Pixels {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+}
+
+type Element = WaylandSurfaceRenderElement<PixmanRenderer>;
+
+/// A window's content rectangle with its subsurfaces and popups.
+pub fn render_window(
+    renderer: &mut PixmanRenderer,
+    window: &Window,
+    scale: f64,
+) -> Result<Pixels, String> {
+    let geo = window.geometry();
+    let scale = Scale::from(scale);
+    let elements: Vec<Element> =
+        window.render_elements(renderer, origin_for(geo.loc, scale), scale, 1.0);
+    render(renderer, &elements, physical_size(geo.size, scale), scale)
+}
+
+/// A single surface tree (a popup) over its window geometry.
+pub fn render_surface(
+    renderer: &mut PixmanRenderer,
+    surface: &WlSurface,
+    geometry: Rectangle<i32, Logical>,
+    scale: f64,
+) -> Result<Pixels, String> {
+    let scale = Scale::from(scale);
+    let origin = origin_for(geometry.loc, scale);
+    let elements: Vec<Element> =
+        render_elements_from_surface_tree(renderer, surface, origin, scale, 1.0, Kind::Unspecified);
+    render(
+        renderer,
+        &elements,
+        physical_size(geometry.size, scale),
+        scale,
+    )
+}
+
+/// The output as it is shown: windows in stacking order over the background.
+pub fn render_output(
+    renderer: &mut PixmanRenderer,
+    space: &Space<Window>,
+    output: &Output,
+) -> Result<Pixels, String> {
+    let mode = output.current_mode().ok_or("the output has no mode")?;
+    let scale = Scale::from(output.current_scale().fractional_scale());
+    let elements = space
+        .render_elements_for_output(renderer, output, 1.0)
+        .map_err(|e| format!("cannot collect the output's elements: {e:?}"))?;
+    render(renderer, &elements, mode.size, scale)
+}
+
+/// Where to draw a surface so that its window geometry starts at the image's origin.
+fn origin_for(geometry_loc: Point<i32, Logical>, scale: Scale<f64>) -> Point<i32, Physical> {
+    let loc = geometry_loc.to_f64().to_physical(scale);
+    Point::<f64, Physical>::from((-loc.x, -loc.y)).to_i32_round()
+}
+
+fn physical_size(size: Size<i32, Logical>, scale: Scale<f64>) -> Size<i32, Physical> {
+    size.to_f64().to_physical(scale).to_i32_round()
+}
+
+fn render<E>(
+    renderer: &mut PixmanRenderer,
+    elements: &[E],
+    size: Size<i32, Physical>,
+    scale: Scale<f64>,
+) -> Result<Pixels, String>
+where
+    E: smithay::backend::renderer::element::RenderElement<PixmanRenderer>,
+{
+    if size.w <= 0 || size.h <= 0 {
+        return Err(format!(
+            "nothing to capture: the surface is {}x{}",
+            size.w, size.h
+        ));
+    }
+    let buffer_size = Size::from((size.w, size.h));
+    let mut image = renderer
+        .create_buffer(Fourcc::Argb8888, buffer_size)
+        .map_err(|e| format!("cannot allocate a {}x{} image: {e}", size.w, size.h))?;
+    let mut damage = OutputDamageTracker::new(size, scale, Transform::Normal);
+    let mut framebuffer = renderer
+        .bind(&mut image)
+        .map_err(|e| format!("cannot bind: {e}"))?;
+    damage
+        .render_output(renderer, &mut framebuffer, 0, elements, BACKGROUND)
+        .map_err(|e| format!("rendering failed: {e:?}"))?;
+    let region = Rectangle::from_size(buffer_size);
+    let mapping = renderer
+        .copy_framebuffer(&framebuffer, region, Fourcc::Abgr8888)
+        .map_err(|e| format!("cannot read the pixels back: {e}"))?;
+    let bytes = renderer
+        .map_texture(&mapping)
+        .map_err(|e| format!("cannot map the pixels: {e}"))?;
+    Ok(Pixels {
+        width: size.w as u32,
+        height: size.h as u32,
+        rgba: bytes.to_vec(),
+    })
+}
+
+/// Encode as an 8-bit RGBA PNG, tuned for speed over size.
+pub fn encode_png(pixels: &Pixels) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(pixels.rgba.len() / 4);
+    {
+        let mut encoder = png::Encoder::new(&mut out, pixels.width, pixels.height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::Fast);
+        encoder.set_filter(png::FilterType::Sub);
+        let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+        writer
+            .write_image_data(&pixels.rgba)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn png_round_trips() {
+        let (w, h) = (7u32, 3u32);
+        let rgba: Vec<u8> = (0..w * h * 4).map(|i| (i * 37 % 251) as u8).collect();
+        let png = encode_png(&Pixels {
+            width: w,
+            height: h,
+            rgba: rgba.clone(),
+        })
+        .unwrap();
+        let decoder = png::Decoder::new(std::io::Cursor::new(png));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (w, h));
+        assert_eq!(&buf[..info.buffer_size()], &rgba[..]);
+    }
+}

@@ -1,0 +1,181 @@
+//! xdg-shell: toplevels and popups enter the window registry; client requests
+//! to maximize, fullscreen or minimize go through the same commands a driver uses.
+
+use smithay::delegate_xdg_shell;
+use smithay::desktop::{PopupKeyboardGrab, PopupPointerGrab};
+use smithay::desktop::{PopupKind, Window};
+use smithay::input::pointer::Focus;
+use smithay::reexports::wayland_server::protocol::{wl_output, wl_seat};
+use smithay::utils::Serial;
+use smithay::wayland::shell::xdg::{
+    PopupSurface, PositionerState, ShellClient, ToplevelSurface, XdgShellHandler, XdgShellState,
+};
+use wayrig_host::WindowCommand;
+
+use crate::state::{State, Surface, WindowData};
+
+impl State {
+    fn new_window_data(surface: Surface) -> WindowData {
+        WindowData {
+            surface,
+            activity: Default::default(),
+            grabbed: false,
+            restore_size: None,
+            fitted: false,
+        }
+    }
+
+    /// Run a client's own request as the matching window command.
+    fn client_request(&mut self, surface: &ToplevelSurface, cmd: WindowCommand) {
+        let Some(id) = self.window_id_for_surface(surface.wl_surface()) else {
+            return;
+        };
+        let Some(handle) = self
+            .windows
+            .get(id)
+            .filter(|r| r.is_live())
+            .map(|r| r.handle())
+        else {
+            return;
+        };
+        if let Err(e) = self.window_command(handle, cmd) {
+            tracing::debug!(%e, "client request refused");
+        }
+    }
+
+    pub fn popup_committed(&mut self, id: u64, popup: &PopupKind) {
+        let PopupKind::Xdg(xdg) = popup else { return };
+        if !xdg.is_initial_configure_sent() {
+            if let Err(e) = xdg.send_configure() {
+                tracing::debug!(?e, "initial popup configure failed");
+            }
+            return;
+        }
+        let has_buffer =
+            smithay::backend::renderer::utils::with_renderer_surface_state(xdg.wl_surface(), |s| {
+                s.buffer().is_some()
+            })
+            .unwrap_or(false);
+        let mapped = self.windows.get(id).is_some_and(|r| r.mapped);
+        if has_buffer != mapped {
+            self.windows.set_mapped(id, has_buffer);
+        }
+    }
+}
+
+impl XdgShellHandler for State {
+    fn xdg_shell_state(&mut self) -> &mut XdgShellState {
+        &mut self.xdg_shell_state
+    }
+
+    fn new_toplevel(&mut self, surface: ToplevelSurface) {
+        self.note_client(surface.wl_surface());
+        let window = Window::new_wayland_window(surface);
+        self.windows
+            .insert(Self::new_window_data(Surface::Toplevel(window)));
+    }
+
+    fn new_popup(&mut self, surface: PopupSurface, _positioner: PositionerState) {
+        self.note_client(surface.wl_surface());
+        let kind = PopupKind::Xdg(surface.clone());
+        if let Err(e) = self.popups.track_popup(kind.clone()) {
+            tracing::debug!(?e, "popup died before tracking");
+            return;
+        }
+        self.unconstrain_popup(&surface);
+        self.windows
+            .insert(Self::new_window_data(Surface::Popup(kind)));
+    }
+
+    fn reposition_request(
+        &mut self,
+        surface: PopupSurface,
+        positioner: PositionerState,
+        token: u32,
+    ) {
+        surface.with_pending_state(|state| {
+            state.geometry = positioner.get_geometry();
+            state.positioner = positioner;
+        });
+        self.unconstrain_popup(&surface);
+        surface.send_repositioned(token);
+    }
+
+    fn grab(&mut self, surface: PopupSurface, _seat: wl_seat::WlSeat, serial: Serial) {
+        let kind = PopupKind::Xdg(surface.clone());
+        if let Some(id) = self.window_id_for_surface(surface.wl_surface()) {
+            if let Some(rec) = self.windows.get_mut(id) {
+                rec.surface.grabbed = true;
+            }
+        }
+        let Ok(root) = smithay::desktop::find_popup_root_surface(&kind) else {
+            return;
+        };
+        let seat = self.seat.clone();
+        let mut grab = match self.popups.grab_popup(root, kind, &seat, serial) {
+            Ok(grab) => grab,
+            Err(e) => {
+                tracing::debug!(?e, "popup grab refused");
+                return;
+            }
+        };
+        if let Some(keyboard) = seat.get_keyboard() {
+            if keyboard.is_grabbed()
+                && !(keyboard.has_grab(serial)
+                    || keyboard.has_grab(grab.previous_serial().unwrap_or(serial)))
+            {
+                grab.ungrab(smithay::desktop::PopupUngrabStrategy::All);
+                return;
+            }
+            keyboard.set_focus(self, grab.current_grab(), serial);
+            keyboard.set_grab(self, PopupKeyboardGrab::new(&grab), serial);
+        }
+        if let Some(pointer) = seat.get_pointer() {
+            if pointer.is_grabbed()
+                && !(pointer.has_grab(serial)
+                    || pointer.has_grab(grab.previous_serial().unwrap_or_else(|| grab.serial())))
+            {
+                grab.ungrab(smithay::desktop::PopupUngrabStrategy::All);
+                return;
+            }
+            pointer.set_grab(self, PopupPointerGrab::new(&grab), serial, Focus::Keep);
+        }
+    }
+
+    fn maximize_request(&mut self, surface: ToplevelSurface) {
+        self.client_request(&surface, WindowCommand::Maximize);
+    }
+
+    fn unmaximize_request(&mut self, surface: ToplevelSurface) {
+        self.client_request(&surface, WindowCommand::Restore);
+    }
+
+    fn fullscreen_request(
+        &mut self,
+        surface: ToplevelSurface,
+        _output: Option<wl_output::WlOutput>,
+    ) {
+        self.client_request(&surface, WindowCommand::Fullscreen);
+    }
+
+    fn unfullscreen_request(&mut self, surface: ToplevelSurface) {
+        self.client_request(&surface, WindowCommand::Restore);
+    }
+
+    fn minimize_request(&mut self, surface: ToplevelSurface) {
+        self.client_request(&surface, WindowCommand::Minimize);
+    }
+
+    fn client_pong(&mut self, client: ShellClient) {
+        self.pong(&client);
+    }
+
+    fn toplevel_destroyed(&mut self, surface: ToplevelSurface) {
+        self.forget_window(surface.wl_surface());
+    }
+
+    fn popup_destroyed(&mut self, surface: PopupSurface) {
+        self.forget_window(surface.wl_surface());
+    }
+}
+delegate_xdg_shell!(State);

@@ -1,0 +1,401 @@
+//! The compositor as a `Host`: a calloop thread owning all Smithay state, reached
+//! by commands over a channel, each answered on a oneshot.
+//!
+//! `CompositorHost::start` returns once the Wayland socket listens; dropping the
+//! host (or `shutdown`) ends every app it launched and removes its runtime dir.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use smithay::reexports::calloop::channel::{self, Channel, Event as ChannelEvent};
+use smithay::reexports::calloop::generic::Generic;
+use smithay::reexports::calloop::timer::{TimeoutAction, Timer};
+use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
+use smithay::reexports::wayland_server::{Display, ListeningSocket};
+use tokio::sync::oneshot;
+use wayrig_host::{
+    AppInfo, Capabilities, Capture, Host, HostError, HostResult, LaunchSpec, Settled, Stepped,
+    WindowCommand, WindowHandle, WindowInfo, WindowWatch,
+};
+
+use crate::capture::{self, Pixels};
+use crate::config::Config;
+use crate::handlers::ClientState;
+use crate::launch::RuntimeDir;
+use crate::state::State;
+
+/// Time launched apps get to exit after SIGTERM at shutdown.
+const APP_GRACE: Duration = Duration::from_secs(2);
+
+/// What the outside world asks of the compositor thread.
+pub enum Command {
+    Windows(oneshot::Sender<Vec<WindowInfo>>),
+    Watch(oneshot::Sender<WindowWatch>),
+    Launch(LaunchSpec, oneshot::Sender<HostResult<AppInfo>>),
+    Window(
+        WindowHandle,
+        WindowCommand,
+        oneshot::Sender<HostResult<Option<WindowInfo>>>,
+    ),
+    Settle(WindowHandle, Duration, oneshot::Sender<HostResult<Settled>>),
+    Step(u32, oneshot::Sender<HostResult<Stepped>>),
+    CaptureWindow(WindowHandle, oneshot::Sender<HostResult<Pixels>>),
+    CaptureOutput(oneshot::Sender<HostResult<Pixels>>),
+    AppExited(u32, Option<i32>),
+    Shutdown,
+}
+
+/// Where the session's apps find the compositor.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub runtime_dir: PathBuf,
+    pub socket_name: String,
+    /// The environment every launched app gets.
+    pub app_env: Vec<(String, String)>,
+}
+
+/// Handle to a running compositor; implements `Host`.
+pub struct CompositorHost {
+    commands: channel::Sender<Command>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    info: SessionInfo,
+}
+
+impl CompositorHost {
+    /// Start the compositor thread and wait until its socket listens.
+    pub fn start(config: Config) -> HostResult<Self> {
+        let (commands, channel) = channel::channel::<Command>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let exit_sender = commands.clone();
+        let thread = std::thread::Builder::new()
+            .name("wayrig-compositor".into())
+            .spawn(move || run(config, channel, exit_sender, ready_tx))
+            .map_err(|e| HostError::Failed(format!("cannot start the compositor thread: {e}")))?;
+        let info = ready_rx
+            .recv()
+            .map_err(|_| HostError::Failed("the compositor thread died while starting".into()))??;
+        Ok(CompositorHost {
+            commands,
+            thread: Mutex::new(Some(thread)),
+            info,
+        })
+    }
+
+    pub fn session(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Command) -> HostResult<T> {
+        let (tx, rx) = oneshot::channel();
+        self.commands.send(make(tx)).map_err(|_| HostError::Gone)?;
+        rx.await.map_err(|_| HostError::Gone)
+    }
+
+    fn stop_and_join(&self) {
+        let _ = self.commands.send(Command::Shutdown);
+        if let Some(thread) = self.thread.lock().unwrap().take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for CompositorHost {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+async fn encode(pixels: HostResult<Pixels>) -> HostResult<Capture> {
+    let pixels = pixels?;
+    tokio::task::spawn_blocking(move || {
+        capture::encode_png(&pixels)
+            .map(|png| Capture {
+                width: pixels.width,
+                height: pixels.height,
+                png,
+            })
+            .map_err(|e| HostError::Failed(format!("PNG encoding failed: {e}")))
+    })
+    .await
+    .map_err(|e| HostError::Failed(format!("PNG encoder panicked: {e}")))?
+}
+
+#[async_trait::async_trait]
+impl Host for CompositorHost {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            launch: true,
+            capture_covered: true,
+            frame_pacing: true,
+            window_commands: true,
+        }
+    }
+
+    async fn windows(&self) -> HostResult<Vec<WindowInfo>> {
+        self.ask(Command::Windows).await
+    }
+
+    async fn watch_windows(&self) -> HostResult<WindowWatch> {
+        self.ask(Command::Watch).await
+    }
+
+    async fn launch(&self, spec: LaunchSpec) -> HostResult<AppInfo> {
+        self.ask(|tx| Command::Launch(spec, tx)).await?
+    }
+
+    async fn window_command(
+        &self,
+        window: WindowHandle,
+        command: WindowCommand,
+    ) -> HostResult<Option<WindowInfo>> {
+        self.ask(|tx| Command::Window(window, command, tx)).await?
+    }
+
+    async fn settle(&self, window: WindowHandle, timeout: Duration) -> HostResult<Settled> {
+        self.ask(|tx| Command::Settle(window, timeout, tx)).await?
+    }
+
+    async fn step(&self, frames: u32) -> HostResult<Stepped> {
+        self.ask(|tx| Command::Step(frames, tx)).await?
+    }
+
+    async fn capture_window(&self, window: WindowHandle) -> HostResult<Capture> {
+        encode(self.ask(|tx| Command::CaptureWindow(window, tx)).await?).await
+    }
+
+    async fn capture_output(&self) -> HostResult<Capture> {
+        encode(self.ask(Command::CaptureOutput).await?).await
+    }
+
+    async fn shutdown(&self) {
+        let _ = self.commands.send(Command::Shutdown);
+        let thread = self.thread.lock().unwrap().take();
+        if let Some(thread) = thread {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+    }
+}
+
+/// The environment that points an app at this session.
+fn app_environment(
+    config: &Config,
+    runtime_dir: &std::path::Path,
+    socket_name: &str,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = [
+        ("WAYLAND_DISPLAY", socket_name),
+        ("XDG_RUNTIME_DIR", &runtime_dir.to_string_lossy()),
+        ("XDG_SESSION_TYPE", "wayland"),
+        ("GDK_BACKEND", "wayland"),
+        ("QT_QPA_PLATFORM", "wayland"),
+        ("SDL_VIDEODRIVER", "wayland"),
+        ("CLUTTER_BACKEND", "wayland"),
+        ("MOZ_ENABLE_WAYLAND", "1"),
+        ("ELECTRON_OZONE_PLATFORM_HINT", "wayland"),
+        ("WINIT_UNIX_BACKEND", "wayland"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    env.extend(config.app_env.iter().cloned());
+    env
+}
+
+fn run(
+    config: Config,
+    commands: Channel<Command>,
+    exit_sender: channel::Sender<Command>,
+    ready: std::sync::mpsc::Sender<HostResult<SessionInfo>>,
+) {
+    let setup = || -> Result<_, String> {
+        let runtime_dir = RuntimeDir::create(config.runtime_parent.as_deref())
+            .map_err(|e| format!("cannot create the runtime directory: {e}"))?;
+        let socket_name = "wayland-0".to_string();
+        let listener = ListeningSocket::bind_absolute(runtime_dir.path().join(&socket_name))
+            .map_err(|e| format!("cannot bind the Wayland socket: {e}"))?;
+        let event_loop: EventLoop<'static, State> =
+            EventLoop::try_new().map_err(|e| format!("cannot create the event loop: {e}"))?;
+        let display: Display<State> =
+            Display::new().map_err(|e| format!("cannot create the display: {e}"))?;
+        let app_env = app_environment(&config, runtime_dir.path(), &socket_name);
+        let state = State::new(
+            config.clone(),
+            display.handle(),
+            event_loop.get_signal(),
+            app_env.clone(),
+        )?;
+        let info = SessionInfo {
+            runtime_dir: runtime_dir.path().to_path_buf(),
+            socket_name,
+            app_env,
+        };
+        Ok((runtime_dir, listener, event_loop, display, state, info))
+    };
+    let (runtime_dir, listener, mut event_loop, display, mut state, info) = match setup() {
+        Ok(parts) => parts,
+        Err(e) => {
+            let _ = ready.send(Err(HostError::Failed(e)));
+            return;
+        }
+    };
+    if let Err(e) = insert_sources(
+        &mut state,
+        &event_loop,
+        listener,
+        display,
+        commands,
+        exit_sender,
+    ) {
+        let _ = ready.send(Err(HostError::Failed(e)));
+        return;
+    }
+    if config.nested {
+        match crate::nested::Nested::start(&event_loop.handle(), &state.output, &config) {
+            Ok(nested) => state.nested = Some(nested),
+            Err(e) => {
+                let _ = ready.send(Err(HostError::Failed(format!(
+                    "cannot open the nested window: {e}"
+                ))));
+                return;
+            }
+        }
+    }
+    tracing::info!(socket = %runtime_dir.path().join(&info.socket_name).display(), pacing = ?config.pacing, "compositor listening");
+    let _ = ready.send(Ok(info));
+
+    while state.running {
+        if let Err(e) = event_loop.dispatch(None, &mut state) {
+            tracing::error!(%e, "event loop failed");
+            break;
+        }
+        state.refresh_windows();
+        if let Err(e) = state.display_handle.flush_clients() {
+            tracing::debug!(%e, "flushing clients failed");
+        }
+    }
+    state.apps.terminate_all(APP_GRACE);
+    for waiter in state.settle_waiters.drain(..) {
+        let _ = waiter.reply.send(Err(HostError::Gone));
+    }
+    drop(state);
+    drop(event_loop);
+    drop(runtime_dir);
+    tracing::info!("compositor stopped");
+}
+
+fn insert_sources(
+    state: &mut State,
+    event_loop: &EventLoop<'static, State>,
+    listener: ListeningSocket,
+    display: Display<State>,
+    commands: Channel<Command>,
+    exit_sender: channel::Sender<Command>,
+) -> Result<(), String> {
+    let handle = event_loop.handle();
+    handle
+        .insert_source(
+            Generic::new(listener, Interest::READ, Mode::Level),
+            |_, listener, state| {
+                while let Some(stream) = listener.accept()? {
+                    if let Err(e) = state
+                        .display_handle
+                        .insert_client(stream, Arc::new(ClientState::default()))
+                    {
+                        tracing::warn!(%e, "cannot accept a client");
+                    }
+                }
+                Ok(PostAction::Continue)
+            },
+        )
+        .map_err(|e| format!("cannot watch the socket: {e}"))?;
+    handle
+        .insert_source(
+            Generic::new(display, Interest::READ, Mode::Level),
+            |_, display, state| {
+                // SAFETY: the display is never dropped while the event loop holds it.
+                unsafe { display.get_mut().dispatch_clients(state)? };
+                Ok(PostAction::Continue)
+            },
+        )
+        .map_err(|e| format!("cannot watch the display: {e}"))?;
+    handle
+        .insert_source(commands, move |event, _, state| match event {
+            ChannelEvent::Msg(cmd) => state.handle_command(cmd, &exit_sender),
+            ChannelEvent::Closed => state.stop(),
+        })
+        .map_err(|e| format!("cannot watch the command channel: {e}"))?;
+    let interval = state.config.frame_interval();
+    let first = Instant::now() + interval;
+    handle
+        .insert_source(Timer::from_deadline(first), move |deadline, _, state| {
+            state.tick();
+            let mut next = deadline + interval;
+            let now = Instant::now();
+            if next <= now {
+                // Fell behind (a stopped process, a slow machine): skip missed frames.
+                next = now + interval;
+            }
+            TimeoutAction::ToInstant(next)
+        })
+        .map_err(|e| format!("cannot start the frame clock: {e}"))?;
+    Ok(())
+}
+
+impl State {
+    pub fn stop(&mut self) {
+        self.running = false;
+        self.loop_signal.stop();
+    }
+
+    fn handle_command(&mut self, cmd: Command, exit_sender: &channel::Sender<Command>) {
+        match cmd {
+            Command::Windows(reply) => {
+                self.refresh_windows();
+                let _ = reply.send(self.windows.announced());
+            }
+            Command::Watch(reply) => {
+                self.refresh_windows();
+                let _ = reply.send(WindowWatch {
+                    windows: self.windows.announced(),
+                    events: self.events.subscribe(),
+                });
+            }
+            Command::Launch(spec, reply) => {
+                let sender = exit_sender.clone();
+                let result = self
+                    .apps
+                    .launch(&spec, move |pid, code| {
+                        let _ = sender.send(Command::AppExited(pid, code));
+                    })
+                    .map(|pid| AppInfo { pid });
+                let _ = reply.send(result);
+            }
+            Command::Window(handle, cmd, reply) => {
+                self.refresh_windows();
+                let _ = reply.send(self.window_command(handle, cmd));
+            }
+            Command::Settle(handle, timeout, reply) => {
+                self.refresh_windows();
+                self.add_settle_waiter(handle, timeout, reply);
+            }
+            Command::Step(frames, reply) => self.start_step(frames, reply),
+            Command::CaptureWindow(handle, reply) => {
+                self.refresh_windows();
+                let _ = reply.send(self.capture_window(handle));
+            }
+            Command::CaptureOutput(reply) => {
+                let _ = reply.send(self.capture_output());
+            }
+            Command::AppExited(pid, code) => {
+                tracing::info!(pid, ?code, "app exited");
+                if self.config.exit_with_last_app && self.apps.running().is_empty() {
+                    tracing::info!("the last app exited; stopping");
+                    self.stop();
+                }
+            }
+            Command::Shutdown => self.stop(),
+        }
+    }
+}

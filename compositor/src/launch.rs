@@ -1,0 +1,249 @@
+//! Starting apps inside the session: an argument vector (never a shell), the
+//! session's Wayland environment, one process group each, all ended at shutdown.
+
+use std::collections::HashMap;
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use wayrig_host::{HostError, LaunchSpec};
+
+/// A private runtime directory (0700) holding the session's Wayland socket;
+/// removed with everything in it when dropped.
+#[derive(Debug)]
+pub struct RuntimeDir {
+    path: PathBuf,
+}
+
+impl RuntimeDir {
+    pub fn create(parent: Option<&Path>) -> std::io::Result<Self> {
+        let parent = match parent {
+            Some(p) => p.to_path_buf(),
+            None => std::env::var_os("XDG_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir())
+                .unwrap_or_else(std::env::temp_dir),
+        };
+        static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        loop {
+            let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = parent.join(format!("wayrig-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(RuntimeDir { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RuntimeDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Exit statuses of launched apps, shared with their waiter threads.
+#[derive(Debug, Default)]
+struct Exits {
+    running: Mutex<HashMap<u32, Option<i32>>>,
+    changed: Condvar,
+}
+
+/// The apps this session started.
+#[derive(Debug)]
+pub struct Apps {
+    base_env: Vec<(String, String)>,
+    exits: Arc<Exits>,
+    launched: Vec<u32>,
+}
+
+impl Apps {
+    /// `base_env` is what every app gets (WAYLAND_DISPLAY, XDG_RUNTIME_DIR, ...).
+    pub fn new(base_env: Vec<(String, String)>) -> Self {
+        Apps {
+            base_env,
+            exits: Arc::default(),
+            launched: Vec::new(),
+        }
+    }
+
+    /// Start an app; `on_exit` runs on a waiter thread with the pid and exit code.
+    pub fn launch(
+        &mut self,
+        spec: &LaunchSpec,
+        on_exit: impl FnOnce(u32, Option<i32>) + Send + 'static,
+    ) -> Result<u32, HostError> {
+        let Some((program, args)) = spec.argv.split_first() else {
+            return Err(HostError::InvalidRequest(
+                "launch needs a program to run".into(),
+            ));
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .process_group(0)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_SOCKET");
+        for (k, v) in self.base_env.iter().chain(spec.env.iter()) {
+            cmd.env(k, v);
+        }
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().map_err(|e| HostError::Launch {
+            argv0: program.clone(),
+            reason: e.to_string(),
+        })?;
+        let pid = child.id();
+        self.launched.push(pid);
+        self.exits.running.lock().unwrap().insert(pid, None);
+        let exits = self.exits.clone();
+        std::thread::Builder::new()
+            .name(format!("wayrig-wait-{pid}"))
+            .spawn(move || {
+                let code = child.wait().ok().and_then(|s| s.code());
+                exits.running.lock().unwrap().remove(&pid);
+                exits.changed.notify_all();
+                on_exit(pid, code);
+            })
+            .map_err(|e| HostError::Failed(format!("cannot watch pid {pid}: {e}")))?;
+        tracing::info!(pid, program = %program, "launched app");
+        Ok(pid)
+    }
+
+    /// Pids of launched apps still running, oldest first.
+    pub fn running(&self) -> Vec<u32> {
+        let running = self.exits.running.lock().unwrap();
+        self.launched
+            .iter()
+            .copied()
+            .filter(|p| running.contains_key(p))
+            .collect()
+    }
+
+    /// End every launched app's process group: SIGHUP and SIGTERM, then SIGKILL for those
+    /// still running after `grace`.
+    pub fn terminate_all(&self, grace: Duration) {
+        let pids = self.running();
+        if pids.is_empty() {
+            return;
+        }
+        for &pid in &pids {
+            // SIGHUP too: interactive shells under terminals ignore SIGTERM.
+            signal_group(pid, libc::SIGHUP);
+            signal_group(pid, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + grace;
+        let mut running = self.exits.running.lock().unwrap();
+        while pids.iter().any(|p| running.contains_key(p)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            running = self.exits.changed.wait_timeout(running, left).unwrap().0;
+        }
+        for pid in pids.iter().filter(|p| running.contains_key(p)) {
+            tracing::warn!(pid, "app ignored SIGTERM; killing its process group");
+            signal_group(*pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Send `sig` to the process group led by `pid` (each app leads its own).
+pub fn signal_group(pid: u32, sig: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+    unsafe {
+        libc::kill(-(pid as i32), sig);
+    }
+}
+
+/// Send `sig` to one process.
+pub fn signal_process(pid: u32, sig: i32) {
+    // SAFETY: kill(2) only sends a signal; no memory is touched.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn runtime_dir_is_private_and_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = RuntimeDir::create(None).unwrap();
+        let path = dir.path().to_path_buf();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        drop(dir);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn launch_runs_argv_without_a_shell_and_reports_exit() {
+        let mut apps = Apps::new(vec![("WAYRIG_TEST_VAR".into(), "x".into())]);
+        let (tx, rx) = mpsc::channel();
+        // `$WAYRIG_TEST_VAR` would expand under a shell; as an argv it is literal.
+        let spec = LaunchSpec {
+            argv: vec![
+                "sh".into(),
+                "-c".into(),
+                "test \"$WAYRIG_TEST_VAR\" = x && exit 7".into(),
+            ],
+            ..Default::default()
+        };
+        let pid = apps
+            .launch(&spec, move |pid, code| tx.send((pid, code)).unwrap())
+            .unwrap();
+        let (got, code) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!((got, code), (pid, Some(7)));
+        assert!(apps.running().is_empty());
+    }
+
+    #[test]
+    fn missing_program_is_a_launch_error() {
+        let mut apps = Apps::new(vec![]);
+        let spec = LaunchSpec {
+            argv: vec!["/nonexistent/wayrig-app".into()],
+            ..Default::default()
+        };
+        let err = apps.launch(&spec, |_, _| {}).unwrap_err();
+        assert!(matches!(err, HostError::Launch { .. }), "{err:?}");
+        let empty = apps.launch(&LaunchSpec::default(), |_, _| {}).unwrap_err();
+        assert!(matches!(empty, HostError::InvalidRequest(_)));
+    }
+
+    #[test]
+    fn terminate_all_ends_the_whole_group() {
+        let mut apps = Apps::new(vec![]);
+        let (tx, rx) = mpsc::channel();
+        // A shell that ignores TERM and leaves a child behind: both must end.
+        let spec = LaunchSpec {
+            argv: vec![
+                "sh".into(),
+                "-c".into(),
+                "trap '' TERM; sleep 300 & wait".into(),
+            ],
+            ..Default::default()
+        };
+        let pid = apps
+            .launch(&spec, move |_, code| tx.send(code).unwrap())
+            .unwrap();
+        assert_eq!(apps.running(), vec![pid]);
+        apps.terminate_all(Duration::from_millis(300));
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        // SAFETY: kill with signal 0 only checks whether the group still exists.
+        let alive = unsafe { libc::kill(-(pid as i32), 0) } == 0;
+        assert!(!alive, "process group {pid} survived");
+    }
+}

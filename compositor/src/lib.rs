@@ -1,0 +1,18 @@
+//! Wayrig's own compositor: a Smithay compositor, headless or nested, that hosts
+//! apps under test and is the authority on their windows, frames and pixels.
+//!
+//! Start one with [`CompositorHost::start`] and use it through the
+//! [`wayrig_host::Host`] trait; nothing of Smithay leaks out of this crate.
+
+mod capture;
+mod config;
+mod handlers;
+mod host;
+mod launch;
+mod nested;
+mod registry;
+mod settle;
+mod state;
+
+pub use config::{Config, Decorations, Pacing};
+pub use host::{CompositorHost, SessionInfo};

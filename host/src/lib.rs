@@ -1,0 +1,368 @@
+//! The Host trait and its vocabulary: what a host of apps under test (Wayrig's
+//! own compositor, or a compositor Wayrig attaches to) offers the services.
+//!
+//! Everything here is plain data in logical points; no Wayland or D-Bus type
+//! crosses this boundary, so every protocol face can stand on any host.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+/// A window as the host knows it: a stable id plus an epoch that changes each
+/// time the same surface is unmapped and mapped again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct WindowHandle {
+    pub id: u64,
+    pub epoch: u32,
+}
+
+impl fmt::Display for WindowHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.id, self.epoch)
+    }
+}
+
+/// A rectangle in logical points (global unless said otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Rect {
+    pub x: i32,
+    pub y: i32,
+    pub width: i32,
+    pub height: i32,
+}
+
+impl Rect {
+    pub const fn new(x: i32, y: i32, width: i32, height: i32) -> Self {
+        Rect {
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.width <= 0 || self.height <= 0
+    }
+
+    pub fn intersects(&self, other: &Rect) -> bool {
+        !self.is_empty()
+            && !other.is_empty()
+            && self.x < other.x + other.width
+            && other.x < self.x + self.width
+            && self.y < other.y + other.height
+            && other.y < self.y + self.height
+    }
+
+    pub fn contains_point(&self, x: f64, y: f64) -> bool {
+        x >= self.x as f64
+            && y >= self.y as f64
+            && x < (self.x + self.width) as f64
+            && y < (self.y + self.height) as f64
+    }
+
+    /// The parts of `self` not covered by `other`, as up to four rectangles.
+    pub fn subtract(&self, other: &Rect) -> Vec<Rect> {
+        if !self.intersects(other) {
+            return vec![*self];
+        }
+        let (x1, y1) = (self.x, self.y);
+        let (x2, y2) = (self.x + self.width, self.y + self.height);
+        let (ox1, oy1) = (other.x.max(x1), other.y.max(y1));
+        let (ox2, oy2) = (
+            (other.x + other.width).min(x2),
+            (other.y + other.height).min(y2),
+        );
+        let pieces = [
+            Rect::new(x1, y1, x2 - x1, oy1 - y1),
+            Rect::new(x1, oy2, x2 - x1, y2 - oy2),
+            Rect::new(x1, oy1, ox1 - x1, oy2 - oy1),
+            Rect::new(ox2, oy1, x2 - ox2, oy2 - oy1),
+        ];
+        pieces.into_iter().filter(|r| !r.is_empty()).collect()
+    }
+}
+
+/// What kind of surface a window is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowKind {
+    /// A top-level window without a parent.
+    Normal,
+    /// A top-level window with a parent (transient for it).
+    Dialog,
+    /// A popup that grabbed input: a menu, a popover, a combo box list.
+    Menu,
+    /// A popup without a grab: tooltips and the like.
+    Tooltip,
+}
+
+/// The full state of one window, as the host is the authority on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowInfo {
+    pub handle: WindowHandle,
+    pub title: String,
+    pub app_id: String,
+    /// Process id of the client (its credentials, or the pid the host spawned).
+    pub pid: Option<u32>,
+    pub kind: WindowKind,
+    /// The window this one belongs to (dialogs and popups).
+    pub parent: Option<WindowHandle>,
+    /// Everything the window draws, shadows and client-side decorations included.
+    pub frame: Rect,
+    /// The window's content as the client declares it (xdg window geometry);
+    /// coordinates "relative to the window" are relative to its top-left corner.
+    pub content: Rect,
+    pub maximized: bool,
+    pub fullscreen: bool,
+    pub minimized: bool,
+    pub focused: bool,
+    /// Some part of the window can be seen on the output now.
+    pub on_screen: bool,
+    /// Stacking position, 0 is the front-most window.
+    pub z: u32,
+    /// Device pixels per logical point for this window's buffers.
+    pub scale: f64,
+}
+
+/// A change to the set of windows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WindowEvent {
+    Created(WindowInfo),
+    /// The window's full new state.
+    Updated(WindowInfo),
+    Closed(WindowHandle),
+}
+
+/// A snapshot of the windows and the events that follow it, taken atomically.
+#[derive(Debug)]
+pub struct WindowWatch {
+    pub windows: Vec<WindowInfo>,
+    pub events: broadcast::Receiver<WindowEvent>,
+}
+
+/// What can be asked of one window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum WindowCommand {
+    /// Raise and focus.
+    Activate,
+    /// Move the content's top-left corner to (x, y).
+    Move {
+        x: i32,
+        y: i32,
+    },
+    /// Ask the client for a content size.
+    Resize {
+        width: i32,
+        height: i32,
+    },
+    Minimize,
+    Maximize,
+    /// Undo minimize, maximize and fullscreen.
+    Restore,
+    Fullscreen,
+    /// Ask the client to close (xdg_toplevel.close); it may refuse.
+    Close,
+    /// End the client: disconnect it and kill its process.
+    ForceClose,
+}
+
+/// How the host paces frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// A virtual output at its refresh rate.
+    #[default]
+    Realtime,
+    /// A frame callback is answered as soon as its frame is taken.
+    Fast,
+    /// Frames advance only when asked.
+    Step,
+}
+
+impl std::str::FromStr for Pacing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "realtime" => Ok(Pacing::Realtime),
+            "fast" => Ok(Pacing::Fast),
+            "step" => Ok(Pacing::Step),
+            other => Err(format!(
+                "unknown pacing mode {other:?} (expected realtime, fast or step)"
+            )),
+        }
+    }
+}
+
+/// An app to start in the host's session; the argument vector runs without a shell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LaunchSpec {
+    pub argv: Vec<String>,
+    /// Extra environment on top of what the host sets up.
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+}
+
+/// An app the host started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppInfo {
+    pub pid: u32,
+}
+
+/// A rendered image, PNG-encoded.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// Size in device pixels.
+    pub width: u32,
+    pub height: u32,
+    pub png: Vec<u8>,
+}
+
+impl fmt::Debug for Capture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Capture")
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("png_bytes", &self.png.len())
+            .finish()
+    }
+}
+
+/// What a settled window looked like when settle answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settled {
+    pub window: WindowHandle,
+    /// Frames the window committed while settle waited.
+    pub commits: u64,
+    pub waited: Duration,
+}
+
+/// The result of a step in step pacing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stepped {
+    /// Frames advanced.
+    pub frames: u32,
+    /// Frame callbacks answered over those frames, over all windows.
+    pub callbacks: u64,
+}
+
+/// What the host can do; faces answer `unsupported` for the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    pub launch: bool,
+    pub capture_covered: bool,
+    pub frame_pacing: bool,
+    pub window_commands: bool,
+}
+
+/// The host's errors, in the host's terms; faces map them to their codes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum HostError {
+    #[error("no window {0}")]
+    NoWindow(WindowHandle),
+    #[error("window {0} is stale: it was unmapped and mapped again as epoch {1}")]
+    StaleWindow(WindowHandle, u32),
+    #[error("timed out after {0:?}: {1}")]
+    Timeout(Duration, String),
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    #[error("cannot launch {argv0:?}: {reason}")]
+    Launch { argv0: String, reason: String },
+    #[error("{0}")]
+    Failed(String),
+    #[error("the host has shut down")]
+    Gone,
+}
+
+pub type HostResult<T> = Result<T, HostError>;
+
+/// The one interface the services use to reach a host of apps.
+#[async_trait::async_trait]
+pub trait Host: Send + Sync {
+    fn capabilities(&self) -> Capabilities;
+
+    /// Windows, front to back.
+    async fn windows(&self) -> HostResult<Vec<WindowInfo>>;
+
+    /// The windows and a stream of every change after that snapshot.
+    async fn watch_windows(&self) -> HostResult<WindowWatch>;
+
+    async fn launch(&self, spec: LaunchSpec) -> HostResult<AppInfo>;
+
+    /// Run a command on a window and answer with its state afterwards
+    /// (`None` when the command ended the window).
+    async fn window_command(
+        &self,
+        window: WindowHandle,
+        command: WindowCommand,
+    ) -> HostResult<Option<WindowInfo>>;
+
+    /// Wait until the window asks for no frame it has not drawn, has no
+    /// unacknowledged configure and has answered a ping sent after its last input.
+    async fn settle(&self, window: WindowHandle, timeout: Duration) -> HostResult<Settled>;
+
+    /// Advance `frames` frames (step pacing only).
+    async fn step(&self, frames: u32) -> HostResult<Stepped>;
+
+    /// The window's surface tree (subsurfaces and popups) over its content rectangle.
+    async fn capture_window(&self, window: WindowHandle) -> HostResult<Capture>;
+
+    /// The whole output as a person would see it.
+    async fn capture_output(&self) -> HostResult<Capture>;
+
+    /// Stop the host and every app it started.
+    async fn shutdown(&self);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area(rects: &[Rect]) -> i32 {
+        rects.iter().map(|r| r.width * r.height).sum()
+    }
+
+    #[test]
+    fn subtract_disjoint_keeps_the_rect() {
+        let a = Rect::new(0, 0, 10, 10);
+        assert_eq!(a.subtract(&Rect::new(20, 20, 5, 5)), vec![a]);
+    }
+
+    #[test]
+    fn subtract_covering_leaves_nothing() {
+        let a = Rect::new(5, 5, 10, 10);
+        assert!(a.subtract(&Rect::new(0, 0, 100, 100)).is_empty());
+    }
+
+    #[test]
+    fn subtract_middle_leaves_a_ring() {
+        let a = Rect::new(0, 0, 10, 10);
+        let ring = a.subtract(&Rect::new(3, 3, 4, 4));
+        assert_eq!(area(&ring), 100 - 16);
+        for (i, r) in ring.iter().enumerate() {
+            for s in &ring[i + 1..] {
+                assert!(!r.intersects(s), "{r:?} overlaps {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn subtract_corner() {
+        let a = Rect::new(0, 0, 10, 10);
+        let rest = a.subtract(&Rect::new(5, 5, 10, 10));
+        assert_eq!(area(&rest), 75);
+    }
+
+    #[test]
+    fn pacing_parses_and_rejects() {
+        assert_eq!("step".parse::<Pacing>(), Ok(Pacing::Step));
+        assert!("slow".parse::<Pacing>().unwrap_err().contains("slow"));
+    }
+}

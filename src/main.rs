@@ -1,0 +1,217 @@
+//! The `wayrig` command: `wayrig run -- APP` hosts apps in Wayrig's compositor,
+//! headless or nested, and can list their windows and write a screenshot.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
+use wayrig_host::{Host, LaunchSpec, WindowEvent};
+
+#[derive(Parser)]
+#[command(
+    name = "wayrig",
+    version,
+    about = "A Wayland compositor built to be driven: host GUI apps and automate them"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Subcommand)]
+enum Commands {
+    /// Host APP (and later more apps) in a compositor of its own.
+    Run(RunArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Output size in logical points, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x800", value_parser = parse_size)]
+    size: (i32, i32),
+    /// Device pixels per logical point (1, 1.25, 2, ...).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Frame pacing: realtime (virtual 60 Hz output), fast (answer frames at once) or step.
+    #[arg(long, default_value = "realtime")]
+    pacing: Pacing,
+    /// Refresh rate of the virtual output in Hz.
+    #[arg(long, default_value_t = 60.0)]
+    refresh: f64,
+    /// Who draws decorations: client (toolkits draw their own) or server (none drawn).
+    #[arg(long, default_value = "client")]
+    decorations: Decorations,
+    /// Stop sending frame callbacks to minimized and fully covered windows.
+    #[arg(long)]
+    throttle_hidden: bool,
+    /// Show the output in a window on your desktop (Wayland or X11).
+    #[arg(long)]
+    nested: bool,
+    /// Keep running after the last app exits (default: stop with it).
+    #[arg(long)]
+    keep_running: bool,
+    /// Extra environment for launched apps, KEY=VALUE (repeatable).
+    #[arg(long = "env", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+    /// Once the first window has settled, print the windows as JSON lines and
+    /// write a PNG of the output to FILE.
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
+    /// How long to wait for the first window to settle before the screenshot, in ms.
+    #[arg(long, default_value_t = 3000)]
+    settle_timeout: u64,
+    /// Stop after the screenshot (ending the app).
+    #[arg(long, requires = "screenshot")]
+    once: bool,
+    /// The app and its arguments, run without a shell.
+    #[arg(last = true, required = true, value_name = "APP")]
+    app: Vec<String>,
+}
+
+fn parse_size(s: &str) -> Result<(i32, i32), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT, got {s:?}"))?;
+    let w: i32 = w.parse().map_err(|_| format!("bad width in {s:?}"))?;
+    let h: i32 = h.parse().map_err(|_| format!("bad height in {s:?}"))?;
+    if w <= 0 || h <= 0 || w > 16384 || h > 16384 {
+        return Err(format!("size {s:?} out of range (1..=16384)"));
+    }
+    Ok((w, h))
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
+    if k.is_empty() {
+        return Err(format!("empty variable name in {s:?}"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("info,smithay=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("wayrig: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match cli.command {
+        Commands::Run(args) => runtime.block_on(run(args)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("wayrig: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: RunArgs) -> Result<(), String> {
+    if !(args.scale > 0.0 && args.scale <= 8.0) {
+        return Err(format!("scale {} out of range (0, 8]", args.scale));
+    }
+    if !(args.refresh >= 1.0 && args.refresh <= 1000.0) {
+        return Err(format!(
+            "refresh {} Hz out of range [1, 1000]",
+            args.refresh
+        ));
+    }
+    let config = Config {
+        width: args.size.0,
+        height: args.size.1,
+        scale: args.scale,
+        refresh_mhz: (args.refresh * 1000.0).round() as u32,
+        pacing: args.pacing,
+        decorations: args.decorations,
+        frames_for_hidden: !args.throttle_hidden,
+        nested: args.nested,
+        exit_with_last_app: !args.keep_running,
+        app_env: args.env,
+        ..Config::default()
+    };
+    let host = CompositorHost::start(config).map_err(|e| e.to_string())?;
+    let session = host.session();
+    eprintln!(
+        "wayrig: WAYLAND_DISPLAY={} XDG_RUNTIME_DIR={}",
+        session.socket_name,
+        session.runtime_dir.display()
+    );
+    let mut watch = host.watch_windows().await.map_err(|e| e.to_string())?;
+    let app = host
+        .launch(LaunchSpec {
+            argv: args.app.clone(),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    eprintln!("wayrig: started {} as pid {}", args.app[0], app.pid);
+
+    if let Some(path) = &args.screenshot {
+        let first = loop {
+            match watch.events.recv().await {
+                Ok(WindowEvent::Created(info)) => break info,
+                Ok(_) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return Err(format!("{} exited before showing a window", args.app[0])),
+            }
+        };
+        match host
+            .settle(first.handle, Duration::from_millis(args.settle_timeout))
+            .await
+        {
+            Ok(s) => eprintln!("wayrig: window {} settled in {:?}", s.window, s.waited),
+            Err(e) => eprintln!("wayrig: {e}; capturing as it is"),
+        }
+        for w in host.windows().await.map_err(|e| e.to_string())? {
+            println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
+        }
+        let shot = host.capture_output().await.map_err(|e| e.to_string())?;
+        std::fs::write(path, &shot.png)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!(
+            "wayrig: wrote {} ({}x{})",
+            path.display(),
+            shot.width,
+            shot.height
+        );
+        if args.once {
+            host.shutdown().await;
+            return Ok(());
+        }
+    }
+
+    // Run until the compositor stops by itself (last app exited) or we are told to.
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| e.to_string())?;
+    loop {
+        tokio::select! {
+            ev = watch.events.recv() => match ev {
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                _ => continue,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+            _ = terminate.recv() => break,
+        }
+    }
+    host.shutdown().await;
+    Ok(())
+}
