@@ -102,19 +102,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("wayrig: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let result = match cli.command {
-        Commands::Run(args) => runtime.block_on(run(args)),
+        Commands::Run(args) => run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -125,7 +114,9 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: RunArgs) -> Result<(), String> {
+/// The compositor runs on this (main) thread, as the nested window requires;
+/// driving it runs on a tokio runtime beside it.
+fn run(args: RunArgs) -> Result<(), String> {
     if !(args.scale > 0.0 && args.scale <= 8.0) {
         return Err(format!("scale {} out of range (0, 8]", args.scale));
     }
@@ -145,10 +136,23 @@ async fn run(args: RunArgs) -> Result<(), String> {
         frames_for_hidden: !args.throttle_hidden,
         nested: args.nested,
         exit_with_last_app: !args.keep_running,
-        app_env: args.env,
+        app_env: args.env.clone(),
         ..Config::default()
     };
-    let host = CompositorHost::start(config).map_err(|e| e.to_string())?;
+    let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let driver = std::thread::spawn(move || runtime.block_on(drive(host, args)));
+    runner.run();
+    driver
+        .join()
+        .map_err(|_| "the driver thread panicked".to_string())?
+}
+
+async fn drive(host: CompositorHost, args: RunArgs) -> Result<(), String> {
     let session = host.session();
     eprintln!(
         "wayrig: WAYLAND_DISPLAY={} XDG_RUNTIME_DIR={}",

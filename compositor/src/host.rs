@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use smithay::reexports::calloop::channel::{self, Channel, Event as ChannelEvent};
@@ -59,28 +58,56 @@ pub struct SessionInfo {
 /// Handle to a running compositor; implements `Host`.
 pub struct CompositorHost {
     commands: channel::Sender<Command>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// Disconnects when the compositor loop has ended and its apps are gone.
+    stopped: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
     info: SessionInfo,
 }
 
+/// The compositor's event loop, to be run on the thread that made it (winit,
+/// for the nested window, insists on the main thread).
+pub struct Runner {
+    parts: Parts,
+    _stopped: std::sync::mpsc::Sender<()>,
+}
+
 impl CompositorHost {
-    /// Start the compositor thread and wait until its socket listens.
+    /// Start the compositor on a thread of its own and wait until its socket listens.
     pub fn start(config: Config) -> HostResult<Self> {
-        let (commands, channel) = channel::channel::<Command>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let exit_sender = commands.clone();
-        let thread = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("wayrig-compositor".into())
-            .spawn(move || run(config, channel, exit_sender, ready_tx))
+            .spawn(move || match CompositorHost::start_here(config) {
+                Ok((host, runner)) => {
+                    let _ = ready_tx.send(Ok(host));
+                    runner.run();
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
             .map_err(|e| HostError::Failed(format!("cannot start the compositor thread: {e}")))?;
-        let info = ready_rx
+        ready_rx
             .recv()
-            .map_err(|_| HostError::Failed("the compositor thread died while starting".into()))??;
-        Ok(CompositorHost {
+            .map_err(|_| HostError::Failed("the compositor thread died while starting".into()))?
+    }
+
+    /// Set the compositor up on this thread; it serves once `Runner::run` is called here.
+    pub fn start_here(config: Config) -> HostResult<(Self, Runner)> {
+        let (commands, channel) = channel::channel::<Command>();
+        let (stopped_tx, stopped_rx) = std::sync::mpsc::channel();
+        let parts = prepare(config, channel, commands.clone()).map_err(HostError::Failed)?;
+        let host = CompositorHost {
             commands,
-            thread: Mutex::new(Some(thread)),
-            info,
-        })
+            stopped: Mutex::new(Some(stopped_rx)),
+            info: parts.info.clone(),
+        };
+        Ok((
+            host,
+            Runner {
+                parts,
+                _stopped: stopped_tx,
+            },
+        ))
     }
 
     pub fn session(&self) -> &SessionInfo {
@@ -93,17 +120,19 @@ impl CompositorHost {
         rx.await.map_err(|_| HostError::Gone)
     }
 
-    fn stop_and_join(&self) {
+    /// Ask the loop to stop and take the receiver that tells when it has.
+    fn request_stop(&self) -> Option<std::sync::mpsc::Receiver<()>> {
         let _ = self.commands.send(Command::Shutdown);
-        if let Some(thread) = self.thread.lock().unwrap().take() {
-            let _ = thread.join();
-        }
+        self.stopped.lock().unwrap().take()
     }
 }
 
 impl Drop for CompositorHost {
     fn drop(&mut self) {
-        self.stop_and_join();
+        if let Some(stopped) = self.request_stop() {
+            // Returns with an error once the runner is gone, which is what we wait for.
+            let _ = stopped.recv();
+        }
     }
 }
 
@@ -170,10 +199,8 @@ impl Host for CompositorHost {
     }
 
     async fn shutdown(&self) {
-        let _ = self.commands.send(Command::Shutdown);
-        let thread = self.thread.lock().unwrap().take();
-        if let Some(thread) = thread {
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        if let Some(stopped) = self.request_stop() {
+            let _ = tokio::task::spawn_blocking(move || stopped.recv()).await;
         }
     }
 }
@@ -203,86 +230,108 @@ fn app_environment(
     env
 }
 
-fn run(
+/// Everything the loop owns, made on the thread that will run it.
+struct Parts {
+    runtime_dir: RuntimeDir,
+    event_loop: EventLoop<'static, State>,
+    state: State,
+    info: SessionInfo,
+}
+
+fn prepare(
     config: Config,
     commands: Channel<Command>,
     exit_sender: channel::Sender<Command>,
-    ready: std::sync::mpsc::Sender<HostResult<SessionInfo>>,
-) {
-    let setup = || -> Result<_, String> {
-        let runtime_dir = RuntimeDir::create(config.runtime_parent.as_deref())
-            .map_err(|e| format!("cannot create the runtime directory: {e}"))?;
-        let socket_name = "wayland-0".to_string();
-        let listener = ListeningSocket::bind_absolute(runtime_dir.path().join(&socket_name))
-            .map_err(|e| format!("cannot bind the Wayland socket: {e}"))?;
-        let event_loop: EventLoop<'static, State> =
-            EventLoop::try_new().map_err(|e| format!("cannot create the event loop: {e}"))?;
-        let display: Display<State> =
-            Display::new().map_err(|e| format!("cannot create the display: {e}"))?;
-        let app_env = app_environment(&config, runtime_dir.path(), &socket_name);
-        let state = State::new(
-            config.clone(),
-            display.handle(),
-            event_loop.get_signal(),
-            app_env.clone(),
-        )?;
-        let info = SessionInfo {
-            runtime_dir: runtime_dir.path().to_path_buf(),
-            socket_name,
-            app_env,
-        };
-        Ok((runtime_dir, listener, event_loop, display, state, info))
-    };
-    let (runtime_dir, listener, mut event_loop, display, mut state, info) = match setup() {
-        Ok(parts) => parts,
-        Err(e) => {
-            let _ = ready.send(Err(HostError::Failed(e)));
-            return;
-        }
-    };
-    if let Err(e) = insert_sources(
+) -> Result<Parts, String> {
+    let runtime_dir = RuntimeDir::create(config.runtime_parent.as_deref())
+        .map_err(|e| format!("cannot create the runtime directory: {e}"))?;
+    let socket_name = "wayland-0".to_string();
+    let listener = ListeningSocket::bind_absolute(runtime_dir.path().join(&socket_name))
+        .map_err(|e| format!("cannot bind the Wayland socket: {e}"))?;
+    let event_loop: EventLoop<'static, State> =
+        EventLoop::try_new().map_err(|e| format!("cannot create the event loop: {e}"))?;
+    let display: Display<State> =
+        Display::new().map_err(|e| format!("cannot create the display: {e}"))?;
+    let app_env = app_environment(&config, runtime_dir.path(), &socket_name);
+    let mut state = State::new(
+        config.clone(),
+        display.handle(),
+        event_loop.get_signal(),
+        app_env.clone(),
+    )?;
+    insert_sources(
         &mut state,
         &event_loop,
         listener,
         display,
         commands,
         exit_sender,
-    ) {
-        let _ = ready.send(Err(HostError::Failed(e)));
-        return;
-    }
+    )?;
     if config.nested {
-        match crate::nested::Nested::start(&event_loop.handle(), &state.output, &config) {
-            Ok(nested) => state.nested = Some(nested),
-            Err(e) => {
-                let _ = ready.send(Err(HostError::Failed(format!(
-                    "cannot open the nested window: {e}"
-                ))));
-                return;
+        let nested = crate::nested::Nested::start(&event_loop.handle(), &state.output, &config)
+            .map_err(|e| format!("cannot open the nested window: {e}"))?;
+        state.nested = Some(nested);
+    }
+    tracing::info!(
+        socket = %runtime_dir.path().join(&socket_name).display(),
+        pacing = ?config.pacing,
+        nested = config.nested,
+        "compositor listening"
+    );
+    let info = SessionInfo {
+        runtime_dir: runtime_dir.path().to_path_buf(),
+        socket_name,
+        app_env,
+    };
+    Ok(Parts {
+        runtime_dir,
+        event_loop,
+        state,
+        info,
+    })
+}
+
+impl Runner {
+    /// Serve until shut down, then end every launched app.
+    pub fn run(self) {
+        let Parts {
+            runtime_dir,
+            mut event_loop,
+            mut state,
+            info: _,
+        } = self.parts;
+        while state.running {
+            if let Err(e) = event_loop.dispatch(None, &mut state) {
+                tracing::error!(%e, "event loop failed");
+                break;
+            }
+            state.refresh_windows();
+            if let Err(e) = state.display_handle.flush_clients() {
+                tracing::debug!(%e, "flushing clients failed");
             }
         }
-    }
-    tracing::info!(socket = %runtime_dir.path().join(&info.socket_name).display(), pacing = ?config.pacing, "compositor listening");
-    let _ = ready.send(Ok(info));
-
-    while state.running {
-        if let Err(e) = event_loop.dispatch(None, &mut state) {
-            tracing::error!(%e, "event loop failed");
-            break;
+        // Let apps end cleanly while their Wayland connections are still served.
+        state.apps.signal_all();
+        let deadline = Instant::now() + APP_GRACE;
+        while !state.apps.running().is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            if event_loop.dispatch(Some(left), &mut state).is_err() {
+                break;
+            }
+            let _ = state.display_handle.flush_clients();
         }
-        state.refresh_windows();
-        if let Err(e) = state.display_handle.flush_clients() {
-            tracing::debug!(%e, "flushing clients failed");
+        state.apps.kill_remaining();
+        for waiter in state.settle_waiters.drain(..) {
+            let _ = waiter.reply.send(Err(HostError::Gone));
         }
+        drop(state);
+        drop(event_loop);
+        drop(runtime_dir);
+        tracing::info!("compositor stopped");
     }
-    state.apps.terminate_all(APP_GRACE);
-    for waiter in state.settle_waiters.drain(..) {
-        let _ = waiter.reply.send(Err(HostError::Gone));
-    }
-    drop(state);
-    drop(event_loop);
-    drop(runtime_dir);
-    tracing::info!("compositor stopped");
 }
 
 fn insert_sources(

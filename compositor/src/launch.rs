@@ -1,13 +1,12 @@
 //! Starting apps inside the session: an argument vector (never a shell), the
 //! session's Wayland environment, one process group each, all ended at shutdown.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
 
 use wayrig_host::{HostError, LaunchSpec};
 
@@ -50,11 +49,10 @@ impl Drop for RuntimeDir {
     }
 }
 
-/// Exit statuses of launched apps, shared with their waiter threads.
+/// Launched apps still running, shared with their waiter threads.
 #[derive(Debug, Default)]
 struct Exits {
-    running: Mutex<HashMap<u32, Option<i32>>>,
-    changed: Condvar,
+    running: Mutex<HashSet<u32>>,
 }
 
 /// The apps this session started.
@@ -104,14 +102,13 @@ impl Apps {
         })?;
         let pid = child.id();
         self.launched.push(pid);
-        self.exits.running.lock().unwrap().insert(pid, None);
+        self.exits.running.lock().unwrap().insert(pid);
         let exits = self.exits.clone();
         std::thread::Builder::new()
             .name(format!("wayrig-wait-{pid}"))
             .spawn(move || {
                 let code = child.wait().ok().and_then(|s| s.code());
                 exits.running.lock().unwrap().remove(&pid);
-                exits.changed.notify_all();
                 on_exit(pid, code);
             })
             .map_err(|e| HostError::Failed(format!("cannot watch pid {pid}: {e}")))?;
@@ -125,34 +122,27 @@ impl Apps {
         self.launched
             .iter()
             .copied()
-            .filter(|p| running.contains_key(p))
+            .filter(|p| running.contains(p))
             .collect()
     }
 
-    /// End every launched app's process group: SIGHUP and SIGTERM, then SIGKILL for those
-    /// still running after `grace`.
-    pub fn terminate_all(&self, grace: Duration) {
-        let pids = self.running();
-        if pids.is_empty() {
-            return;
-        }
-        for &pid in &pids {
-            // SIGHUP too: interactive shells under terminals ignore SIGTERM.
+    /// Ask every running app's process group to end: SIGHUP (interactive shells
+    /// under terminals ignore SIGTERM) and SIGTERM.
+    pub fn signal_all(&self) {
+        for pid in self.running() {
             signal_group(pid, libc::SIGHUP);
             signal_group(pid, libc::SIGTERM);
         }
-        let deadline = Instant::now() + grace;
-        let mut running = self.exits.running.lock().unwrap();
-        while pids.iter().any(|p| running.contains_key(p)) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            running = self.exits.changed.wait_timeout(running, left).unwrap().0;
-        }
-        for pid in pids.iter().filter(|p| running.contains_key(p)) {
-            tracing::warn!(pid, "app ignored SIGTERM; killing its process group");
-            signal_group(*pid, libc::SIGKILL);
+    }
+
+    /// SIGKILL the process groups of apps still running.
+    pub fn kill_remaining(&self) {
+        for pid in self.running() {
+            tracing::warn!(
+                pid,
+                "app still running at shutdown; killing its process group"
+            );
+            signal_group(pid, libc::SIGKILL);
         }
     }
 }
@@ -223,8 +213,10 @@ mod tests {
         assert!(matches!(empty, HostError::InvalidRequest(_)));
     }
 
+    use std::time::Duration;
+
     #[test]
-    fn terminate_all_ends_the_whole_group() {
+    fn signal_then_kill_ends_the_whole_group() {
         let mut apps = Apps::new(vec![]);
         let (tx, rx) = mpsc::channel();
         // A shell that ignores TERM and leaves a child behind: both must end.
@@ -240,8 +232,13 @@ mod tests {
             .launch(&spec, move |_, code| tx.send(code).unwrap())
             .unwrap();
         assert_eq!(apps.running(), vec![pid]);
-        apps.terminate_all(Duration::from_millis(300));
-        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        apps.signal_all();
+        // The shell ignores TERM but not HUP; kill whatever is left either way.
+        let exited = rx.recv_timeout(Duration::from_millis(500)).is_ok();
+        apps.kill_remaining();
+        if !exited {
+            rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        }
         // SAFETY: kill with signal 0 only checks whether the group still exists.
         let alive = unsafe { libc::kill(-(pid as i32), 0) } == 0;
         assert!(!alive, "process group {pid} survived");

@@ -190,7 +190,12 @@ impl State {
         let output = Output::new(
             "WAYRIG-1".into(),
             PhysicalProperties {
-                size: (0, 0).into(),
+                // As a 96 DPI monitor, so toolkits that read DPI pick the usual sizes.
+                size: (
+                    (config.width as f64 * 25.4 / 96.0).round() as i32,
+                    (config.height as f64 * 25.4 / 96.0).round() as i32,
+                )
+                    .into(),
                 subpixel: Subpixel::Unknown,
                 make: "Wayrig".into(),
                 model: "Virtual".into(),
