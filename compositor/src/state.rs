@@ -59,7 +59,7 @@ use crate::settle::{Activity, SettleCheck};
 #[derive(Debug, Clone)]
 pub enum Surface {
     Toplevel(Window),
-    Popup(PopupKind),
+    Popup(Box<PopupKind>),
 }
 
 impl Surface {
@@ -67,6 +67,17 @@ impl Surface {
         match self {
             Surface::Toplevel(w) => w.toplevel().expect("wayland window").wl_surface().clone(),
             Surface::Popup(p) => p.wl_surface().clone(),
+        }
+    }
+
+    /// The xdg_wm_base of the client this surface belongs to.
+    pub fn shell_client(&self) -> Option<ShellClient> {
+        match self {
+            Surface::Toplevel(w) => w.toplevel().map(|t| t.client()),
+            Surface::Popup(p) => match &**p {
+                PopupKind::Xdg(x) => Some(x.client()),
+                _ => None,
+            },
         }
     }
 }
@@ -455,7 +466,7 @@ impl State {
                 )
             }
             Surface::Popup(p) => {
-                let parent = match p {
+                let parent = match &**p {
                     PopupKind::Xdg(x) => x.get_parent_surface(),
                     _ => None,
                 }
@@ -717,7 +728,7 @@ impl State {
                 return Ok(None);
             }
             (Surface::Popup(p), WindowCommand::Close) => {
-                if let PopupKind::Xdg(x) = p {
+                if let PopupKind::Xdg(x) = &**p {
                     x.send_popup_done();
                 }
             }
@@ -967,12 +978,20 @@ impl State {
         if self.config.pacing == Pacing::Fast {
             self.send_frames_for(id);
         }
-        let step_done = self.step_job.as_mut().is_some_and(|job| {
-            job.awaiting.retain(|w| *w != id);
-            job.awaiting.is_empty()
-        });
-        if step_done {
-            self.advance_step();
+        // A stepped window has drawn its frame once it asks for the next one.
+        if self
+            .step_job
+            .as_ref()
+            .is_some_and(|job| job.awaiting.contains(&id))
+            && self.wants_frame(id)
+        {
+            let done = self.step_job.as_mut().is_some_and(|job| {
+                job.awaiting.retain(|w| *w != id);
+                job.awaiting.is_empty()
+            });
+            if done {
+                self.advance_step();
+            }
         }
     }
 
@@ -1032,22 +1051,14 @@ impl State {
             if !same {
                 return None;
             }
-            match &r.surface.surface {
-                Surface::Toplevel(w) => w.toplevel().map(|t| t.client()),
-                Surface::Popup(PopupKind::Xdg(p)) => Some(p.client()),
-                Surface::Popup(_) => None,
-            }
+            r.surface.surface.shell_client()
         })
     }
 
     /// A client answered our ping.
     pub fn pong(&mut self, shell: &ShellClient) {
         let client_id = self.windows.iter().find_map(|r| {
-            let owner = match &r.surface.surface {
-                Surface::Toplevel(w) => w.toplevel().map(|t| t.client()),
-                Surface::Popup(PopupKind::Xdg(p)) => Some(p.client()),
-                Surface::Popup(_) => None,
-            };
+            let owner = r.surface.surface.shell_client();
             (owner.as_ref() == Some(shell))
                 .then(|| r.surface.surface.wl_surface().client().map(|c| c.id()))
                 .flatten()
@@ -1059,18 +1070,32 @@ impl State {
         if let Some(sent) = rec.ping_in_flight.take() {
             rec.answered = rec.answered.max(sent);
         }
-        let moment = rec.answered;
+        let answered = rec.answered;
         if let Some(job) = &mut self.step_job {
-            if moment >= job.moment {
-                let windows = &self.windows;
-                job.awaiting.retain(|id| {
-                    windows
-                        .get(*id)
-                        .and_then(|r| r.surface.surface.wl_surface().client())
-                        .is_none_or(|c| c.id() != client_id)
-                });
+            let windows = &self.windows;
+            let of_client = |id: &u64| {
+                windows
+                    .get(*id)
+                    .and_then(|r| r.surface.surface.wl_surface().client())
+                    .is_some_and(|c| c.id() == client_id)
+            };
+            if answered >= job.moment {
+                job.awaiting.retain(|id| !of_client(id));
+            } else if let Some(surface) = job
+                .awaiting
+                .iter()
+                .find(|id| of_client(id))
+                .and_then(|id| windows.get(*id))
+                .map(|r| r.surface.surface.wl_surface())
+            {
+                // That pong answered a ping from before the frame: ask again.
+                self.ping_client_of(&surface);
             }
-            if job.awaiting.is_empty() {
+            if self
+                .step_job
+                .as_ref()
+                .is_some_and(|job| job.awaiting.is_empty())
+            {
                 self.advance_step();
             }
         }
@@ -1210,10 +1235,7 @@ impl State {
             // answering a ping, that it drew nothing.
             for id in got {
                 if let Some(wl) = self.windows.get(id).map(|r| r.surface.surface.wl_surface()) {
-                    if let Some(c) = self.client_record(&wl) {
-                        // A ping sent before this frame does not count.
-                        c.ping_in_flight = c.ping_in_flight.filter(|m| *m >= moment);
-                    }
+                    // With a ping from before this frame in flight, its pong asks again.
                     self.ping_client_of(&wl);
                 }
             }

@@ -44,7 +44,7 @@ impl SeatHandler for State {
     }
 
     fn focus_changed(&mut self, seat: &Seat<Self>, focused: Option<&WlSurface>) {
-        let client = focused.and_then(|s| smithay::reexports::wayland_server::Resource::client(s));
+        let client = focused.and_then(smithay::reexports::wayland_server::Resource::client);
         set_data_device_focus(&self.display_handle, seat, client.clone());
         set_primary_focus(&self.display_handle, seat, client);
     }

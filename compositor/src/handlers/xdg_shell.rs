@@ -84,7 +84,7 @@ impl XdgShellHandler for State {
         }
         self.unconstrain_popup(&surface);
         self.windows
-            .insert(Self::new_window_data(Surface::Popup(kind)));
+            .insert(Self::new_window_data(Surface::Popup(Box::new(kind))));
     }
 
     fn reposition_request(

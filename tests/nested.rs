@@ -1,0 +1,138 @@
+//! The nested mode end to end, inside an Xvfb host session: the compositor runs
+//! on the main thread (winit requires it), so this test has its own `main`.
+
+mod support;
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use support::{have, wait_window, Image, TestClient};
+use wayrig_compositor::{CompositorHost, Config};
+use wayrig_host::Host;
+
+/// Xvfb in its own process group, ended on drop.
+struct Xvfb(Child);
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the server's own process group; no memory is touched.
+        unsafe {
+            libc::kill(-(self.0.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// Start Xvfb and learn its display number from -displayfd, which it writes once ready.
+fn start_xvfb() -> (Xvfb, String) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two valid descriptors, which we own from here on.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let write_fd = write.as_raw_fd();
+    let mut cmd = Command::new("Xvfb");
+    cmd.args([
+        "-displayfd",
+        &write_fd.to_string(),
+        "-screen",
+        "0",
+        "1400x900x24",
+        "-nolisten",
+        "tcp",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .process_group(0);
+    // SAFETY: between fork and exec only fcntl, async-signal-safe, runs: it keeps
+    // the pipe's write end open across exec for -displayfd.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::fcntl(write_fd, libc::F_SETFD, 0);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().expect("start Xvfb");
+    drop(write);
+    let xvfb = Xvfb(child);
+    let mut number = String::new();
+    std::fs::File::from(read)
+        .read_to_string(&mut number)
+        .expect("read display number");
+    (xvfb, format!(":{}", number.trim()))
+}
+
+fn main() {
+    if !have("Xvfb") || !have("xwininfo") {
+        println!("nested: Xvfb or xwininfo missing (apt-get install xvfb x11-utils); skipping");
+        println!("0 passed, 0 failed, 1 skipped");
+        return;
+    }
+    let (_xvfb, display) = start_xvfb();
+    // Only this process's main thread exists yet: setting the environment is safe.
+    std::env::set_var("DISPLAY", &display);
+    let config = Config {
+        nested: true,
+        app_env: vec![("GSK_RENDERER".into(), "cairo".into())],
+        ..Config::default()
+    };
+    let (host, runner) =
+        CompositorHost::start_here(config).expect("nested compositor starts under Xvfb");
+    let display_for_check = display.clone();
+    let driver = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let result = tokio::spawn(check(host, display_for_check)).await;
+            result.map_err(|e| format!("{e}"))
+        })
+    });
+    runner.run();
+    match driver.join().expect("driver thread") {
+        Ok(()) => {
+            println!("test nested_mode_shows_the_output_in_a_window ... ok\n1 passed, 0 failed")
+        }
+        Err(e) => {
+            println!(
+                "test nested_mode_shows_the_output_in_a_window ... FAILED\n{e}\n0 passed, 1 failed"
+            );
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Panics on failure; the host is dropped while unwinding, which stops the runner.
+async fn check(host: CompositorHost, display: String) {
+    let mut watch = host.watch_windows().await.unwrap();
+    let mut client = TestClient::spawn(&host, &["--title", "nested", "--color", "00aa00"]);
+    client.expect("idle", Duration::from_secs(10), |_| true);
+    let win = wait_window(&mut watch, Duration::from_secs(10), |w| w.title == "nested").await;
+    host.settle(win.handle, Duration::from_secs(10))
+        .await
+        .expect("settles nested");
+    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
+    assert!(shot.share_of([0, 0xaa, 0]) > 0.9);
+
+    // The output is shown in a window on the host session.
+    let out = Command::new("xwininfo")
+        .args(["-display", &display, "-name", "Wayrig"])
+        .output()
+        .expect("xwininfo");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "no Wayrig window on {display}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("Width: 1280") && text.contains("Height: 800"),
+        "{text}"
+    );
+    host.shutdown().await;
+}

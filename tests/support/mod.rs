@@ -1,0 +1,265 @@
+//! Shared pieces of the end-to-end tests: a compositor per test, the purpose-built
+//! test client with its JSON event stream, and waiting on the window event stream.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use wayrig_compositor::{CompositorHost, Config};
+use wayrig_host::{Capture, WindowEvent, WindowInfo, WindowWatch};
+
+/// Generous bound for real apps starting on a loaded 2-core machine.
+pub const APP_START: Duration = Duration::from_secs(30);
+
+pub fn start(config: Config) -> CompositorHost {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_test_writer()
+        .try_init();
+    let config = Config {
+        app_env: vec![
+            ("GSK_RENDERER".into(), "cairo".into()),
+            ("NO_AT_BRIDGE".into(), "1".into()),
+        ],
+        ..config
+    };
+    CompositorHost::start(config).expect("compositor starts")
+}
+
+/// A binary built beside the test executables (target/<profile>/NAME).
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the workspace binaries first (cargo build --workspace --bins)",
+        path.display()
+    );
+    path
+}
+
+/// Whether a system program is installed, for tests of real apps.
+pub fn have(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// Wait on the window event stream until `pred` holds for some window's new state.
+pub async fn wait_window(
+    watch: &mut WindowWatch,
+    timeout: Duration,
+    pred: impl Fn(&WindowInfo) -> bool,
+) -> WindowInfo {
+    if let Some(w) = watch.windows.iter().find(|w| pred(w)) {
+        return w.clone();
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let ev = tokio::time::timeout_at(deadline, watch.events.recv())
+            .await
+            .expect("timed out waiting for a window event")
+            .expect("window event stream ended");
+        match ev {
+            WindowEvent::Created(w) | WindowEvent::Updated(w) if pred(&w) => return w,
+            _ => {}
+        }
+    }
+}
+
+/// Wait for the window with this id to be announced closed.
+pub async fn wait_closed(watch: &mut WindowWatch, id: u64, timeout: Duration) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let ev = tokio::time::timeout_at(deadline, watch.events.recv())
+            .await
+            .expect("timed out waiting for the window to close")
+            .expect("window event stream ended");
+        if matches!(ev, WindowEvent::Closed(h) if h.id == id) {
+            return;
+        }
+    }
+}
+
+/// A decoded capture: RGBA rows.
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+}
+
+impl Image {
+    pub fn decode(capture: &Capture) -> Image {
+        let decoder = png::Decoder::new(std::io::Cursor::new(&capture.png));
+        let mut reader = decoder.read_info().expect("valid PNG");
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).expect("PNG frame");
+        assert_eq!(info.color_type, png::ColorType::Rgba);
+        buf.truncate(info.buffer_size());
+        assert_eq!(
+            (info.width, info.height),
+            (capture.width, capture.height),
+            "reported size is the PNG's"
+        );
+        Image {
+            width: info.width,
+            height: info.height,
+            rgba: buf,
+        }
+    }
+
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
+        let i = ((y * self.width + x) * 4) as usize;
+        [self.rgba[i], self.rgba[i + 1], self.rgba[i + 2]]
+    }
+
+    /// How many distinct colours the image has (a blank image has one).
+    pub fn distinct_colours(&self) -> usize {
+        let mut set = std::collections::HashSet::new();
+        for px in self.rgba.chunks_exact(4) {
+            set.insert([px[0], px[1], px[2]]);
+        }
+        set.len()
+    }
+
+    /// Share of pixels within a small distance of `rgb`.
+    pub fn share_of(&self, rgb: [u8; 3]) -> f64 {
+        let near = self
+            .rgba
+            .chunks_exact(4)
+            .filter(|p| (0..3).all(|i| (p[i] as i32 - rgb[i] as i32).abs() <= 16))
+            .count();
+        near as f64 / (self.width * self.height) as f64
+    }
+}
+
+/// The purpose-built Wayland client, its stdout read as JSON events.
+pub struct TestClient {
+    pub child: Child,
+    events: mpsc::Receiver<Value>,
+    /// Every event received so far, in order.
+    pub seen: Vec<Value>,
+}
+
+impl TestClient {
+    pub fn spawn(host: &CompositorHost, args: &[&str]) -> TestClient {
+        let mut cmd = Command::new(workspace_binary("wayrig-testclient"));
+        cmd.args(args)
+            .envs(host.session().app_env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().expect("spawn wayrig-testclient");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(v) => {
+                        if tx.send(v).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => panic!("test client printed a non-JSON line {line:?}: {e}"),
+                }
+            }
+        });
+        TestClient {
+            child,
+            events: rx,
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Read events until one with `"ev": ev` for which `pred` holds; returns it.
+    pub fn expect(&mut self, ev: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = self.events.recv_timeout(left).unwrap_or_else(|e| {
+                panic!(
+                    "no {ev:?} event from the test client ({e}); seen: {:?}",
+                    self.seen
+                )
+            });
+            self.seen.push(v.clone());
+            if v["ev"] == ev && pred(&v) {
+                return v;
+            }
+        }
+    }
+
+    /// Take every event already received without waiting.
+    pub fn drain(&mut self) -> Vec<Value> {
+        let fresh: Vec<Value> = self.events.try_iter().collect();
+        self.seen.extend(fresh.iter().cloned());
+        fresh
+    }
+
+    /// Events of one kind seen so far.
+    pub fn count(&self, ev: &str) -> usize {
+        self.seen.iter().filter(|v| v["ev"] == ev).count()
+    }
+
+    /// Wait for the process to exit and return its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            // Reading to the end of stdout is how we learn it exited, without polling.
+            match self
+                .events
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(v) => self.seen.push(v),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("test client did not exit in {timeout:?}")
+                }
+            }
+        }
+        self.child.wait().expect("wait").code()
+    }
+}
+
+impl Drop for TestClient {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the client's own process group; no memory is touched.
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Processes of a process group that are still running (zombies excluded: an
+/// orphan's zombie waits on PID 1, which is not ours to hurry).
+pub fn live_group_members(pgid: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
+            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+        })
+        .count()
+}
