@@ -439,15 +439,14 @@ async fn shutdown_ends_launched_apps() {
     let host = start(Config::default());
     let mut watch = host.watch_windows().await.unwrap();
     let app = host
-        .launch(launch_spec(&["sh", "-c", "trap '' TERM; sleep 600"]))
+        .launch(launch_spec(&["sh", "-c", "trap '' HUP TERM; sleep 600"]))
         .await
         .unwrap();
     let _client = TestClient::spawn(&host, &[]);
     wait_window(&mut watch, SHORT, |_| true).await;
     host.shutdown().await;
-    assert_eq!(
-        support::live_group_members(app.pid),
-        0,
+    assert!(
+        !wayrig_compositor::group_alive(app.pid),
         "launched app survived shutdown"
     );
     assert_eq!(host.windows().await.unwrap_err(), HostError::Gone);

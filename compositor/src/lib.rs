@@ -16,3 +16,4 @@ mod state;
 
 pub use config::{Config, Decorations, Pacing};
 pub use host::{CompositorHost, SessionInfo};
+pub use launch::group_alive;

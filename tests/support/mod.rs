@@ -244,22 +244,3 @@ impl Drop for TestClient {
         let _ = self.child.wait();
     }
 }
-
-/// Processes of a process group that are still running (zombies excluded: an
-/// orphan's zombie waits on PID 1, which is not ours to hurry).
-pub fn live_group_members(pgid: u32) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    dir.filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .filter(|stat| {
-            // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
-            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-                return false;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
-        })
-        .count()
-}
