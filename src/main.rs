@@ -185,9 +185,6 @@ async fn drive(host: CompositorHost, args: RunArgs) -> Result<(), String> {
             Ok(s) => eprintln!("wayrig: window {} settled in {:?}", s.window, s.waited),
             Err(e) => eprintln!("wayrig: {e}; capturing as it is"),
         }
-        for w in host.windows().await.map_err(|e| e.to_string())? {
-            println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
-        }
         let shot = host.capture_output().await.map_err(|e| e.to_string())?;
         std::fs::write(path, &shot.png)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -197,6 +194,9 @@ async fn drive(host: CompositorHost, args: RunArgs) -> Result<(), String> {
             shot.width,
             shot.height
         );
+        for w in host.windows().await.map_err(|e| e.to_string())? {
+            println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
+        }
         if args.once {
             host.shutdown().await;
             return Ok(());

@@ -451,3 +451,43 @@ async fn shutdown_ends_launched_apps() {
     );
     assert_eq!(host.windows().await.unwrap_err(), HostError::Gone);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_windows_keep_getting_frames_unless_throttled() {
+    for throttle in [false, true] {
+        let host = start(Config {
+            frames_for_hidden: !throttle,
+            ..Config::default()
+        });
+        let mut watch = host.watch_windows().await.unwrap();
+        let mut client = TestClient::spawn(&host, &["--frames", "forever"]);
+        let win = wait_window(&mut watch, SHORT, |w| w.app_id == "wayrig.testclient").await;
+        host.window_command(win.handle, WindowCommand::Minimize)
+            .await
+            .unwrap();
+        wait_window(&mut watch, SHORT, |w| w.handle == win.handle && w.minimized).await;
+        if throttle {
+            // Absence needs a window of time: settle's timeout (which it hits,
+            // the window waiting for a frame) first lets in-flight frames land,
+            // then shows that no new one comes.
+            let err = host
+                .settle(win.handle, Duration::from_millis(300))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, HostError::Timeout(..)), "{err:?}");
+            client.drain();
+            let before = client.count("frame");
+            let _ = host.settle(win.handle, Duration::from_millis(300)).await;
+            client.drain();
+            assert_eq!(
+                client.count("frame"),
+                before,
+                "a throttled hidden window got frames"
+            );
+        } else {
+            client.drain();
+            let before = client.count("frame") as u64;
+            client.expect("frame", SHORT, |v| v["n"].as_u64() > Some(before + 5));
+        }
+    }
+}

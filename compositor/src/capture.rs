@@ -1,28 +1,35 @@
 //! Offscreen captures with the pixman renderer: a window's surface tree (covered
 //! or minimized alike), a popup's, or the whole output, then PNG encoding.
 
-use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::element::surface::{
     render_elements_from_surface_tree, WaylandSurfaceRenderElement,
 };
 use smithay::backend::renderer::element::{AsRenderElements, Kind};
 use smithay::backend::renderer::pixman::PixmanRenderer;
-use smithay::backend::renderer::{Bind, ExportMem, Offscreen};
+use smithay::backend::renderer::Bind;
 use smithay::desktop::{Space, Window};
 use smithay::output::Output;
+use smithay::reexports::pixman;
 use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::utils::{Logical, Physical, Point, Rectangle, Scale, Size, Transform};
 
 /// Grey behind transparent pixels, so every captured pixel is opaque.
 const BACKGROUND: [f32; 4] = [0.18, 0.18, 0.18, 1.0];
 
-/// RGBA pixels, straight alpha, row-major without padding.
+/// Opaque pixels, row-major without padding, one word per pixel holding the
+/// bytes R, G, B, A in memory order (pixman's A8B8G8R8 on a little-endian machine).
 #[derive(Debug, Clone)]
 pub struct Pixels {
     pub width: u32,
     pub height: u32,
-    pub rgba: Vec<u8>,
+    words: Vec<u32>,
+}
+
+impl Pixels {
+    pub fn rgba(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.words)
+    }
 }
 
 type Element = WaylandSurfaceRenderElement<PixmanRenderer>;
@@ -98,34 +105,41 @@ where
             size.w, size.h
         ));
     }
-    let buffer_size = Size::from((size.w, size.h));
-    let mut image = renderer
-        .create_buffer(Fourcc::Argb8888, buffer_size)
-        .map_err(|e| format!("cannot allocate a {}x{} image: {e}", size.w, size.h))?;
-    let mut damage = OutputDamageTracker::new(size, scale, Transform::Normal);
-    let mut framebuffer = renderer
-        .bind(&mut image)
-        .map_err(|e| format!("cannot bind: {e}"))?;
-    damage
-        .render_output(renderer, &mut framebuffer, 0, elements, BACKGROUND)
-        .map_err(|e| format!("rendering failed: {e:?}"))?;
-    let region = Rectangle::from_size(buffer_size);
-    let mapping = renderer
-        .copy_framebuffer(&framebuffer, region, Fourcc::Abgr8888)
-        .map_err(|e| format!("cannot read the pixels back: {e}"))?;
-    let bytes = renderer
-        .map_texture(&mapping)
-        .map_err(|e| format!("cannot map the pixels: {e}"))?;
+    let (w, h) = (size.w as usize, size.h as usize);
+    // Rendered straight into memory we own and hand on: no read-back, no copy.
+    let mut words = vec![0u32; w * h];
+    {
+        // SAFETY: `words` outlives `image`, which is dropped at the end of this
+        // block, and nothing else touches that memory while the image lives.
+        let mut image = unsafe {
+            pixman::Image::from_raw_mut(
+                pixman::FormatCode::A8B8G8R8,
+                w,
+                h,
+                words.as_mut_ptr(),
+                w * 4,
+                false,
+            )
+        }
+        .map_err(|_| format!("cannot make a {w}x{h} image"))?;
+        let mut damage = OutputDamageTracker::new(size, scale, Transform::Normal);
+        let mut framebuffer = renderer
+            .bind(&mut image)
+            .map_err(|e| format!("cannot bind: {e}"))?;
+        damage
+            .render_output(renderer, &mut framebuffer, 0, elements, BACKGROUND)
+            .map_err(|e| format!("rendering failed: {e:?}"))?;
+    }
     Ok(Pixels {
         width: size.w as u32,
         height: size.h as u32,
-        rgba: bytes.to_vec(),
+        words,
     })
 }
 
 /// Encode as an 8-bit RGBA PNG, tuned for speed over size.
 pub fn encode_png(pixels: &Pixels) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(pixels.rgba.len() / 4);
+    let mut out = Vec::with_capacity(pixels.words.len());
     {
         let mut encoder = png::Encoder::new(&mut out, pixels.width, pixels.height);
         encoder.set_color(png::ColorType::Rgba);
@@ -134,7 +148,7 @@ pub fn encode_png(pixels: &Pixels) -> Result<Vec<u8>, String> {
         encoder.set_filter(png::FilterType::Sub);
         let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
         writer
-            .write_image_data(&pixels.rgba)
+            .write_image_data(pixels.rgba())
             .map_err(|e| e.to_string())?;
     }
     Ok(out)
@@ -147,18 +161,18 @@ mod tests {
     #[test]
     fn png_round_trips() {
         let (w, h) = (7u32, 3u32);
-        let rgba: Vec<u8> = (0..w * h * 4).map(|i| (i * 37 % 251) as u8).collect();
-        let png = encode_png(&Pixels {
+        let words: Vec<u32> = (0..w * h).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        let pixels = Pixels {
             width: w,
             height: h,
-            rgba: rgba.clone(),
-        })
-        .unwrap();
+            words,
+        };
+        let png = encode_png(&pixels).unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(png));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size()];
         let info = reader.next_frame(&mut buf).unwrap();
         assert_eq!((info.width, info.height), (w, h));
-        assert_eq!(&buf[..info.buffer_size()], &rgba[..]);
+        assert_eq!(&buf[..info.buffer_size()], pixels.rgba());
     }
 }

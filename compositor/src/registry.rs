@@ -36,6 +36,11 @@ impl<T> Record<T> {
     pub fn is_live(&self) -> bool {
         self.announced.is_some()
     }
+
+    /// What the event stream last said of this window, while it is live.
+    pub fn announced(&self) -> Option<&WindowInfo> {
+        self.announced.as_ref()
+    }
 }
 
 /// Windows in stacking order, front-most first.

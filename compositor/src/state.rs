@@ -743,18 +743,7 @@ impl State {
             }
         }
         self.refresh_windows();
-        Ok(self
-            .windows
-            .get(id)
-            .and_then(|r| {
-                r.is_live().then(|| {
-                    self.windows
-                        .announced()
-                        .into_iter()
-                        .find(|i| i.handle.id == id)
-                })
-            })
-            .flatten())
+        Ok(self.windows.get(id).and_then(|r| r.announced().cloned()))
     }
 
     fn toplevel_command(
@@ -888,15 +877,9 @@ impl State {
         let Some(rec) = self.windows.get(id) else {
             return 0;
         };
-        if !self.config.frames_for_hidden && (rec.minimized || !rec.mapped) {
-            let visible = self
-                .windows
-                .announced()
-                .iter()
-                .any(|i| i.handle.id == id && i.on_screen);
-            if !visible {
-                return 0;
-            }
+        let on_screen = rec.announced().is_some_and(|info| info.on_screen);
+        if !self.config.frames_for_hidden && !on_screen {
+            return 0;
         }
         let root = rec.surface.surface.wl_surface();
         let now = self.clock.now();
