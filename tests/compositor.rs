@@ -70,6 +70,40 @@ async fn gtk4_widget_factory_is_reported_and_captured() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk3_widget_factory_is_reported_and_captured() {
+    assert!(
+        have("gtk3-widget-factory"),
+        "gtk3-widget-factory is not installed (apt-get install gtk-3-examples)"
+    );
+    let host = start(Config::default());
+    let mut watch = host.watch_windows().await.unwrap();
+    let app = host
+        .launch(launch_spec(&["gtk3-widget-factory"]))
+        .await
+        .unwrap();
+    let win = wait_window(&mut watch, APP_START, |w| w.app_id == "gtk3-widget-factory").await;
+    assert_eq!(win.pid, Some(app.pid));
+    assert!(win.focused && win.on_screen);
+    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
+    let now = host
+        .windows()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|w| w.handle == win.handle)
+        .unwrap();
+    assert_eq!(
+        (shot.width as i32, shot.height as i32),
+        (now.content.width, now.content.height)
+    );
+    assert!(
+        shot.distinct_colours() > 200,
+        "got {} colours",
+        shot.distinct_colours()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foot_is_reported_settles_and_captures() {
     assert!(have("foot"), "foot is not installed (apt-get install foot)");
     let host = start(Config::default());
