@@ -15,8 +15,9 @@ use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
 use smithay::reexports::wayland_server::{Display, ListeningSocket};
 use tokio::sync::oneshot;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, Host, HostError, HostResult, LaunchSpec, Settled, Stepped,
-    WindowCommand, WindowHandle, WindowInfo, WindowWatch,
+    AppInfo, Capabilities, Capture, Host, HostError, HostResult, InputEvent, InputOptions,
+    InputReport, LaunchSpec, Settled, Stepped, WindowCommand, WindowHandle, WindowInfo,
+    WindowWatch,
 };
 
 use crate::capture::{self, Pixels};
@@ -40,6 +41,12 @@ pub enum Command {
     ),
     Settle(WindowHandle, Duration, oneshot::Sender<HostResult<Settled>>),
     Step(u32, oneshot::Sender<HostResult<Stepped>>),
+    Input(
+        WindowHandle,
+        Vec<InputEvent>,
+        InputOptions,
+        oneshot::Sender<HostResult<InputReport>>,
+    ),
     CaptureWindow(WindowHandle, oneshot::Sender<HostResult<Pixels>>),
     CaptureOutput(oneshot::Sender<HostResult<Pixels>>),
     AppExited(u32, Option<i32>),
@@ -159,6 +166,7 @@ impl Host for CompositorHost {
             capture_covered: true,
             frame_pacing: true,
             window_commands: true,
+            input: true,
         }
     }
 
@@ -184,6 +192,16 @@ impl Host for CompositorHost {
 
     async fn settle(&self, window: WindowHandle, timeout: Duration) -> HostResult<Settled> {
         self.ask(|tx| Command::Settle(window, timeout, tx)).await?
+    }
+
+    async fn input(
+        &self,
+        window: WindowHandle,
+        events: Vec<InputEvent>,
+        options: InputOptions,
+    ) -> HostResult<InputReport> {
+        self.ask(|tx| Command::Input(window, events, options, tx))
+            .await?
     }
 
     async fn step(&self, frames: u32) -> HostResult<Stepped> {
@@ -267,6 +285,7 @@ fn prepare(
         commands,
         exit_sender,
     )?;
+    crate::input_method::start(&mut state.display_handle)?;
     if config.nested {
         let nested = crate::nested::Nested::start(&event_loop.handle(), &state.output, &config)
             .map_err(|e| format!("cannot open the nested window: {e}"))?;
@@ -430,6 +449,10 @@ impl State {
                 self.add_settle_waiter(handle, timeout, reply);
             }
             Command::Step(frames, reply) => self.start_step(frames, reply),
+            Command::Input(handle, events, options, reply) => {
+                self.refresh_windows();
+                let _ = reply.send(self.input(handle, &events, options));
+            }
             Command::CaptureWindow(handle, reply) => {
                 self.refresh_windows();
                 let _ = reply.send(self.capture_window(handle));

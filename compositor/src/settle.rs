@@ -27,6 +27,11 @@ impl Activity {
         self.quiet_ticks = 0;
     }
 
+    /// The window got input: it may draw in answer, so count quiet ticks anew.
+    pub fn input_received(&mut self) {
+        self.quiet_ticks = 0;
+    }
+
     /// A tick of the output clock; `wants_frame` is whether a frame callback waits.
     pub fn tick(&mut self, wants_frame: bool) {
         if self.committed_since_tick || wants_frame {

@@ -13,7 +13,6 @@ use smithay::desktop::utils::{
     take_presentation_feedback_surface_tree, OutputPresentationFeedback,
 };
 use smithay::desktop::{find_popup_root_surface, PopupKind, PopupManager, Space, Window};
-use smithay::input::keyboard::XkbConfig;
 use smithay::input::{Seat, SeatState};
 use smithay::output::{Mode as OutputMode, Output, PhysicalProperties, Scale, Subpixel};
 use smithay::reexports::calloop::LoopSignal;
@@ -31,6 +30,7 @@ use smithay::wayland::compositor::{
 };
 use smithay::wayland::cursor_shape::CursorShapeManagerState;
 use smithay::wayland::fractional_scale::FractionalScaleManagerState;
+use smithay::wayland::input_method::InputMethodManagerState;
 use smithay::wayland::output::OutputManagerState;
 use smithay::wayland::presentation::{PresentationState, Refresh};
 use smithay::wayland::selection::data_device::DataDeviceState;
@@ -41,6 +41,7 @@ use smithay::wayland::shell::xdg::{
 };
 use smithay::wayland::shm::ShmState;
 use smithay::wayland::single_pixel_buffer::SinglePixelBufferState;
+use smithay::wayland::text_input::TextInputManagerState;
 use smithay::wayland::viewporter::ViewporterState;
 use smithay::wayland::xdg_activation::XdgActivationState;
 use tokio::sync::{broadcast, oneshot};
@@ -149,6 +150,8 @@ pub struct State {
     _viewporter_state: ViewporterState,
     _single_pixel_buffer_state: SinglePixelBufferState,
     _cursor_shape_state: CursorShapeManagerState,
+    _input_method_state: InputMethodManagerState,
+    _text_input_state: TextInputManagerState,
 
     pub seat: Seat<State>,
     pub output: Output,
@@ -166,6 +169,8 @@ pub struct State {
     pub settle_waiters: Vec<SettleWaiter>,
     pub step_job: Option<StepJob>,
     pub capture_renderer: PixmanRenderer,
+    /// The session keymap, for finding keys.
+    pub keymap: crate::keys::SessionKeymap,
     /// The nested window's renderer and damage, when running nested.
     pub nested: Option<crate::nested::Nested>,
 }
@@ -192,9 +197,16 @@ impl State {
         let viewporter_state = ViewporterState::new::<State>(dh);
         let single_pixel_buffer_state = SinglePixelBufferState::new::<State>(dh);
         let cursor_shape_state = CursorShapeManagerState::new::<State>(dh);
+        // Only Wayrig's own input method may bind the input method global.
+        let input_method_state = InputMethodManagerState::new::<State, _>(dh, |client| {
+            client
+                .get_data::<crate::handlers::ClientState>()
+                .is_some_and(|c| c.internal)
+        });
+        let text_input_state = TextInputManagerState::new::<State>(dh);
 
         let mut seat = seat_state.new_wl_seat(dh, "seat0");
-        seat.add_keyboard(XkbConfig::default(), 600, 25)
+        seat.add_keyboard(crate::keys::session_xkb_config(), 600, 25)
             .map_err(|e| format!("cannot load the keymap (is xkb-data installed?): {e}"))?;
         seat.add_pointer();
 
@@ -254,6 +266,8 @@ impl State {
             _viewporter_state: viewporter_state,
             _single_pixel_buffer_state: single_pixel_buffer_state,
             _cursor_shape_state: cursor_shape_state,
+            _input_method_state: input_method_state,
+            _text_input_state: text_input_state,
             seat,
             output,
             space,
@@ -268,6 +282,7 @@ impl State {
             settle_waiters: Vec::new(),
             step_job: None,
             capture_renderer,
+            keymap: crate::keys::SessionKeymap::new()?,
             nested: None,
         })
     }
@@ -312,7 +327,7 @@ impl State {
     }
 
     /// Content rectangle (global, logical) of a record as it stands now.
-    fn content_rect(&self, id: u64) -> Option<Rect> {
+    pub fn content_rect(&self, id: u64) -> Option<Rect> {
         let rec = self.windows.get(id)?;
         match &rec.surface.surface {
             Surface::Toplevel(w) => {
@@ -365,7 +380,7 @@ impl State {
         )
     }
 
-    fn keyboard_focus(&self) -> Option<WlSurface> {
+    pub fn keyboard_focus(&self) -> Option<WlSurface> {
         self.seat.get_keyboard().and_then(|k| k.current_focus())
     }
 

@@ -251,6 +251,141 @@ pub struct Stepped {
     pub callbacks: u64,
 }
 
+/// A pointer button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Button {
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+/// Modifier keys held during an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Mods {
+    pub shift: bool,
+    pub ctrl: bool,
+    pub alt: bool,
+    #[serde(rename = "super")]
+    pub logo: bool,
+}
+
+impl Mods {
+    pub fn any(&self) -> bool {
+        self.shift || self.ctrl || self.alt || self.logo
+    }
+}
+
+/// One input event; coordinates are logical points relative to the window's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum InputEvent {
+    PointerMove {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        mods: Mods,
+    },
+    /// Presses `button`; with `clicks` > 1 the earlier clicks of a double or
+    /// triple click are sent first.
+    PointerDown {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        button: Button,
+        #[serde(default = "one")]
+        clicks: u32,
+        #[serde(default)]
+        mods: Mods,
+    },
+    PointerUp {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        button: Button,
+        #[serde(default = "one")]
+        clicks: u32,
+        #[serde(default)]
+        mods: Mods,
+    },
+    /// A move, then a press and a release for each click.
+    Click {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        button: Button,
+        #[serde(default = "one")]
+        clicks: u32,
+        #[serde(default)]
+        mods: Mods,
+    },
+    /// Scrolls by dx, dy logical points: wheel clicks, or touchpad-style when `precise`.
+    Wheel {
+        x: f64,
+        y: f64,
+        dx: f64,
+        dy: f64,
+        #[serde(default)]
+        precise: bool,
+        #[serde(default)]
+        mods: Mods,
+    },
+    /// A key and its modifiers as menu accelerators write them (`Shift+Tab`).
+    KeyDown {
+        key: String,
+    },
+    KeyUp {
+        key: String,
+    },
+    /// Presses and releases the key with its modifiers.
+    Key {
+        key: String,
+    },
+    /// Any Unicode text, typed into the focused widget.
+    Text {
+        text: String,
+    },
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// How input reaches a window that is not focused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputOptions {
+    /// Raise and focus the window first (as a person would), or deliver to it
+    /// where it is, giving it keyboard focus only.
+    pub activate: bool,
+}
+
+impl Default for InputOptions {
+    fn default() -> Self {
+        InputOptions { activate: true }
+    }
+}
+
+/// How a text event was typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextPath {
+    /// Committed by Wayrig's input method through text-input-v3.
+    InputMethod,
+    /// Key presses on a temporary keymap holding the text's characters.
+    Keymap,
+}
+
+/// What happened to an input request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct InputReport {
+    /// The window was raised and focused for this input.
+    pub activated: bool,
+    /// The path each text event took, in order.
+    pub text_paths: Vec<TextPath>,
+}
+
 /// What the host can do; faces answer `unsupported` for the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
@@ -258,6 +393,7 @@ pub struct Capabilities {
     pub capture_covered: bool,
     pub frame_pacing: bool,
     pub window_commands: bool,
+    pub input: bool,
 }
 
 /// The host's errors, in the host's terms; faces map them to their codes.
@@ -307,6 +443,14 @@ pub trait Host: Send + Sync {
     /// Wait until the window asks for no frame it has not drawn, has no
     /// unacknowledged configure and has answered a ping sent after its last input.
     async fn settle(&self, window: WindowHandle, timeout: Duration) -> HostResult<Settled>;
+
+    /// Deliver input events to a window, in order, as one batch before its next frame.
+    async fn input(
+        &self,
+        window: WindowHandle,
+        events: Vec<InputEvent>,
+        options: InputOptions,
+    ) -> HostResult<InputReport>;
 
     /// Advance `frames` frames (step pacing only).
     async fn step(&self, frames: u32) -> HostResult<Stepped>;
@@ -358,6 +502,45 @@ mod tests {
         let a = Rect::new(0, 0, 10, 10);
         let rest = a.subtract(&Rect::new(5, 5, 10, 10));
         assert_eq!(area(&rest), 75);
+    }
+
+    #[test]
+    fn input_events_deserialize_with_defaults() {
+        let events: Vec<InputEvent> = serde_json::from_str(
+            r#"[{"type": "click", "x": 200, "y": 99},
+                {"type": "pointerDown", "x": 1, "y": 2, "button": "right", "clicks": 2,
+                 "mods": {"shift": true}},
+                {"type": "wheel", "x": 0, "y": 0, "dx": 0, "dy": 30, "precise": true},
+                {"type": "text", "text": "Grace"},
+                {"type": "key", "key": "CmdOrCtrl+A"}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            events[0],
+            InputEvent::Click {
+                x: 200.0,
+                y: 99.0,
+                button: Button::Left,
+                clicks: 1,
+                mods: Mods::default()
+            }
+        );
+        assert!(matches!(
+            events[1],
+            InputEvent::PointerDown {
+                button: Button::Right,
+                clicks: 2,
+                mods: Mods { shift: true, .. },
+                ..
+            }
+        ));
+        assert!(matches!(events[2], InputEvent::Wheel { precise: true, .. }));
+        assert_eq!(
+            events[4],
+            InputEvent::Key {
+                key: "CmdOrCtrl+A".into()
+            }
+        );
     }
 
     #[test]

@@ -18,6 +18,17 @@ use crate::state::{State, Surface};
 #[derive(Default)]
 pub struct ClientState {
     pub compositor_state: CompositorClientState,
+    /// Wayrig's own client (its input method), not an app under test.
+    pub internal: bool,
+}
+
+impl ClientState {
+    pub fn internal() -> Self {
+        ClientState {
+            internal: true,
+            ..Default::default()
+        }
+    }
 }
 
 impl ClientData for ClientState {

@@ -11,6 +11,8 @@ use smithay::reexports::wayland_protocols::xdg::decoration::zv1::server::zxdg_to
 use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::wayland::compositor::with_states;
 use smithay::wayland::fractional_scale::{with_fractional_scale, FractionalScaleHandler};
+use smithay::utils::{Logical, Rectangle};
+use smithay::wayland::input_method::{InputMethodHandler, PopupSurface as ImPopupSurface};
 use smithay::wayland::output::OutputHandler;
 use smithay::wayland::selection::data_device::{
     set_data_device_focus, ClientDndGrabHandler, DataDeviceHandler, DataDeviceState, ServerDndGrabHandler,
@@ -26,7 +28,7 @@ use smithay::wayland::xdg_activation::{
     XdgActivationHandler, XdgActivationState, XdgActivationToken, XdgActivationTokenData,
 };
 use smithay::{
-    delegate_cursor_shape, delegate_data_device, delegate_fractional_scale, delegate_output,
+    delegate_cursor_shape, delegate_data_device, delegate_input_method_manager, delegate_text_input_manager, delegate_fractional_scale, delegate_output,
     delegate_presentation, delegate_primary_selection, delegate_seat, delegate_single_pixel_buffer,
     delegate_viewporter, delegate_xdg_activation, delegate_xdg_decoration,
 };
@@ -136,6 +138,21 @@ impl FractionalScaleHandler for State {
     }
 }
 delegate_fractional_scale!(State);
+
+impl InputMethodHandler for State {
+    fn new_popup(&mut self, _surface: ImPopupSurface) {}
+    fn dismiss_popup(&mut self, _surface: ImPopupSurface) {}
+    fn popup_repositioned(&mut self, _surface: ImPopupSurface) {}
+
+    fn parent_geometry(&self, parent: &WlSurface) -> Rectangle<i32, Logical> {
+        self.window_id_for_surface(parent)
+            .and_then(|id| self.content_rect(id))
+            .map(|r| Rectangle::new((r.x, r.y).into(), (r.width, r.height).into()))
+            .unwrap_or_default()
+    }
+}
+delegate_input_method_manager!(State);
+delegate_text_input_manager!(State);
 
 delegate_presentation!(State);
 delegate_viewporter!(State);
