@@ -543,7 +543,11 @@ async fn foot_runs_a_typed_command() {
         )
         .await
         .unwrap();
-    assert_eq!(report.text_paths, [TextPath::InputMethod], "foot enables text-input-v3");
+    assert_eq!(
+        report.text_paths,
+        [TextPath::InputMethod],
+        "foot enables text-input-v3"
+    );
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(reader.join().unwrap()));
     let written = rx

@@ -451,7 +451,7 @@ impl State {
             Command::Step(frames, reply) => self.start_step(frames, reply),
             Command::Input(handle, events, options, reply) => {
                 self.refresh_windows();
-                let _ = reply.send(self.input(handle, &events, options));
+                self.queue_input(handle, &events, options, reply);
             }
             Command::CaptureWindow(handle, reply) => {
                 self.refresh_windows();

@@ -11,6 +11,12 @@ use smithay::input::pointer::{AxisFrame, ButtonEvent, MotionEvent};
 use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::utils::{Logical, Point, SERIAL_COUNTER};
 use smithay::wayland::text_input::TextInputSeat;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use smithay::reexports::wayland_server::backend::ClientId;
+use smithay::reexports::wayland_server::Resource;
+use tokio::sync::oneshot;
 use wayrig_host::{
     Button, HostError, HostResult, InputEvent, InputOptions, InputReport, Mods, Rect, TextPath,
     WindowHandle,
@@ -25,6 +31,11 @@ const BTN_RIGHT: u32 = 0x111;
 const BTN_MIDDLE: u32 = 0x112;
 /// One wheel click scrolls this many logical points, as libinput reports it.
 const WHEEL_CLICK: f64 = 15.0;
+/// Event time between two click series, longer than any toolkit's double-click
+/// time, so that a request's clicks never continue the previous request's.
+const CLICK_SERIES_GAP_MS: u32 = 1000;
+/// Event time between the clicks of one series, as a quick person's.
+const CLICK_PRESS_GAP_MS: u32 = 60;
 
 fn button_code(button: Button) -> u32 {
     match button {
@@ -74,14 +85,68 @@ enum Step {
     Text(String),
 }
 
+/// How long an input request may wait on its client before it fails.
+const INPUT_WAIT_LIMIT: Duration = Duration::from_secs(5);
+
+/// An input request being delivered. It waits only where a toolkit must read one
+/// event before the next: GTK scrolls only once it has seen the pointer enter.
+pub struct InputJob {
+    handle: WindowHandle,
+    window: u64,
+    steps: VecDeque<Step>,
+    options: InputOptions,
+    needs_keyboard: bool,
+    started: bool,
+    report: InputReport,
+    /// Moment of the ping whose answer the job waits for.
+    waiting_since: Option<u64>,
+    deadline: Instant,
+    reply: oneshot::Sender<HostResult<InputReport>>,
+}
+
 impl State {
-    /// Deliver one input request to a window; nothing is sent unless all of it is valid.
-    pub fn input(
+    /// Check a whole input request and queue it; nothing is sent unless all of
+    /// it is valid. Requests are delivered in the order they arrive.
+    pub fn queue_input(
         &mut self,
         handle: WindowHandle,
         events: &[InputEvent],
         options: InputOptions,
-    ) -> HostResult<InputReport> {
+        reply: oneshot::Sender<HostResult<InputReport>>,
+    ) {
+        match self.plan_input(handle, events) {
+            Ok((window, steps)) => {
+                let needs_keyboard = steps.iter().any(|s| match s {
+                    Step::Move(_, mods) | Step::Buttons { mods, .. } | Step::Wheel { mods, .. } => {
+                        !mods.is_empty()
+                    }
+                    _ => true,
+                });
+                self.input_jobs.push_back(InputJob {
+                    handle,
+                    window,
+                    steps: steps.into(),
+                    options,
+                    needs_keyboard,
+                    started: false,
+                    report: InputReport::default(),
+                    waiting_since: None,
+                    deadline: Instant::now() + INPUT_WAIT_LIMIT,
+                    reply,
+                });
+                self.run_input();
+            }
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
+    }
+
+    fn plan_input(
+        &self,
+        handle: WindowHandle,
+        events: &[InputEvent],
+    ) -> HostResult<(u64, Vec<Step>)> {
         if events.is_empty() {
             return Err(HostError::InvalidRequest(
                 "input needs at least one event".into(),
@@ -96,22 +161,120 @@ impl State {
                     .map_err(|e| HostError::InvalidRequest(format!("event {i}: {e}")))
             })
             .collect::<HostResult<Vec<Step>>>()?;
-        let needs_keyboard = steps.iter().any(|s| match s {
-            Step::Move(_, mods) | Step::Buttons { mods, .. } | Step::Wheel { mods, .. } => {
-                !mods.is_empty()
+        Ok((id, steps))
+    }
+
+    /// Send queued input until a job has to wait or none is left.
+    pub fn run_input(&mut self) {
+        loop {
+            let Some(job) = self.input_jobs.front() else {
+                return;
+            };
+            if job.waiting_since.is_some() {
+                return;
             }
-            _ => true,
-        });
-        let activated = self.focus_for_input(id, options.activate, needs_keyboard);
-        let mut report = InputReport {
-            activated,
-            text_paths: Vec::new(),
-        };
-        for step in steps {
-            self.send_step(step, &mut report)?;
+            let (id, handle) = (job.window, job.handle);
+            if self.windows.get(id).is_none_or(|r| !r.is_live()) {
+                self.finish_input(Err(HostError::NoWindow(handle)));
+                continue;
+            }
+            let job = self.input_jobs.front_mut().expect("job");
+            if !job.started {
+                job.started = true;
+                let (activate, needs_keyboard) = (job.options.activate, job.needs_keyboard);
+                let activated = self.focus_for_input(id, activate, needs_keyboard);
+                self.input_jobs.front_mut().expect("job").report.activated = activated;
+            }
+            let job = self.input_jobs.front_mut().expect("job");
+            let Some(step) = job.steps.pop_front() else {
+                self.note_input(id);
+                let report = std::mem::take(&mut self.input_jobs.front_mut().expect("job").report);
+                self.finish_input(Ok(report));
+                continue;
+            };
+            if let Step::Wheel { target, .. } = &step {
+                if !self.pointer_is_at(target) {
+                    // Enter first and let the client read it before the scroll.
+                    let target = target.clone();
+                    self.pointer_move(&target);
+                    self.ping_client_of(&target.surface);
+                    let moment = self.moment;
+                    let job = self.input_jobs.front_mut().expect("job");
+                    job.steps.push_front(step);
+                    job.waiting_since = Some(moment);
+                    return;
+                }
+            }
+            let mut report = std::mem::take(&mut self.input_jobs.front_mut().expect("job").report);
+            let sent = self.send_step(step, &mut report);
+            self.input_jobs.front_mut().expect("job").report = report;
+            if let Err(e) = sent {
+                self.finish_input(Err(e));
+            }
         }
-        self.note_input(id);
-        Ok(report)
+    }
+
+    fn finish_input(&mut self, result: HostResult<InputReport>) {
+        if let Some(job) = self.input_jobs.pop_front() {
+            let _ = job.reply.send(result);
+        }
+    }
+
+    /// A client answered a ping sent at `answered`: resume input waiting on it.
+    pub fn input_pong(&mut self, client: &ClientId, answered: u64) {
+        let Some(job) = self.input_jobs.front_mut() else {
+            return;
+        };
+        let Some(since) = job.waiting_since else {
+            return;
+        };
+        let window = job.window;
+        let surface = self
+            .windows
+            .get(window)
+            .map(|r| r.surface.surface.wl_surface());
+        if surface
+            .as_ref()
+            .and_then(|s| s.client())
+            .is_none_or(|c| c.id() != *client)
+        {
+            return;
+        }
+        if answered >= since {
+            self.input_jobs.front_mut().expect("job").waiting_since = None;
+            self.run_input();
+        } else if let Some(surface) = surface {
+            // That pong answered an older ping: ask again.
+            self.ping_client_of(&surface);
+            let moment = self.moment;
+            self.input_jobs.front_mut().expect("job").waiting_since = Some(moment);
+        }
+    }
+
+    /// Fail a job whose client stopped answering; a window that went away ends its job.
+    pub fn check_input_deadline(&mut self) {
+        let Some(job) = self.input_jobs.front() else {
+            return;
+        };
+        let gone = self.windows.get(job.window).is_none_or(|r| !r.is_live());
+        if gone {
+            self.input_jobs.front_mut().expect("job").waiting_since = None;
+            self.run_input();
+        } else if job.waiting_since.is_some() && Instant::now() >= job.deadline {
+            let handle = job.handle;
+            self.finish_input(Err(HostError::Timeout(
+                INPUT_WAIT_LIMIT,
+                format!("window {handle} did not answer a ping during input"),
+            )));
+            self.run_input();
+        }
+    }
+
+    fn pointer_is_at(&self, target: &Target) -> bool {
+        self.seat.get_pointer().is_some_and(|p| {
+            p.current_focus().is_some_and(|f| f == target.surface)
+                && p.current_location() == target.global
+        })
     }
 
     fn plan(&self, id: u64, event: &InputEvent) -> Result<Step, String> {
@@ -271,9 +434,20 @@ impl State {
         false
     }
 
-    fn now_ms(&self) -> u32 {
+    /// Event time in ms: the compositor clock, never going backwards.
+    fn now_ms(&mut self) -> u32 {
         let now: std::time::Duration = self.clock.now().into();
-        now.as_millis() as u32
+        self.input_time = self.input_time.max(now.as_millis() as u32);
+        self.input_time
+    }
+
+    /// Start a click series: its first press comes late enough after the last
+    /// press that toolkits count it as a new click, not a double click.
+    fn begin_click_series(&mut self) {
+        let now = self.now_ms();
+        if let Some(last) = self.last_press_time {
+            self.input_time = now.max(last.wrapping_add(CLICK_SERIES_GAP_MS));
+        }
     }
 
     fn send_step(&mut self, step: Step, report: &mut InputReport) -> HostResult<()> {
@@ -292,9 +466,13 @@ impl State {
             } => {
                 self.press_keys(&mods);
                 self.pointer_move(&target);
+                if pairs > 0 || last == Some(ButtonState::Pressed) {
+                    self.begin_click_series();
+                }
                 for _ in 0..pairs {
                     self.pointer_button(button, ButtonState::Pressed);
                     self.pointer_button(button, ButtonState::Released);
+                    self.input_time = self.input_time.wrapping_add(CLICK_PRESS_GAP_MS);
                 }
                 if let Some(state) = last {
                     self.pointer_button(button, state);
@@ -358,9 +536,13 @@ impl State {
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
+        let time = self.now_ms();
+        if state == ButtonState::Pressed {
+            self.last_press_time = Some(time);
+        }
         let event = ButtonEvent {
             serial: SERIAL_COUNTER.next_serial(),
-            time: self.now_ms(),
+            time,
             button,
             state,
         };

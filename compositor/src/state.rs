@@ -166,8 +166,13 @@ pub struct State {
     /// Increases on every input and ping: orders "after the last input".
     pub moment: u64,
     pub frame_seq: u64,
+    /// Time stamp of the last input event sent (ms); input time never goes back.
+    pub input_time: u32,
+    /// Time stamp of the last button press, to keep click series apart.
+    pub last_press_time: Option<u32>,
     pub settle_waiters: Vec<SettleWaiter>,
     pub step_job: Option<StepJob>,
+    pub input_jobs: std::collections::VecDeque<crate::input::InputJob>,
     pub capture_renderer: PixmanRenderer,
     /// The session keymap, for finding keys.
     pub keymap: crate::keys::SessionKeymap,
@@ -279,8 +284,11 @@ impl State {
             clock: Clock::new(),
             moment: 0,
             frame_seq: 0,
+            input_time: 0,
+            last_press_time: None,
             settle_waiters: Vec::new(),
             step_job: None,
+            input_jobs: Default::default(),
             capture_renderer,
             keymap: crate::keys::SessionKeymap::new()?,
             nested: None,
@@ -966,6 +974,7 @@ impl State {
         }
         self.check_settle_waiters();
         self.check_step_deadline();
+        self.check_input_deadline();
     }
 
     /// A root surface of record `id` committed.
@@ -1069,6 +1078,7 @@ impl State {
             rec.answered = rec.answered.max(sent);
         }
         let answered = rec.answered;
+        self.input_pong(&client_id, answered);
         if let Some(job) = &mut self.step_job {
             let windows = &self.windows;
             let of_client = |id: &u64| {

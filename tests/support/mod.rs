@@ -142,7 +142,8 @@ impl Image {
     }
 }
 
-/// The purpose-built Wayland client, its stdout read as JSON events.
+/// An app whose stdout is one JSON event per line: the purpose-built Wayland
+/// client, or a toolkit fixture.
 pub struct TestClient {
     pub child: Child,
     events: mpsc::Receiver<Value>,
@@ -151,14 +152,28 @@ pub struct TestClient {
 }
 
 impl TestClient {
+    /// The purpose-built client with these arguments.
     pub fn spawn(host: &CompositorHost, args: &[&str]) -> TestClient {
-        let mut cmd = Command::new(workspace_binary("wayrig-testclient"));
+        Self::spawn_program(host, &workspace_binary("wayrig-testclient"), args, &[])
+    }
+
+    /// Any program printing JSON lines, in the session's environment plus `env`.
+    pub fn spawn_program(
+        host: &CompositorHost,
+        program: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> TestClient {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .envs(host.session().app_env.iter().map(|(k, v)| (k, v)))
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .process_group(0);
-        let mut child = cmd.spawn().expect("spawn wayrig-testclient");
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

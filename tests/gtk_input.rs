@@ -1,0 +1,237 @@
+//! Input into a real GTK4 app (a Python GI fixture reporting what its widgets
+//! receive): Unicode text through both text paths, replacing a selection,
+//! focus order, word and line selection by clicks, and wheel scrolling.
+//! (Touchpad-style scrolling is checked at the protocol level in input.rs:
+//! GTK 4.8's scrolled windows ignore a single-frame finger scroll burst.)
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{start, wait_window, TestClient};
+use wayrig_compositor::{CompositorHost, Config};
+use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods, TextPath, WindowHandle};
+
+const SHORT: Duration = Duration::from_secs(15);
+
+const CORPUS: &[&str] = &[
+    "Grüße, café à la crème",
+    "Ελληνικά γράμματα",
+    "中文字符と日本語",
+    "emoji 👩‍👩‍👧‍👦 and 🏳️‍🌈",
+    "مرحبا بالعالم",
+    "e\u{301} a\u{308} combining",
+];
+
+struct Fixture {
+    app: TestClient,
+    window: WindowHandle,
+    layout: Value,
+}
+
+fn fixture_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py")
+}
+
+async fn open(host: &CompositorHost, env: &[(&str, &str)]) -> Fixture {
+    let mut watch = host.watch_windows().await.unwrap();
+    let path = fixture_path();
+    let mut app = TestClient::spawn_program(
+        host,
+        std::path::Path::new("/usr/bin/python3"),
+        &[path.to_str().unwrap()],
+        env,
+    );
+    let layout = app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
+    host.settle(win.handle, SHORT).await.unwrap();
+    Fixture {
+        app,
+        window: win.handle,
+        layout,
+    }
+}
+
+fn centre(layout: &Value, widget: &str) -> (f64, f64) {
+    let b = &layout[widget];
+    (
+        b["x"].as_f64().unwrap() + b["w"].as_f64().unwrap() / 2.0,
+        b["y"].as_f64().unwrap() + b["h"].as_f64().unwrap() / 2.0,
+    )
+}
+
+fn click(at: (f64, f64), clicks: u32) -> InputEvent {
+    InputEvent::Click {
+        x: at.0,
+        y: at.1,
+        button: Button::Left,
+        clicks,
+        mods: Mods::default(),
+    }
+}
+
+async fn send(
+    host: &CompositorHost,
+    f: &Fixture,
+    events: Vec<InputEvent>,
+) -> wayrig_host::InputReport {
+    let report = host
+        .input(f.window, events, InputOptions::default())
+        .await
+        .unwrap();
+    host.settle(f.window, SHORT).await.unwrap();
+    report
+}
+
+/// The last value an event of this kind reported, among those seen so far.
+fn last(app: &mut TestClient, ev: &str) -> Option<Value> {
+    app.drain();
+    app.seen.iter().rev().find(|v| v["ev"] == ev).cloned()
+}
+
+async fn types_the_corpus(env: &[(&str, &str)], path: TextPath) {
+    let host = start(Config::default());
+    let mut f = open(&host, env).await;
+    send(&host, &f, vec![click(centre(&f.layout, "second"), 1)]).await;
+    assert_eq!(last(&mut f.app, "focus").unwrap()["name"], "second");
+    for text in CORPUS {
+        // Select all, then type: the text replaces what was there.
+        let report = send(
+            &host,
+            &f,
+            vec![
+                InputEvent::Key {
+                    key: "CmdOrCtrl+A".into(),
+                },
+                InputEvent::Text {
+                    text: text.to_string(),
+                },
+            ],
+        )
+        .await;
+        assert_eq!(report.text_paths, [path]);
+        let entry = last(&mut f.app, "entry").expect("the entry changed");
+        assert_eq!(entry["name"], "second");
+        assert_eq!(
+            entry["text"].as_str().unwrap(),
+            *text,
+            "typed through {path:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unicode_text_arrives_exactly_through_the_input_method() {
+    types_the_corpus(&[], TextPath::InputMethod).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unicode_text_arrives_exactly_through_a_temporary_keymap() {
+    // GTK's built-in input context does not use text-input: key presses it is.
+    types_the_corpus(
+        &[("GTK_IM_MODULE", "gtk-im-context-simple")],
+        TextPath::Keymap,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_moves_focus_backwards_and_clicks_press() {
+    let host = start(Config::default());
+    let mut f = open(&host, &[]).await;
+    send(&host, &f, vec![click(centre(&f.layout, "second"), 1)]).await;
+    assert_eq!(last(&mut f.app, "focus").unwrap()["name"], "second");
+    send(
+        &host,
+        &f,
+        vec![InputEvent::Key {
+            key: "Shift+Tab".into(),
+        }],
+    )
+    .await;
+    assert_eq!(last(&mut f.app, "focus").unwrap()["name"], "first");
+    send(&host, &f, vec![InputEvent::Key { key: "Tab".into() }]).await;
+    assert_eq!(last(&mut f.app, "focus").unwrap()["name"], "second");
+
+    send(&host, &f, vec![click(centre(&f.layout, "button"), 1)]).await;
+    f.app.drain();
+    assert_eq!(f.app.count("clicked"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn double_click_selects_a_word_and_triple_click_the_line() {
+    let host = start(Config::default());
+    let mut f = open(&host, &[]).await;
+    let point = |name: &str| {
+        (
+            f.layout[name]["x"].as_f64().unwrap(),
+            f.layout[name]["y"].as_f64().unwrap(),
+        )
+    };
+    let (beta, line2) = (point("beta"), point("line2"));
+    send(&host, &f, vec![click(line2, 3)]).await;
+    let line = last(&mut f.app, "view_selection").unwrap();
+    assert_eq!(
+        line["text"].as_str().unwrap().trim_end(),
+        "second line here"
+    );
+    // GTK counts presses against its own clock: clicks sent within its
+    // double-click time continue the series, and it counts in threes.
+    send(&host, &f, vec![click(beta, 2)]).await;
+    assert_eq!(last(&mut f.app, "view_selection").unwrap()["text"], "beta");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wheel_scrolls_the_list_by_the_expected_amount() {
+    let host = start(Config::default());
+    let mut f = open(&host, &[]).await;
+    let at = centre(&f.layout, "list");
+    let page = f.layout["page"].as_f64().unwrap();
+
+    // Wheel clicks move GTK's wheel step each: page_size^(2/3).
+    send(
+        &host,
+        &f,
+        vec![InputEvent::Wheel {
+            x: at.0,
+            y: at.1,
+            dx: 0.0,
+            dy: 30.0,
+            precise: false,
+            mods: Mods::default(),
+        }],
+    )
+    .await;
+    let after_wheel = last(&mut f.app, "scroll").expect("the list scrolled")["value"]
+        .as_f64()
+        .unwrap();
+    let expected = 2.0 * page.powf(2.0 / 3.0);
+    assert!(
+        (after_wheel - expected).abs() < 2.0,
+        "two wheel clicks moved {after_wheel} (expected {expected})"
+    );
+
+    // And back up by one click.
+    send(
+        &host,
+        &f,
+        vec![InputEvent::Wheel {
+            x: at.0,
+            y: at.1,
+            dx: 0.0,
+            dy: -15.0,
+            precise: false,
+            mods: Mods::default(),
+        }],
+    )
+    .await;
+    let back = last(&mut f.app, "scroll").unwrap()["value"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (back - expected / 2.0).abs() < 2.0,
+        "one click up left {back}"
+    );
+}
