@@ -24,13 +24,13 @@ pub fn start(config: Config) -> CompositorHost {
         )
         .with_test_writer()
         .try_init();
-    let config = Config {
-        app_env: vec![
-            ("GSK_RENDERER".into(), "cairo".into()),
-            ("NO_AT_BRIDGE".into(), "1".into()),
-        ],
-        ..config
-    };
+    let mut app_env = config.app_env.clone();
+    app_env.push(("GSK_RENDERER".into(), "cairo".into()));
+    if !app_env.iter().any(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS") {
+        // No session bus: keep GTK3's accessibility bridge from looking for one.
+        app_env.push(("NO_AT_BRIDGE".into(), "1".into()));
+    }
+    let config = Config { app_env, ..config };
     CompositorHost::start(config).expect("compositor starts")
 }
 

@@ -1,0 +1,506 @@
+//! The AT-SPI side: the apps on a session's accessibility bus, each read in bulk
+//! with Cache.GetItems, bounds fetched concurrently, mapped to the model.
+//!
+//! Plain zbus connection and proxies, built with explicit destinations and
+//! property caching off (atspi 0.30's proxy defaults name the wrong services).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::cache::CacheProxy;
+use atspi::proxy::component::ComponentProxy;
+use atspi::{CacheItem, CoordType, Interface, ObjectRefOwned, Role as AtspiRole, State, StateSet};
+use futures_util::stream::{self, StreamExt};
+use zbus::proxy::CacheProperties;
+
+use crate::model::{Error, Node, Role, States};
+use wayrig_host::Rect;
+
+/// How many extents requests are in flight at once.
+const EXTENTS_IN_FLIGHT: usize = 64;
+/// Round trips an app gets to export its cache after registering.
+const STARTUP_ROUND_TRIPS: usize = 50;
+/// A hung app must not hang a read.
+const CALL_LIMIT: Duration = Duration::from_secs(5);
+
+/// One application on the accessibility bus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct App {
+    pub bus_name: String,
+    pub root_path: String,
+    pub pid: Option<u32>,
+}
+
+/// A top-level accessible (frame, window, dialog) of an app, with its elements.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub name: String,
+    /// Root first; bounds relative to the frame's surface origin.
+    pub nodes: Vec<Node>,
+}
+
+/// A connection to one session's accessibility bus.
+pub struct A11y {
+    conn: zbus::Connection,
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Failed(format!("{what}: {e}"))
+}
+
+/// A stable 64-bit id for an accessible object: FNV-1a over its bus name and path.
+pub fn node_id(bus_name: &str, path: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bus_name.bytes().chain([0u8]).chain(path.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+fn ref_id(r: &ObjectRefOwned) -> Option<u64> {
+    r.name().map(|n| node_id(n.as_str(), r.path_as_str()))
+}
+
+impl A11y {
+    pub async fn connect(address: &str) -> Result<Self, Error> {
+        let conn = zbus::connection::Builder::address(address)
+            .map_err(|e| failed("bad accessibility bus address", e))?
+            .method_timeout(CALL_LIMIT)
+            .build()
+            .await
+            .map_err(|e| failed("cannot reach the accessibility bus", e))?;
+        Ok(A11y { conn })
+    }
+
+    /// The apps registered on the bus, with their process ids.
+    pub async fn apps(&self) -> Result<Vec<App>, Error> {
+        let root = AccessibleProxy::builder(&self.conn)
+            .destination("org.a11y.atspi.Registry")
+            .and_then(|b| b.path("/org/a11y/atspi/accessible/root"))
+            .map_err(|e| failed("registry", e))?
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(|e| failed("registry", e))?;
+        let children = root
+            .get_children()
+            .await
+            .map_err(|e| failed("listing apps", e))?;
+        let dbus = zbus::fdo::DBusProxy::new(&self.conn)
+            .await
+            .map_err(|e| failed("bus", e))?;
+        let mut apps = Vec::new();
+        for child in children {
+            let Some(name) = child.name() else { continue };
+            let pid = dbus
+                .get_connection_unix_process_id(name.clone().into())
+                .await
+                .ok();
+            apps.push(App {
+                bus_name: name.to_string(),
+                root_path: child.path_as_str().to_string(),
+                pid,
+            });
+        }
+        Ok(apps)
+    }
+
+    /// Wait until an app of this process has registered on the bus, on the
+    /// registry's children-changed signals (an app registers once it is up).
+    pub async fn wait_for_app(&self, pid: u32, timeout: Duration) -> Result<Vec<App>, Error> {
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface("org.a11y.atspi.Event.Object")
+            .and_then(|b| b.member("ChildrenChanged"))
+            .and_then(|b| b.path("/org/a11y/atspi/accessible/root"))
+            .map_err(|e| failed("match rule", e))?
+            .build();
+        let mut signals = zbus::MessageStream::for_match_rule(rule, &self.conn, Some(64))
+            .await
+            .map_err(|e| failed("watching the registry", e))?;
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let apps: Vec<App> = self
+                .apps()
+                .await?
+                .into_iter()
+                .filter(|a| a.pid == Some(pid))
+                .collect();
+            if !apps.is_empty() {
+                return Ok(apps);
+            }
+            match tokio::time::timeout_at(deadline, signals.next()).await {
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => {
+                    return Err(Error::Unsupported(format!(
+                        "process {pid} has not registered with accessibility within {timeout:?}; \
+                         is its toolkit's accessibility on?"
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Every frame of an app with its elements, read in one Cache.GetItems call
+    /// plus concurrent extents requests.
+    pub async fn read_app(&self, app: &App) -> Result<Vec<Frame>, Error> {
+        let cache = CacheProxy::builder(&self.conn)
+            .destination(app.bus_name.as_str())
+            .map_err(|e| failed("cache", e))?
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(|e| failed("cache", e))?;
+        let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
+        // An app registers a moment before it exports its cache: give its main
+        // loop a few round trips to catch up.
+        let mut items = None;
+        for _ in 0..STARTUP_ROUND_TRIPS {
+            match cache.get_items().await {
+                Ok(found) => {
+                    items = Some(found);
+                    break;
+                }
+                Err(zbus::Error::MethodError(name, _, _))
+                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod" =>
+                {
+                    self.round_trip(app).await?;
+                }
+                Err(e) => return Err(failed(&what(), e)),
+            }
+        }
+        let mut items = items.ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{}: the app exports no accessibility cache",
+                what()
+            ))
+        })?;
+        // Toolkits (GTK 4) put an object in the cache only once a client has
+        // asked for it: walk down to what is missing, then read the cache again.
+        if self.realize_missing(&items).await > 0 {
+            items = cache.get_items().await.map_err(|e| failed(&what(), e))?;
+        }
+        let ids: HashMap<u64, usize> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, it)| ref_id(&it.object).map(|id| (id, i)))
+            .collect();
+        let root_id = node_id(&app.bus_name, &app.root_path);
+        // Children in index order, from each item's parent link.
+        let mut children: HashMap<u64, Vec<(i32, u64)>> = HashMap::new();
+        for it in &items {
+            if let (Some(id), Some(parent)) = (ref_id(&it.object), ref_id(&it.parent)) {
+                children.entry(parent).or_default().push((it.index, id));
+            }
+        }
+        for list in children.values_mut() {
+            list.sort();
+        }
+        let kids = |id: u64| -> Vec<u64> {
+            children
+                .get(&id)
+                .map(|l| l.iter().map(|(_, c)| *c).collect())
+                .unwrap_or_default()
+        };
+        let mut frames = Vec::new();
+        for frame_id in kids(root_id) {
+            let Some(&frame_index) = ids.get(&frame_id) else {
+                continue;
+            };
+            // Depth-first, root first, children in order.
+            let mut order = Vec::new();
+            let mut stack = vec![frame_id];
+            while let Some(id) = stack.pop() {
+                if !ids.contains_key(&id) {
+                    continue;
+                }
+                order.push(id);
+                let mut c = kids(id);
+                c.reverse();
+                stack.extend(c);
+            }
+            let extents = self.extents(&items, &ids, &order).await;
+            let nodes = order
+                .iter()
+                .map(|id| {
+                    let it = &items[ids[id]];
+                    let parent =
+                        ref_id(&it.parent).filter(|p| *id != frame_id && ids.contains_key(p));
+                    to_node(
+                        *id,
+                        parent,
+                        kids(*id),
+                        it,
+                        extents.get(id).copied().flatten(),
+                    )
+                })
+                .collect();
+            frames.push(Frame {
+                name: items[frame_index].short_name.clone(),
+                nodes,
+            });
+        }
+        Ok(frames)
+    }
+
+    /// A call that the app answers from its main loop, after what it queued before.
+    async fn round_trip(&self, app: &App) -> Result<(), Error> {
+        let root = AccessibleProxy::builder(&self.conn)
+            .destination(app.bus_name.as_str())
+            .and_then(|b| b.path(app.root_path.as_str()))
+            .map_err(|e| failed("app root", e))?
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(|e| failed("app root", e))?;
+        root.get_role()
+            .await
+            .map_err(|e| failed("app round trip", e))?;
+        Ok(())
+    }
+
+    /// Ask for the children the cache lacks, level by level and concurrently, so
+    /// the toolkit adds them; returns how many objects were asked for.
+    async fn realize_missing(&self, items: &[CacheItem]) -> usize {
+        let mut known: std::collections::HashSet<u64> =
+            items.iter().filter_map(|it| ref_id(&it.object)).collect();
+        let mut cached_children: HashMap<u64, i32> = HashMap::new();
+        for it in items {
+            if let Some(parent) = ref_id(&it.parent) {
+                *cached_children.entry(parent).or_default() += 1;
+            }
+        }
+        let mut frontier: Vec<ObjectRefOwned> = items
+            .iter()
+            .filter(|it| {
+                ref_id(&it.object)
+                    .is_some_and(|id| cached_children.get(&id).copied().unwrap_or(0) < it.children)
+            })
+            .map(|it| it.object.clone())
+            .collect();
+        let mut asked = 0;
+        while !frontier.is_empty() {
+            asked += frontier.len();
+            let conn = &self.conn;
+            let found: Vec<Vec<ObjectRefOwned>> = stream::iter(frontier)
+                .map(|obj| async move { children_of(conn, &obj).await })
+                .buffer_unordered(EXTENTS_IN_FLIGHT)
+                .collect()
+                .await;
+            frontier = found
+                .into_iter()
+                .flatten()
+                .filter(|c| ref_id(c).is_some_and(|id| known.insert(id)))
+                .collect();
+            // Known objects may still hide unrealized children: ask the new ones.
+        }
+        asked
+    }
+
+    /// Extents in window coordinates of the nodes that have a Component.
+    async fn extents(
+        &self,
+        items: &[CacheItem],
+        ids: &HashMap<u64, usize>,
+        order: &[u64],
+    ) -> HashMap<u64, Option<Rect>> {
+        let conn = &self.conn;
+        stream::iter(order.iter().copied())
+            .filter_map(|id| async move {
+                let it = &items[ids[&id]];
+                it.ifaces
+                    .contains(Interface::Component)
+                    .then_some((id, it.object.clone()))
+            })
+            .map(|(id, obj)| async move {
+                let rect = component_extents(conn, &obj).await;
+                (id, rect)
+            })
+            .buffer_unordered(EXTENTS_IN_FLIGHT)
+            .collect()
+            .await
+    }
+}
+
+async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {
+    let Some(name) = obj.name().cloned() else {
+        return Vec::new();
+    };
+    let proxy = AccessibleProxy::builder(conn)
+        .destination(name)
+        .and_then(|b| b.path(obj.path().clone()));
+    let Ok(builder) = proxy else {
+        return Vec::new();
+    };
+    match builder.cache_properties(CacheProperties::No).build().await {
+        Ok(p) => p.get_children().await.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
+}
+
+async fn component_extents(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Rect> {
+    let name = obj.name()?.clone();
+    let proxy = ComponentProxy::builder(conn)
+        .destination(name)
+        .ok()?
+        .path(obj.path().clone())
+        .ok()?
+        .cache_properties(CacheProperties::No)
+        .build()
+        .await
+        .ok()?;
+    let (x, y, w, h) = proxy.get_extents(CoordType::Window).await.ok()?;
+    // Zero size: not laid out, or on a hidden page (GTK reports 0x0 there).
+    (w > 0 && h > 0).then(|| Rect::new(x, y, w, h))
+}
+
+fn to_node(
+    id: u64,
+    parent: Option<u64>,
+    children: Vec<u64>,
+    it: &CacheItem,
+    bounds: Option<Rect>,
+) -> Node {
+    let mut states = states(&it.states);
+    let role = role(it.role, &it.states);
+    if role == Role::PasswordInput {
+        states.password = true;
+    }
+    Node {
+        id,
+        parent,
+        children,
+        role,
+        native_role: it.role.name().to_string(),
+        name: it.short_name.clone(),
+        description: it.name.clone(),
+        key: None,
+        states,
+        bounds,
+    }
+}
+
+fn states(s: &StateSet) -> States {
+    States {
+        focusable: s.contains(State::Focusable),
+        focused: s.contains(State::Focused),
+        disabled: !s.contains(State::Sensitive) && !s.contains(State::Enabled),
+        checked: s.contains(State::Checked),
+        mixed: s.contains(State::Indeterminate),
+        selected: s.contains(State::Selected),
+        selectable: s.contains(State::Selectable),
+        expanded: s.contains(State::Expanded),
+        expandable: s.contains(State::Expandable),
+        multiline: s.contains(State::MultiLine),
+        multiselectable: s.contains(State::Multiselectable),
+        password: false,
+        read_only: s.contains(State::ReadOnly),
+        editable: s.contains(State::Editable),
+        offscreen: !s.contains(State::Showing) && !s.contains(State::Visible),
+        invalid: s.contains(State::InvalidEntry),
+        busy: s.contains(State::Busy),
+        vertical: s.contains(State::Vertical),
+        horizontal: s.contains(State::Horizontal),
+        pressed: s.contains(State::Pressed),
+    }
+}
+
+/// AT-SPI roles in the model's vocabulary.
+pub fn role(r: AtspiRole, states: &StateSet) -> Role {
+    use AtspiRole as A;
+    match r {
+        A::Frame | A::Window | A::InternalFrame => Role::Window,
+        A::Dialog | A::FileChooser | A::ColorChooser | A::FontChooser => Role::Dialog,
+        A::Alert | A::Notification => Role::Alert,
+        A::Application => Role::Application,
+        A::Button => Role::Button,
+        A::PushButtonMenu => Role::MenuButton,
+        A::ToggleButton if states.contains(State::HasPopup) => Role::MenuButton,
+        A::ToggleButton => Role::ToggleButton,
+        A::CheckBox => Role::CheckBox,
+        A::RadioButton => Role::RadioButton,
+        A::ComboBox => Role::ComboBox,
+        A::PasswordText => Role::PasswordInput,
+        A::Entry | A::Text if states.contains(State::MultiLine) => Role::TextArea,
+        A::Entry | A::Text | A::Autocomplete | A::Editbar => Role::TextInput,
+        A::SpinButton => Role::SpinButton,
+        A::Slider | A::Dial => Role::Slider,
+        A::ProgressBar | A::LevelBar => Role::ProgressBar,
+        A::ScrollBar => Role::ScrollBar,
+        A::Label | A::AcceleratorLabel | A::Static | A::Caption => Role::Label,
+        A::Heading => Role::Heading,
+        A::Paragraph => Role::Paragraph,
+        A::Link => Role::Link,
+        A::Image | A::Icon | A::Animation => Role::Image,
+        A::List | A::ListBox => Role::List,
+        A::ListItem => Role::ListItem,
+        A::Tree | A::TreeTable => Role::Tree,
+        A::TreeItem => Role::TreeItem,
+        A::Table => Role::Table,
+        A::TableRow => Role::Row,
+        A::TableCell => Role::Cell,
+        A::TableColumnHeader | A::ColumnHeader => Role::ColumnHeader,
+        A::TableRowHeader | A::RowHeader => Role::RowHeader,
+        A::PageTabList => Role::TabList,
+        A::PageTab => Role::Tab,
+        A::MenuBar => Role::MenuBar,
+        A::Menu | A::PopupMenu => Role::Menu,
+        A::MenuItem | A::TearoffMenuItem => Role::MenuItem,
+        A::CheckMenuItem => Role::CheckMenuItem,
+        A::RadioMenuItem => Role::RadioMenuItem,
+        A::Separator => Role::Separator,
+        A::ToolBar => Role::Toolbar,
+        A::StatusBar | A::InfoBar => Role::StatusBar,
+        A::ToolTip => Role::Tooltip,
+        A::Grouping | A::Form | A::Section | A::Landmark => Role::Group,
+        A::Panel
+        | A::Filler
+        | A::RootPane
+        | A::LayeredPane
+        | A::GlassPane
+        | A::OptionPane
+        | A::SplitPane => Role::Panel,
+        A::ScrollPane | A::Viewport => Role::ScrollView,
+        A::DocumentFrame
+        | A::DocumentText
+        | A::DocumentWeb
+        | A::DocumentEmail
+        | A::DocumentSpreadsheet
+        | A::DocumentPresentation
+        | A::Terminal => Role::Document,
+        A::Canvas | A::DrawingArea => Role::Canvas,
+        _ => Role::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_are_stable_and_distinct() {
+        let a = node_id(":1.5", "/org/a11y/atspi/accessible/12");
+        assert_eq!(a, node_id(":1.5", "/org/a11y/atspi/accessible/12"));
+        assert_ne!(a, node_id(":1.6", "/org/a11y/atspi/accessible/12"));
+        assert_ne!(a, node_id(":1.5", "/org/a11y/atspi/accessible/1"));
+        // The separator keeps ("a", "b/c") apart from ("ab", "/c").
+        assert_ne!(node_id(":1.1", "2/x"), node_id(":1.12", "/x"));
+    }
+
+    #[test]
+    fn roles_map_with_states() {
+        let none = StateSet::empty();
+        let multi = StateSet::new(State::MultiLine);
+        assert_eq!(role(AtspiRole::Button, &none), Role::Button);
+        assert_eq!(role(AtspiRole::Text, &none), Role::TextInput);
+        assert_eq!(role(AtspiRole::Text, &multi), Role::TextArea);
+        assert_eq!(
+            role(AtspiRole::ToggleButton, &StateSet::new(State::HasPopup)),
+            Role::MenuButton
+        );
+        assert_eq!(role(AtspiRole::Frame, &none), Role::Window);
+        assert_eq!(role(AtspiRole::PasswordText, &none), Role::PasswordInput);
+    }
+}

@@ -1,0 +1,163 @@
+//! A private D-Bus session bus per Wayrig session, with the AT-SPI bus activated
+//! from it and accessibility switched on: two sessions never see each other's apps.
+//!
+//! The bus daemon runs in a process group of its own, ended when this is dropped.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long the bus may take to say its address.
+const START_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    #[error("cannot start dbus-daemon (is the dbus package installed?): {0}")]
+    Spawn(std::io::Error),
+    #[error("dbus-daemon did not give its address: {0}")]
+    NoAddress(String),
+    #[error("cannot reach the session bus: {0}")]
+    Connect(zbus::Error),
+    #[error("cannot switch accessibility on: {0}")]
+    Enable(zbus::Error),
+    #[error("the AT-SPI bus did not start (is at-spi2-core installed?): {0}")]
+    Atspi(zbus::Error),
+    #[error("cannot make the bus directory: {0}")]
+    Dir(std::io::Error),
+}
+
+/// A running private session bus with accessibility on.
+#[derive(Debug)]
+pub struct PrivateBus {
+    daemon: Child,
+    dir: PathBuf,
+    /// Address of the session bus apps are given.
+    pub address: String,
+    /// Address of the AT-SPI bus the session bus activated.
+    pub a11y_address: String,
+}
+
+impl PrivateBus {
+    /// Start dbus-daemon in a private directory, activate the AT-SPI bus from it
+    /// and set org.a11y.Status IsEnabled.
+    pub async fn start(parent: &Path) -> Result<Self, BusError> {
+        let dir = private_dir(parent).map_err(BusError::Dir)?;
+        let mut cmd = Command::new("dbus-daemon");
+        cmd.args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            // The AT-SPI bus puts its socket under the runtime directory.
+            .env("XDG_RUNTIME_DIR", &dir)
+            // The AT-SPI launcher stores IsEnabled in GSettings: keep it off the
+            // user's own settings, and off the X display it would publish on.
+            .env("GSETTINGS_BACKEND", "memory")
+            .env_remove("DISPLAY")
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env_remove("AT_SPI_BUS_ADDRESS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        cmd.as_std_mut().process_group(0);
+        let mut daemon = cmd.spawn().map_err(BusError::Spawn)?;
+        let stdout = daemon
+            .stdout
+            .take()
+            .ok_or_else(|| BusError::NoAddress("no stdout".into()))?;
+        let mut bus = PrivateBus {
+            daemon,
+            dir,
+            address: String::new(),
+            a11y_address: String::new(),
+        };
+        let mut lines = BufReader::new(stdout).lines();
+        bus.address = match tokio::time::timeout(START_LIMIT, lines.next_line()).await {
+            Ok(Ok(Some(line))) if !line.trim().is_empty() => line.trim().to_string(),
+            Ok(Ok(_)) => return Err(BusError::NoAddress("it exited".into())),
+            Ok(Err(e)) => return Err(BusError::NoAddress(e.to_string())),
+            Err(_) => {
+                return Err(BusError::NoAddress(format!(
+                    "nothing within {START_LIMIT:?}"
+                )))
+            }
+        };
+        let conn = zbus::connection::Builder::address(bus.address.as_str())
+            .map_err(BusError::Connect)?
+            .build()
+            .await
+            .map_err(BusError::Connect)?;
+        // Asking the AT-SPI bus for its address activates at-spi-bus-launcher.
+        let reply = conn
+            .call_method(
+                Some("org.a11y.Bus"),
+                "/org/a11y/bus",
+                Some("org.a11y.Bus"),
+                "GetAddress",
+                &(),
+            )
+            .await
+            .map_err(BusError::Atspi)?;
+        bus.a11y_address = reply
+            .body()
+            .deserialize::<String>()
+            .map_err(BusError::Atspi)?;
+        conn.call_method(
+            Some("org.a11y.Bus"),
+            "/org/a11y/bus",
+            Some("org.freedesktop.DBus.Properties"),
+            "Set",
+            &(
+                "org.a11y.Status",
+                "IsEnabled",
+                zbus::zvariant::Value::from(true),
+            ),
+        )
+        .await
+        .map_err(BusError::Enable)?;
+        Ok(bus)
+    }
+
+    /// The environment that puts an app on this bus with accessibility on, for
+    /// every toolkit: GTK (AT-SPI through the bus), Qt, and AccessKit (IsEnabled).
+    pub fn app_env(&self) -> Vec<(String, String)> {
+        [
+            ("DBUS_SESSION_BUS_ADDRESS", self.address.as_str()),
+            ("AT_SPI_BUS_ADDRESS", self.a11y_address.as_str()),
+            ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
+            ("QT_ACCESSIBILITY", "1"),
+            ("NO_AT_BRIDGE", "0"),
+            ("GTK_A11Y", "atspi"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+}
+
+impl Drop for PrivateBus {
+    fn drop(&mut self) {
+        if let Some(pid) = self.daemon.id() {
+            // SAFETY: kill(2) on the bus daemon's own process group; the AT-SPI
+            // launcher and registry it activated are in it too.
+            unsafe {
+                libc::kill(-(pid as i32), libc::SIGKILL);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn private_dir(parent: &Path) -> std::io::Result<PathBuf> {
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    loop {
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = parent.join(format!("wayrig-bus-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}

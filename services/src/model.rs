@@ -1,0 +1,175 @@
+//! The one model every face serves: windows (from the host) and their elements
+//! (from accessibility), with roles, states and bounds in one vocabulary.
+//!
+//! Faces map these to their wire words; the AT-SPI layer maps toolkit roles to them.
+
+use serde::{Deserialize, Serialize};
+use wayrig_host::{Rect, WindowInfo};
+
+/// What an element is, across toolkits. The native role is kept beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Role {
+    Window,
+    Dialog,
+    Alert,
+    Application,
+    Button,
+    ToggleButton,
+    CheckBox,
+    RadioButton,
+    Switch,
+    ComboBox,
+    MenuButton,
+    TextInput,
+    PasswordInput,
+    SearchInput,
+    TextArea,
+    SpinButton,
+    Slider,
+    ProgressBar,
+    ScrollBar,
+    Label,
+    Heading,
+    Paragraph,
+    Link,
+    Image,
+    List,
+    ListItem,
+    Tree,
+    TreeItem,
+    Table,
+    Row,
+    Cell,
+    ColumnHeader,
+    RowHeader,
+    TabList,
+    Tab,
+    TabPanel,
+    MenuBar,
+    Menu,
+    MenuItem,
+    CheckMenuItem,
+    RadioMenuItem,
+    Separator,
+    Toolbar,
+    StatusBar,
+    Tooltip,
+    Group,
+    Panel,
+    ScrollView,
+    Document,
+    Canvas,
+    Unknown,
+}
+
+/// States an element can be in; all false by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct States {
+    pub focusable: bool,
+    pub focused: bool,
+    pub disabled: bool,
+    pub checked: bool,
+    pub mixed: bool,
+    pub selected: bool,
+    pub selectable: bool,
+    pub expanded: bool,
+    pub expandable: bool,
+    pub multiline: bool,
+    pub multiselectable: bool,
+    pub password: bool,
+    pub read_only: bool,
+    pub editable: bool,
+    pub offscreen: bool,
+    pub invalid: bool,
+    pub busy: bool,
+    pub vertical: bool,
+    pub horizontal: bool,
+    pub pressed: bool,
+}
+
+/// One element of a window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    /// Stable for the life of the accessible object.
+    pub id: u64,
+    pub parent: Option<u64>,
+    pub children: Vec<u64>,
+    pub role: Role,
+    /// The toolkit's own role name ("push button").
+    pub native_role: String,
+    pub name: String,
+    pub description: String,
+    /// The app's own name for the element (AccessibleId, GtkBuildable id, objectName).
+    pub key: Option<String>,
+    pub states: States,
+    /// Relative to the window's content, logical points; `None` when the element
+    /// reports no size (not laid out, or on a hidden page).
+    pub bounds: Option<Rect>,
+}
+
+/// A window and its elements, root first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    pub window: WindowInfo,
+    pub nodes: Vec<Node>,
+}
+
+impl Tree {
+    pub fn node(&self, id: u64) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    /// Nodes with this role and name.
+    pub fn find<'a>(&'a self, role: Role, name: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
+        self.nodes
+            .iter()
+            .filter(move |n| n.role == role && n.name == name)
+    }
+
+    /// Global bounds of a node: the window's content origin plus its bounds.
+    pub fn global_bounds(&self, node: &Node) -> Option<Rect> {
+        node.bounds.map(|b| {
+            Rect::new(
+                self.window.content.x + b.x,
+                self.window.content.y + b.y,
+                b.width,
+                b.height,
+            )
+        })
+    }
+}
+
+/// Errors of the model, mapped by each face to its codes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("no window {0}")]
+    NoWindow(String),
+    #[error("no element {0}")]
+    NoElement(String),
+    #[error("{0} is stale")]
+    Stale(String),
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    #[error("timed out: {0}")]
+    Timeout(String),
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<wayrig_host::HostError> for Error {
+    fn from(e: wayrig_host::HostError) -> Self {
+        use wayrig_host::HostError as H;
+        match e {
+            H::NoWindow(h) => Error::NoWindow(h.to_string()),
+            H::StaleWindow(h, _) => Error::Stale(format!("window {h}")),
+            H::Timeout(_, why) => Error::Timeout(why),
+            H::Unsupported(why) => Error::Unsupported(why),
+            H::InvalidRequest(why) => Error::InvalidRequest(why),
+            other => Error::Failed(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Accessibility end to end: a private session bus per session, trees of real
+//! apps read in bulk and joined to the compositor's windows, exact bounds.
+
+mod support;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::{start, wait_window, Image, TestClient, APP_START};
+use wayrig_compositor::Config;
+use wayrig_host::{Host, LaunchSpec, Rect};
+use wayrig_services::{PrivateBus, Role, Session};
+
+const SHORT: Duration = Duration::from_secs(15);
+
+async fn session() -> (
+    Session,
+    Arc<dyn Host>,
+    Arc<wayrig_compositor::CompositorHost>,
+) {
+    let bus = PrivateBus::start(&std::env::temp_dir())
+        .await
+        .expect("private bus");
+    let compositor = Arc::new(start(Config {
+        app_env: bus.app_env(),
+        ..Config::default()
+    }));
+    let host: Arc<dyn Host> = compositor.clone();
+    let session = Session::new(host.clone(), bus).await.expect("session");
+    (session, host, compositor)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
+    let (session, host, _c) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let app = host
+        .launch(LaunchSpec {
+            argv: vec!["gtk4-widget-factory".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let win = wait_window(&mut watch, APP_START, |w| w.pid == Some(app.pid)).await;
+    let tree = session.tree(win.handle).await.unwrap();
+
+    assert!(
+        tree.nodes.len() > 500,
+        "GTK4's widget factory has ~950 elements, read {}",
+        tree.nodes.len()
+    );
+    let root = &tree.nodes[0];
+    assert_eq!(
+        (root.role, root.name.as_str()),
+        (Role::Window, "GTK Widget Factory")
+    );
+    assert_eq!(root.parent, None);
+    // GTK 4 measures from the window's content: the frame covers it exactly.
+    assert_eq!(
+        root.bounds,
+        Some(Rect::new(0, 0, win.content.width, win.content.height))
+    );
+    // Parent and child links agree.
+    for n in &tree.nodes {
+        for c in &n.children {
+            assert_eq!(
+                tree.node(*c).map(|c| c.parent),
+                Some(Some(n.id)),
+                "child {c} of {}",
+                n.id
+            );
+        }
+    }
+    let checks = tree
+        .nodes
+        .iter()
+        .filter(|n| n.role == Role::CheckBox)
+        .count();
+    assert!(checks >= 6, "check boxes: {checks}");
+    assert!(
+        tree.nodes
+            .iter()
+            .any(|n| n.role == Role::TextInput && n.states.focused),
+        "the focused entry"
+    );
+    assert!(tree.nodes.iter().any(|n| n.role == Role::Slider));
+    // Ids are stable between reads.
+    let again = session.tree(win.handle).await.unwrap();
+    assert_eq!(
+        again
+            .nodes
+            .iter()
+            .map(|n| n.id)
+            .take(50)
+            .collect::<Vec<_>>(),
+        tree.nodes.iter().map(|n| n.id).take(50).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn element_bounds_match_where_the_toolkit_drew_them() {
+    let (session, host, compositor) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    let layout = app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
+    host.settle(win.handle, SHORT).await.unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+
+    let button = tree
+        .find(Role::Button, "Press")
+        .next()
+        .expect("the Press button");
+    let b = &layout["button"];
+    let expected = Rect::new(
+        b["x"].as_f64().unwrap() as i32,
+        b["y"].as_f64().unwrap() as i32,
+        b["w"].as_f64().unwrap() as i32,
+        b["h"].as_f64().unwrap() as i32,
+    );
+    // GTK reports the button's content box: inside its allocation, same centre.
+    let got = button.bounds.expect("bounds");
+    let inside = got.x >= expected.x
+        && got.y >= expected.y
+        && got.x + got.width <= expected.x + expected.width
+        && got.y + got.height <= expected.y + expected.height;
+    assert!(inside, "{got:?} is not inside the allocation {expected:?}");
+    let centre = |r: Rect| (2 * r.x + r.width, 2 * r.y + r.height);
+    let (gc, ec) = (centre(got), centre(expected));
+    assert!(
+        (gc.0 - ec.0).abs() <= 2 && (gc.1 - ec.1).abs() <= 2,
+        "{got:?} and {expected:?} are not centred alike"
+    );
+
+    // The button's pixels are inside its bounds: its label darkens the middle row.
+    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
+    let r = button.bounds.unwrap();
+    let row = (r.y + r.height / 2) as u32;
+    let dark_inside = (r.x..r.x + r.width)
+        .filter(|x| shot.pixel(*x as u32, row)[0] < 100)
+        .count();
+    assert!(
+        dark_inside > 3,
+        "no label pixels inside the button's bounds"
+    );
+
+    let entries: Vec<_> = tree
+        .nodes
+        .iter()
+        .filter(|n| n.role == Role::TextInput)
+        .collect();
+    assert_eq!(entries.len(), 2, "two entries");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_never_see_each_others_apps() {
+    let (a, host_a, _ca) = session().await;
+    let (b, host_b, _cb) = session().await;
+    let mut watch = host_a.watch_windows().await.unwrap();
+    let app = host_a
+        .launch(LaunchSpec {
+            argv: vec!["gtk4-widget-factory".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let win = wait_window(&mut watch, APP_START, |w| w.pid == Some(app.pid)).await;
+    assert!(a.tree(win.handle).await.unwrap().nodes.len() > 500);
+    assert!(host_b.windows().await.unwrap().is_empty());
+    // Session B's accessibility bus has no app of session A.
+    let err = b.tree(win.handle).await.unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::NoWindow(_)),
+        "{err:?}"
+    );
+}
