@@ -181,3 +181,112 @@ async fn two_sessions_never_see_each_others_apps() {
         "{err:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_change_state_that_a_read_after_settle_shows() {
+    use wayrig_services::{Action, Path};
+    let (session, host, compositor) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
+    host.settle(win.handle, SHORT).await.unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+    let id = |role: Role, name: &str| {
+        tree.find(role, name)
+            .next()
+            .unwrap_or_else(|| panic!("{role:?} {name:?}"))
+            .id
+    };
+
+    // Press: a pointer click at the button's centre, effective at once.
+    let press = id(Role::Button, "Press");
+    assert!(!tree.node(press).unwrap().states.focused);
+    let path = session.act(win.handle, press, Action::Press).await.unwrap();
+    assert_eq!(path, Path::Pointer);
+    app.expect("clicked", SHORT, |_| true);
+    host.settle(win.handle, SHORT).await.unwrap();
+    let after = session.tree(win.handle).await.unwrap();
+    assert!(
+        after.node(press).unwrap().states.focused,
+        "a read after settle shows the click's focus"
+    );
+
+    // Set a text field's value: replaced whole, and a read after settle shows it.
+    let second = id(Role::TextInput, "Second");
+    session
+        .act(
+            win.handle,
+            second,
+            Action::SetValue {
+                text: "Grace Hopper".into(),
+            },
+        )
+        .await
+        .unwrap();
+    app.expect("entry", SHORT, |v| v["text"] == "Grace Hopper");
+    host.settle(win.handle, SHORT).await.unwrap();
+    let after = session.tree(win.handle).await.unwrap();
+    assert!(after.node(second).is_some(), "the field keeps its id");
+
+    // Focus moves to the other field.
+    let path = session
+        .act(win.handle, id(Role::TextInput, "First"), Action::Focus)
+        .await
+        .unwrap();
+    assert_eq!(
+        path,
+        Path::Pointer,
+        "GTK 4 refuses GrabFocus; a click on a text field focuses it"
+    );
+    app.expect("focus", SHORT, |v| v["name"] == "first");
+
+    // Step and set a spin button through its Value interface.
+    let spin = id(Role::SpinButton, "Amount");
+    assert_eq!(
+        session
+            .act(win.handle, spin, Action::Increment)
+            .await
+            .unwrap(),
+        Path::Accessibility
+    );
+    app.expect("spin", SHORT, |v| v["value"] == 1.0);
+    session
+        .act(win.handle, spin, Action::SetValue { text: "42".into() })
+        .await
+        .unwrap();
+    app.expect("spin", SHORT, |v| v["value"] == 42.0);
+    session
+        .act(win.handle, spin, Action::Decrement)
+        .await
+        .unwrap();
+    app.expect("spin", SHORT, |v| v["value"] == 41.0);
+
+    // Errors are answers: an unknown element, a number that is not one.
+    let err = session
+        .act(win.handle, 12345, Action::Press)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::NoElement(_)),
+        "{err:?}"
+    );
+    // A spin button is a text field too: a word goes in as text, not refused.
+    let typed = session
+        .act(
+            win.handle,
+            spin,
+            Action::SetValue {
+                text: "many".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(matches!(typed, Path::Accessibility | Path::Keyboard));
+}

@@ -10,7 +10,10 @@ use std::time::Duration;
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::cache::CacheProxy;
 use atspi::proxy::component::ComponentProxy;
-use atspi::{CacheItem, CoordType, Interface, ObjectRefOwned, Role as AtspiRole, State, StateSet};
+use atspi::{
+    CacheItem, CoordType, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State,
+    StateSet,
+};
 use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
@@ -43,6 +46,8 @@ pub struct Frame {
 /// A connection to one session's accessibility bus.
 pub struct A11y {
     conn: zbus::Connection,
+    /// Objects of the nodes read so far, by node id, for acting on them.
+    objects: std::sync::Mutex<HashMap<u64, (ObjectRefOwned, InterfaceSet)>>,
 }
 
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
@@ -71,7 +76,10 @@ impl A11y {
             .build()
             .await
             .map_err(|e| failed("cannot reach the accessibility bus", e))?;
-        Ok(A11y { conn })
+        Ok(A11y {
+            conn,
+            objects: Default::default(),
+        })
     }
 
     /// The apps registered on the bus, with their process ids.
@@ -221,7 +229,14 @@ impl A11y {
                 c.reverse();
                 stack.extend(c);
             }
-            let extents = self.extents(&items, &ids, &order).await;
+            let details = self.details(&items, &ids, &order).await;
+            {
+                let mut objects = self.objects.lock().unwrap();
+                for id in &order {
+                    let it = &items[ids[id]];
+                    objects.insert(*id, (it.object.clone(), it.ifaces));
+                }
+            }
             let nodes = order
                 .iter()
                 .map(|id| {
@@ -233,7 +248,7 @@ impl A11y {
                         parent,
                         kids(*id),
                         it,
-                        extents.get(id).copied().flatten(),
+                        details.get(id).cloned().unwrap_or_default(),
                     )
                 })
                 .collect();
@@ -299,42 +314,79 @@ impl A11y {
         asked
     }
 
-    /// Extents in window coordinates of the nodes that have a Component.
-    async fn extents(
+    /// Bounds (window coordinates, for nodes with a Component) and keys
+    /// (AccessibleId) of nodes, fetched concurrently.
+    async fn details(
         &self,
         items: &[CacheItem],
         ids: &HashMap<u64, usize>,
         order: &[u64],
-    ) -> HashMap<u64, Option<Rect>> {
+    ) -> HashMap<u64, Details> {
         let conn = &self.conn;
         stream::iter(order.iter().copied())
-            .filter_map(|id| async move {
+            .map(|id| async move {
                 let it = &items[ids[&id]];
-                it.ifaces
-                    .contains(Interface::Component)
-                    .then_some((id, it.object.clone()))
-            })
-            .map(|(id, obj)| async move {
-                let rect = component_extents(conn, &obj).await;
-                (id, rect)
+                let has_component = it.ifaces.contains(Interface::Component);
+                let (bounds, key) = tokio::join!(
+                    async {
+                        if has_component {
+                            component_extents(conn, &it.object).await
+                        } else {
+                            None
+                        }
+                    },
+                    accessible_id(conn, &it.object)
+                );
+                (id, Details { bounds, key })
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
             .await
     }
+
+    /// The object and interfaces behind a node id read before.
+    pub fn object(&self, id: u64) -> Option<(ObjectRefOwned, InterfaceSet)> {
+        self.objects.lock().unwrap().get(&id).cloned()
+    }
+
+    pub fn connection(&self) -> &zbus::Connection {
+        &self.conn
+    }
+}
+
+/// What is fetched per node beside the cache.
+#[derive(Debug, Default, Clone)]
+struct Details {
+    bounds: Option<Rect>,
+    key: Option<String>,
+}
+
+async fn accessible_id(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<String> {
+    let proxy = accessible(conn, obj).await.ok()?;
+    proxy.accessible_id().await.ok().filter(|k| !k.is_empty())
+}
+
+/// An Accessible proxy for an object, with caching off.
+pub async fn accessible(
+    conn: &zbus::Connection,
+    obj: &ObjectRefOwned,
+) -> Result<AccessibleProxy<'static>, Error> {
+    let name = obj
+        .name()
+        .ok_or_else(|| Error::NoElement("null object".into()))?
+        .clone();
+    AccessibleProxy::builder(conn)
+        .destination(name)
+        .and_then(|b| b.path(obj.path().clone()))
+        .map_err(|e| failed("accessible", e))?
+        .cache_properties(CacheProperties::No)
+        .build()
+        .await
+        .map_err(|e| failed("accessible", e))
 }
 
 async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {
-    let Some(name) = obj.name().cloned() else {
-        return Vec::new();
-    };
-    let proxy = AccessibleProxy::builder(conn)
-        .destination(name)
-        .and_then(|b| b.path(obj.path().clone()));
-    let Ok(builder) = proxy else {
-        return Vec::new();
-    };
-    match builder.cache_properties(CacheProperties::No).build().await {
+    match accessible(conn, obj).await {
         Ok(p) => p.get_children().await.unwrap_or_default(),
         Err(_) => Vec::new(),
     }
@@ -361,7 +413,7 @@ fn to_node(
     parent: Option<u64>,
     children: Vec<u64>,
     it: &CacheItem,
-    bounds: Option<Rect>,
+    details: Details,
 ) -> Node {
     let mut states = states(&it.states);
     let role = role(it.role, &it.states);
@@ -376,9 +428,9 @@ fn to_node(
         native_role: it.role.name().to_string(),
         name: it.short_name.clone(),
         description: it.name.clone(),
-        key: None,
+        key: details.key,
         states,
-        bounds,
+        bounds: details.bounds,
     }
 }
 

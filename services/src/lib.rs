@@ -4,10 +4,12 @@
 //! Faces use this crate only; it reaches the compositor through `wayrig_host::Host`.
 
 pub mod a11y;
+pub mod actions;
 pub mod bus;
 pub mod model;
 pub mod session;
 
+pub use actions::{Action, Path};
 pub use bus::PrivateBus;
 pub use model::{Error, Node, Role, States, Tree};
 pub use session::Session;

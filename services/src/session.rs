@@ -33,6 +33,10 @@ impl Session {
         &self.host
     }
 
+    pub(crate) fn a11y(&self) -> &A11y {
+        &self.a11y
+    }
+
     /// A window with its elements; bounds relative to the window's content.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let windows = self.host.windows().await?;
