@@ -290,3 +290,56 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
         .unwrap();
     assert!(matches!(typed, Path::Accessibility | Path::Keyboard));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk3_widget_factory_tree_is_read_and_placed() {
+    let (session, host, _c) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let app = host
+        .launch(LaunchSpec {
+            argv: vec!["gtk3-widget-factory".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let win = wait_window(&mut watch, APP_START, |w| w.pid == Some(app.pid)).await;
+    host.settle(win.handle, SHORT).await.ok();
+    let tree = session.tree(win.handle).await.unwrap();
+    assert!(
+        tree.nodes.len() > 150,
+        "GTK3's widget factory has ~260 elements, read {}",
+        tree.nodes.len()
+    );
+    // GTK 3 measures from its surface, shadow included: moved onto the content.
+    assert_eq!(
+        tree.nodes[0].bounds,
+        Some(Rect::new(
+            win.frame.x - win.content.x,
+            win.frame.y - win.content.y,
+            win.frame.width,
+            win.frame.height
+        ))
+    );
+    let page2 = tree
+        .find(Role::RadioButton, "Page 2")
+        .next()
+        .expect("the Page 2 switcher");
+    let b = page2.bounds.expect("on screen");
+    assert!(
+        b.x > 0 && b.y >= 0 && b.y < 60,
+        "the switcher sits in the header bar: {b:?}"
+    );
+    // Pixels: the switcher's label is drawn inside its bounds.
+    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
+    let row = (b.y + b.height / 2) as u32;
+    let dark = (b.x..b.x + b.width)
+        .filter(|x| shot.pixel(*x as u32, row)[0] < 100)
+        .count();
+    assert!(dark > 3, "no label pixels inside {b:?}");
+    // Closed menus have no bounds rather than i32::MIN.
+    assert!(tree
+        .nodes
+        .iter()
+        .filter_map(|n| n.bounds)
+        .all(|r| r.x > -10_000 && r.y > -10_000));
+}

@@ -162,34 +162,20 @@ impl A11y {
             .await
             .map_err(|e| failed("cache", e))?;
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
-        // An app registers a moment before it exports its cache: give its main
-        // loop a few round trips to catch up.
-        let mut items = None;
-        for _ in 0..STARTUP_ROUND_TRIPS {
-            match cache.get_items().await {
-                Ok(found) => {
-                    items = Some(found);
-                    break;
+        let mut items = match self.cached_items(&cache, app).await? {
+            Some(items) => {
+                // Toolkits (GTK 4) put an object in the cache only once a client
+                // has asked for it: walk down to what is missing, then read again.
+                if self.realize_missing(&items).await > 0 {
+                    cache.get_items().await.map_err(|e| failed(&what(), e))?
+                } else {
+                    items
                 }
-                Err(zbus::Error::MethodError(name, _, _))
-                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod" =>
-                {
-                    self.round_trip(app).await?;
-                }
-                Err(e) => return Err(failed(&what(), e)),
             }
-        }
-        let mut items = items.ok_or_else(|| {
-            Error::Unsupported(format!(
-                "{}: the app exports no accessibility cache",
-                what()
-            ))
-        })?;
-        // Toolkits (GTK 4) put an object in the cache only once a client has
-        // asked for it: walk down to what is missing, then read the cache again.
-        if self.realize_missing(&items).await > 0 {
-            items = cache.get_items().await.map_err(|e| failed(&what(), e))?;
-        }
+            // No cache (GTK 3's bridge here): walk the tree, level by level.
+            None => self.walk_items(app).await?,
+        };
+        items.retain(|it| !it.object.is_null());
         let ids: HashMap<u64, usize> = items
             .iter()
             .enumerate()
@@ -258,6 +244,65 @@ impl A11y {
             });
         }
         Ok(frames)
+    }
+
+    /// The app's cache, or `None` when it has no GetItems. An app registers a
+    /// moment before it exports its cache: its main loop gets a few round trips.
+    async fn cached_items(
+        &self,
+        cache: &CacheProxy<'_>,
+        app: &App,
+    ) -> Result<Option<Vec<CacheItem>>, Error> {
+        for _ in 0..STARTUP_ROUND_TRIPS {
+            match cache.get_items().await {
+                Ok(items) => return Ok(Some(items)),
+                Err(zbus::Error::MethodError(name, Some(message), _))
+                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod"
+                        && message.contains("doesn't exist") =>
+                {
+                    return Ok(None);
+                }
+                Err(zbus::Error::MethodError(name, _, _))
+                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod" =>
+                {
+                    self.round_trip(app).await?;
+                }
+                Err(e) => return Err(failed(&format!("reading {}", app.bus_name), e)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Read an app without a cache: each level's objects concurrently.
+    async fn walk_items(&self, app: &App) -> Result<Vec<CacheItem>, Error> {
+        let root = atspi::ObjectRef::new_owned(
+            zbus::names::UniqueName::try_from(app.bus_name.clone())
+                .map_err(|e| failed("app name", e))?,
+            zbus::zvariant::ObjectPath::try_from(app.root_path.clone())
+                .map_err(|e| failed("app path", e))?,
+        );
+        let conn = &self.conn;
+        let mut items = Vec::new();
+        let mut level: Vec<(ObjectRefOwned, ObjectRefOwned, i32)> =
+            vec![(root.clone(), ObjectRefOwned::new(atspi::ObjectRef::Null), 0)];
+        while !level.is_empty() {
+            let read: Vec<Option<(CacheItem, Vec<ObjectRefOwned>)>> = stream::iter(level)
+                .map(|(obj, parent, index)| {
+                    let root = root.clone();
+                    async move { read_object(conn, obj, parent, index, root).await }
+                })
+                .buffered(EXTENTS_IN_FLIGHT)
+                .collect()
+                .await;
+            level = Vec::new();
+            for (item, children) in read.into_iter().flatten() {
+                for (i, child) in children.into_iter().enumerate() {
+                    level.push((child, item.object.clone(), i as i32));
+                }
+                items.push(item);
+            }
+        }
+        Ok(items)
     }
 
     /// A call that the app answers from its main loop, after what it queued before.
@@ -385,6 +430,41 @@ pub async fn accessible(
         .map_err(|e| failed("accessible", e))
 }
 
+/// One object read property by property, as a cache item, with its children.
+async fn read_object(
+    conn: &zbus::Connection,
+    object: ObjectRefOwned,
+    parent: ObjectRefOwned,
+    index: i32,
+    app: ObjectRefOwned,
+) -> Option<(CacheItem, Vec<ObjectRefOwned>)> {
+    let p = accessible(conn, &object).await.ok()?;
+    let (role, name, description, states, ifaces, children) = tokio::join!(
+        p.get_role(),
+        p.name(),
+        p.description(),
+        p.get_state(),
+        p.get_interfaces(),
+        p.get_children()
+    );
+    let children = children.unwrap_or_default();
+    Some((
+        CacheItem {
+            object,
+            app,
+            parent,
+            index,
+            children: children.len() as i32,
+            ifaces: ifaces.unwrap_or_default(),
+            short_name: name.unwrap_or_default(),
+            role: role.ok()?,
+            name: description.unwrap_or_default(),
+            states: states.unwrap_or_default(),
+        },
+        children,
+    ))
+}
+
 async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {
     match accessible(conn, obj).await {
         Ok(p) => p.get_children().await.unwrap_or_default(),
@@ -404,8 +484,9 @@ async fn component_extents(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Opt
         .await
         .ok()?;
     let (x, y, w, h) = proxy.get_extents(CoordType::Window).await.ok()?;
-    // Zero size: not laid out, or on a hidden page (GTK reports 0x0 there).
-    (w > 0 && h > 0).then(|| Rect::new(x, y, w, h))
+    // Zero size or the minimum coordinate: not laid out, on a hidden page or
+    // in a closed menu (GTK 4 reports 0x0, GTK 3 i32::MIN there).
+    (w > 0 && h > 0 && x != i32::MIN && y != i32::MIN).then(|| Rect::new(x, y, w, h))
 }
 
 fn to_node(

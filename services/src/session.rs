@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use wayrig_host::{Host, WindowHandle, WindowInfo};
+use wayrig_host::{Host, Rect, WindowHandle, WindowInfo};
 
 use crate::a11y::{A11y, Frame};
 use crate::bus::PrivateBus;
@@ -61,12 +61,38 @@ impl Session {
                 "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
             ))
         })?;
-        // GTK 4 reports window coordinates relative to the window's content (its
-        // xdg geometry, inside the client-side shadow): exactly the model's frame.
-        Ok(Tree {
-            window,
-            nodes: frame.nodes,
-        })
+        let offset = surface_offset(&frame, &window);
+        let nodes = frame
+            .nodes
+            .into_iter()
+            .map(|mut n| {
+                n.bounds = n
+                    .bounds
+                    .map(|b| Rect::new(b.x + offset.0, b.y + offset.1, b.width, b.height));
+                n
+            })
+            .collect();
+        Ok(Tree { window, nodes })
+    }
+}
+
+/// Toolkits disagree on what "window coordinates" are under Wayland: GTK 4
+/// measures from the window's content, GTK 3 from its surface (shadow
+/// included). The frame's own extents tell which: their size is the content's
+/// or the surface's.
+fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
+    let root = frame.nodes.first().and_then(|n| n.bounds);
+    match root {
+        Some(r)
+            if (r.width, r.height) == (window.frame.width, window.frame.height)
+                && (r.width, r.height) != (window.content.width, window.content.height) =>
+        {
+            (
+                window.frame.x - window.content.x,
+                window.frame.y - window.content.y,
+            )
+        }
+        _ => (0, 0),
     }
 }
 
