@@ -35,6 +35,16 @@ pub struct App {
     pub pid: Option<u32>,
 }
 
+/// How an app's tree is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// Cache.GetItems where the app has it, else node by node.
+    Bulk,
+    /// Every object's properties one call each, level by level: what tools
+    /// without the cache do, kept to compare against.
+    NodeByNode,
+}
+
 /// A top-level accessible (frame, window, dialog) of an app, with its elements.
 #[derive(Debug, Clone)]
 pub struct Frame {
@@ -153,7 +163,7 @@ impl A11y {
 
     /// Every frame of an app with its elements, read in one Cache.GetItems call
     /// plus concurrent extents requests.
-    pub async fn read_app(&self, app: &App) -> Result<Vec<Frame>, Error> {
+    pub async fn read_app(&self, app: &App, how: Read) -> Result<Vec<Frame>, Error> {
         let cache = CacheProxy::builder(&self.conn)
             .destination(app.bus_name.as_str())
             .map_err(|e| failed("cache", e))?
@@ -162,7 +172,11 @@ impl A11y {
             .await
             .map_err(|e| failed("cache", e))?;
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
-        let mut items = match self.cached_items(&cache, app).await? {
+        let cached = match how {
+            Read::Bulk => self.cached_items(&cache, app).await?,
+            Read::NodeByNode => None,
+        };
+        let mut items = match cached {
             Some(items) => {
                 // Toolkits (GTK 4) put an object in the cache only once a client
                 // has asked for it: walk down to what is missing, then read again.

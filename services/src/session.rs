@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use wayrig_host::{Host, Rect, WindowHandle, WindowInfo};
 
-use crate::a11y::{A11y, Frame};
+use crate::a11y::{A11y, Frame, Read};
 use crate::bus::PrivateBus;
 use crate::model::{Error, Tree};
 
@@ -52,7 +52,7 @@ impl Session {
         })?;
         let mut frames = Vec::new();
         for app in self.a11y.wait_for_app(pid, APP_REGISTRATION).await? {
-            frames.extend(self.a11y.read_app(&app).await?);
+            frames.extend(self.a11y.read_app(&app, Read::Bulk).await?);
         }
         // The same app's other windows, in stacking order, for matching by order.
         let siblings: Vec<&WindowInfo> = windows.iter().filter(|w| w.pid == Some(pid)).collect();

@@ -1,0 +1,122 @@
+//! Accessibility benchmarks, medians side by side: reading gtk4-widget-factory's
+//! and gtk3-widget-factory's trees in bulk (Cache.GetItems) against reading the
+//! same trees node by node (one call per property per object, as pyatspi,
+//! dogtail and WayDriver do), bounds and keys included in both.
+//!
+//! Run with `cargo bench --bench a11y`.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use support::{start, wait_window};
+use wayrig_compositor::Config;
+use wayrig_host::{Host, LaunchSpec};
+use wayrig_services::a11y::{A11y, Read};
+use wayrig_services::{PrivateBus, Session};
+
+const ROUNDS: usize = 5;
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
+    let bus = PrivateBus::start(&std::env::temp_dir()).await.expect("bus");
+    let address = bus.a11y_address.clone();
+    let host: Arc<dyn Host> = Arc::new(start(Config {
+        app_env: bus.app_env(),
+        ..Config::default()
+    }));
+    let session = Session::new(host.clone(), bus).await.expect("session");
+    let mut watch = host.watch_windows().await.unwrap();
+    let app = host
+        .launch(LaunchSpec {
+            argv: vec![app_name.into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let win = wait_window(&mut watch, Duration::from_secs(30), |w| {
+        w.pid == Some(app.pid)
+    })
+    .await;
+
+    let t0 = Instant::now();
+    let first = session.tree(win.handle).await.expect("tree");
+    rows.push((
+        format!("{app_name}: first read ({} nodes)", first.nodes.len()),
+        ms(t0.elapsed()),
+        "registration wait, bulk read, children realized".into(),
+    ));
+    let mut bulk = Vec::new();
+    for _ in 0..ROUNDS {
+        let t0 = Instant::now();
+        session.tree(win.handle).await.expect("tree");
+        bulk.push(t0.elapsed());
+    }
+    rows.push((
+        format!("{app_name}: read again, bulk"),
+        ms(median(bulk)),
+        format!("median of {ROUNDS}; no event mirror yet"),
+    ));
+
+    let a11y = A11y::connect(&address).await.expect("a11y");
+    let apps: Vec<_> = a11y
+        .apps()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.pid == Some(app.pid))
+        .collect();
+    let mut walks = Vec::new();
+    let mut count = 0;
+    for _ in 0..ROUNDS {
+        let t0 = Instant::now();
+        for a in &apps {
+            count = a11y
+                .read_app(a, Read::NodeByNode)
+                .await
+                .unwrap()
+                .iter()
+                .map(|f| f.nodes.len())
+                .sum();
+        }
+        walks.push(t0.elapsed());
+    }
+    rows.push((
+        format!("{app_name}: read node by node ({count} nodes)"),
+        ms(median(walks)),
+        format!("median of {ROUNDS}; concurrent per level, the peers' way"),
+    ));
+    host.shutdown().await;
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rows = Vec::new();
+    rt.block_on(async {
+        measure("gtk4-widget-factory", &mut rows).await;
+        measure("gtk3-widget-factory", &mut rows).await;
+    });
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    println!("\n{:<w$}  {:>10}  notes", "benchmark", "median");
+    println!("{:-<w$}  {:->10}  -----", "", "");
+    for (name, value, note) in rows {
+        println!("{name:<w$}  {value:>10}  {note}");
+    }
+}
