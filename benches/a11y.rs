@@ -5,11 +5,15 @@
 //!
 //! Run with `cargo bench --bench a11y`.
 
+mod table;
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use table::{median, ms};
 
 use support::{start, wait_window};
 use wayrig_compositor::Config;
@@ -18,15 +22,6 @@ use wayrig_services::a11y::{A11y, Read};
 use wayrig_services::{PrivateBus, Session};
 
 const ROUNDS: usize = 5;
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
 
 async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
     let bus = PrivateBus::start(&std::env::temp_dir()).await.expect("bus");
@@ -100,23 +95,14 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if table::listing_only() {
         return;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = table::runtime();
     let mut rows = Vec::new();
     rt.block_on(async {
         measure("gtk4-widget-factory", &mut rows).await;
         measure("gtk3-widget-factory", &mut rows).await;
     });
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    println!("\n{:<w$}  {:>10}  notes", "benchmark", "median");
-    println!("{:-<w$}  {:->10}  -----", "", "");
-    for (name, value, note) in rows {
-        println!("{name:<w$}  {value:>10}  {note}");
-    }
+    table::print(&rows);
 }

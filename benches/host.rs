@@ -4,25 +4,20 @@
 //!
 //! Run with `cargo bench --bench host` (release build).
 
+mod table;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use table::{median, ms};
 
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, LaunchSpec, WindowCommand, WindowEvent};
 
 const LAUNCHES: usize = 5;
 const CAPTURES: usize = 30;
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
 
 fn have(program: &str) -> bool {
     std::env::var_os("PATH")
@@ -31,14 +26,10 @@ fn have(program: &str) -> bool {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
-        return; // `cargo test --benches` asks for a listing; nothing to list.
+    if table::listing_only() {
+        return;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = table::runtime();
     let mut rows: Vec<(String, String, String)> = Vec::new();
     rt.block_on(async {
         let host = CompositorHost::start(Config {
@@ -126,12 +117,7 @@ fn main() {
         Err(why) => rows.push(("peer: grim on headless sway".into(), "-".into(), why)),
     }
 
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    println!("\n{:<w$}  {:>10}  notes", "benchmark", "median");
-    println!("{:-<w$}  {:->10}  -----", "", "");
-    for (name, value, note) in rows {
-        println!("{name:<w$}  {value:>10}  {note}");
-    }
+    table::print(&rows);
 }
 
 /// Resident memory of a `wayrig run` process once gtk4-widget-factory shows.

@@ -4,11 +4,15 @@
 //! Run with `cargo bench --bench input` (release build; needs the GTK4 fixture's
 //! python3-gi and the workspace binaries built).
 
+mod table;
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use table::{median, ms};
 
 use support::{start, wait_window, TestClient};
 use wayrig_compositor::{CompositorHost, Config};
@@ -17,15 +21,6 @@ use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods, WindowHandle};
 const CLICKS: usize = 20;
 const TYPED: usize = 5;
 const LONG_TEXT_CHARS: usize = 300;
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
 
 struct Fixture {
     app: TestClient,
@@ -116,14 +111,10 @@ async fn typing_rate(host: &CompositorHost, env: &[(&str, &str)]) -> f64 {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list" || a == "--test") {
+    if table::listing_only() {
         return;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = table::runtime();
     let rows: Vec<(String, String, String)> = rt.block_on(async {
         let mut rows = Vec::new();
         let host = start(Config::default());
@@ -170,10 +161,5 @@ fn main() {
         host.shutdown().await;
         rows
     });
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    println!("\n{:<w$}  {:>14}  notes", "benchmark", "median");
-    println!("{:-<w$}  {:->14}  -----", "", "");
-    for (name, value, note) in rows {
-        println!("{name:<w$}  {value:>14}  {note}");
-    }
+    table::print(&rows);
 }

@@ -718,17 +718,23 @@ impl State {
         }
     }
 
-    pub fn window_command(
-        &mut self,
-        handle: WindowHandle,
-        cmd: WindowCommand,
-    ) -> HostResult<Option<WindowInfo>> {
+    /// A live window's record id and surface.
+    fn resolve_surface(&self, handle: WindowHandle) -> HostResult<(u64, Surface)> {
         let id = self.resolve(handle)?;
         let surface = self
             .windows
             .get(id)
             .map(|r| r.surface.surface.clone())
             .ok_or(HostError::NoWindow(handle))?;
+        Ok((id, surface))
+    }
+
+    pub fn window_command(
+        &mut self,
+        handle: WindowHandle,
+        cmd: WindowCommand,
+    ) -> HostResult<Option<WindowInfo>> {
+        let (id, surface) = self.resolve_surface(handle)?;
         match (&surface, cmd) {
             (_, WindowCommand::ForceClose) => {
                 let wl = surface.wl_surface();
@@ -1270,12 +1276,7 @@ impl State {
     // ---- capture -------------------------------------------------------
 
     pub fn capture_window(&mut self, handle: WindowHandle) -> HostResult<Pixels> {
-        let id = self.resolve(handle)?;
-        let surface = self
-            .windows
-            .get(id)
-            .map(|r| r.surface.surface.clone())
-            .ok_or(HostError::NoWindow(handle))?;
+        let (_, surface) = self.resolve_surface(handle)?;
         let (geometry, root) = match &surface {
             Surface::Toplevel(w) => (w.geometry(), None),
             Surface::Popup(p) => (p.geometry(), Some(p.wl_surface().clone())),

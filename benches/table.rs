@@ -1,0 +1,38 @@
+//! What every benchmark runs and prints with: a 2-thread runtime, medians,
+//! milliseconds, and a table of rows.
+
+use std::time::Duration;
+
+pub fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+pub fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// `cargo test --benches` runs benches to list them: nothing to do then.
+pub fn listing_only() -> bool {
+    std::env::args().any(|a| a == "--list" || a == "--test")
+}
+
+/// Print rows of (benchmark, median, notes) as an aligned table.
+pub fn print(rows: &[(String, String, String)]) {
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let v = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
+    println!("\n{:<w$}  {:>v$}  notes", "benchmark", "median");
+    println!("{:-<w$}  {:->v$}  -----", "", "");
+    for (name, value, note) in rows {
+        println!("{name:<w$}  {value:>v$}  {note}");
+    }
+}
+
+/// The runtime the benchmarks drive the compositor from.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
