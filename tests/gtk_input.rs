@@ -235,3 +235,55 @@ async fn wheel_scrolls_the_list_by_the_expected_amount() {
         "one click up left {back}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_menu_opens_as_a_popup_window_takes_keys_and_closes() {
+    use wayrig_host::{WindowEvent, WindowKind};
+    let host = start(Config::default());
+    let mut f = open(&host, &[]).await;
+    let mut watch = host.watch_windows().await.unwrap();
+    send(&host, &f, vec![click(centre(&f.layout, "menu"), 1)]).await;
+    let menu = wait_window(&mut watch, SHORT, |w| w.kind == WindowKind::Menu).await;
+    assert_eq!(
+        menu.parent,
+        Some(f.window),
+        "the popover belongs to the fixture window"
+    );
+    assert!(
+        menu.on_screen && menu.z == 0,
+        "a menu is in front: {menu:?}"
+    );
+    let shot = support::Image::decode(&host.capture_window(menu.handle).await.unwrap());
+    assert_eq!(
+        (shot.width as i32, shot.height as i32),
+        (menu.content.width, menu.content.height)
+    );
+    assert!(shot.distinct_colours() > 2, "the menu shows its items");
+
+    // The popup grab gives the menu the keyboard; GTK highlights the first
+    // item on opening, so Down then Enter chooses the second.
+    host.input(
+        menu.handle,
+        vec![
+            InputEvent::Key { key: "Down".into() },
+            InputEvent::Key {
+                key: "Enter".into(),
+            },
+        ],
+        InputOptions::default(),
+    )
+    .await
+    .unwrap();
+    f.app.expect("menu", SHORT, |v| v["item"] == "beta");
+    let deadline = tokio::time::Instant::now() + SHORT;
+    loop {
+        match tokio::time::timeout_at(deadline, watch.events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            WindowEvent::Closed(h) if h == menu.handle => break,
+            _ => {}
+        }
+    }
+}
