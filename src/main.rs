@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
 use wayrig_host::{Host, LaunchSpec, WindowEvent};
+use wayrig_services::{mygo, PrivateBus, Session};
 
 #[derive(Parser)]
 #[command(
@@ -66,6 +69,10 @@ struct RunArgs {
     /// Stop after the screenshot (ending the app).
     #[arg(long, requires = "screenshot")]
     once: bool,
+    /// Serve the MyGo automation protocol on this Unix socket (default: the
+    /// MYGO_AUTOMATION environment variable, and no socket without it).
+    #[arg(long, value_name = "PATH", env = "MYGO_AUTOMATION")]
+    mygo_socket: Option<PathBuf>,
     /// The app and its arguments, run without a shell.
     #[arg(last = true, required = true, value_name = "APP")]
     app: Vec<String>,
@@ -126,6 +133,23 @@ fn run(args: RunArgs) -> Result<(), String> {
             args.refresh
         ));
     }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    // Faces read accessibility: their session gets a bus of its own first, so
+    // that every app starts on it.
+    let bus = match &args.mygo_socket {
+        Some(_) => Some(
+            runtime
+                .block_on(PrivateBus::start(&std::env::temp_dir()))
+                .map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
+    let mut app_env = args.env.clone();
+    app_env.extend(bus.iter().flat_map(PrivateBus::app_env));
     let config = Config {
         width: args.size.0,
         height: args.size.1,
@@ -136,23 +160,30 @@ fn run(args: RunArgs) -> Result<(), String> {
         frames_for_hidden: !args.throttle_hidden,
         nested: args.nested,
         exit_with_last_app: !args.keep_running,
-        app_env: args.env.clone(),
+        app_env,
         ..Config::default()
     };
     let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let driver = std::thread::spawn(move || runtime.block_on(drive(host, args)));
+    let driver = std::thread::spawn(move || runtime.block_on(drive(Arc::new(host), args, bus)));
     runner.run();
     driver
         .join()
         .map_err(|_| "the driver thread panicked".to_string())?
 }
 
-async fn drive(host: CompositorHost, args: RunArgs) -> Result<(), String> {
+async fn drive(
+    host: Arc<CompositorHost>,
+    args: RunArgs,
+    bus: Option<PrivateBus>,
+) -> Result<(), String> {
+    if let (Some(path), Some(bus)) = (&args.mygo_socket, bus) {
+        let listener = mygo::bind(path).await?;
+        let session = Session::new(host.clone(), bus)
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(mygo::serve(listener, Arc::new(session)));
+        eprintln!("wayrig: automation socket {}", path.display());
+    }
     let session = host.session();
     eprintln!(
         "wayrig: WAYLAND_DISPLAY={} XDG_RUNTIME_DIR={}",

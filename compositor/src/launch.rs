@@ -89,7 +89,9 @@ impl Apps {
             .stdin(Stdio::null())
             .process_group(0)
             .env_remove("DISPLAY")
-            .env_remove("WAYLAND_SOCKET");
+            .env_remove("WAYLAND_SOCKET")
+            // The automation socket is Wayrig's, not the app's to open.
+            .env_remove("MYGO_AUTOMATION");
         for (k, v) in self.base_env.iter().chain(spec.env.iter()) {
             cmd.env(k, v);
         }

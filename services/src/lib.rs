@@ -7,6 +7,7 @@ pub mod a11y;
 pub mod actions;
 pub mod bus;
 pub mod model;
+pub mod mygo;
 pub mod session;
 
 pub use actions::{Action, Path};

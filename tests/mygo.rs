@@ -1,0 +1,303 @@
+//! The MyGo automation face, spoken raw over its socket to `wayrig run` hosting
+//! the GTK4 fixture: every method, the error codes, ids echoed, bad lines.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// `wayrig run` with an automation socket, in its own process group.
+struct Wayrig {
+    child: Child,
+    socket: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for Wayrig {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the process group we started; no memory is touched.
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start() -> Wayrig {
+    let dir = std::env::temp_dir().join(format!(
+        "wayrig-mygo-test-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("app.sock");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["run", "--mygo-socket"])
+        .arg(&socket)
+        .args(["--env", "GSK_RENDERER=cairo", "--", "/usr/bin/python3"])
+        .arg(&fixture)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("wayrig runs");
+    // wayrig says on stderr when the socket listens.
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if line.contains("automation socket") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the automation socket listens");
+    Wayrig { child, socket, dir }
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    h.finish() % 100_000
+}
+
+struct Client {
+    stream: UnixStream,
+    reader: BufReader<UnixStream>,
+}
+
+impl Client {
+    fn connect(path: &Path) -> Client {
+        let stream = UnixStream::connect(path).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let reader = BufReader::new(stream.try_clone().unwrap());
+        Client { stream, reader }
+    }
+
+    fn send_line(&mut self, line: &str) -> Value {
+        self.stream.write_all(line.as_bytes()).unwrap();
+        self.stream.write_all(b"\n").unwrap();
+        let mut answer = String::new();
+        self.reader.read_line(&mut answer).expect("an answer");
+        serde_json::from_str(&answer)
+            .unwrap_or_else(|e| panic!("answer {answer:?} is not JSON: {e}"))
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let answer =
+            self.send_line(&json!({"id": 1, "method": method, "params": params}).to_string());
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    fn error(&mut self, method: &str, params: Value) -> String {
+        let answer =
+            self.send_line(&json!({"id": 1, "method": method, "params": params}).to_string());
+        answer["error"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{method}: expected an error, got {answer}"))
+            .to_string()
+    }
+}
+
+#[test]
+fn the_protocol_end_to_end() {
+    if !Path::new("/usr/bin/python3").exists() {
+        panic!("Debian's python3 with python3-gi is needed (scripts/install-deps)");
+    }
+    let wayrig = start();
+    let mode = std::fs::metadata(&wayrig.socket).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        mode.permissions().mode() & 0o777,
+        0o600,
+        "the socket is private"
+    );
+    let mut c = Client::connect(&wayrig.socket);
+
+    // windows: wait for the fixture's window through idle on the default window.
+    let windows = loop {
+        let w = c.call("windows", json!({}));
+        if !w["windows"].as_array().unwrap().is_empty() {
+            break w;
+        }
+        // No window yet: the app is starting; idle answers no_window until it maps.
+        assert_eq!(c.error("idle", json!({"timeout": 50})), "no_window");
+    };
+    let win = &windows["windows"][0];
+    assert_eq!(win["title"], "wayrig-gtk4-fixture");
+    assert_eq!(win["kind"], "content");
+    assert!(win["contentBounds"]["width"].as_i64().unwrap() > 100);
+    let id = win["id"].as_u64().unwrap();
+    c.call("idle", json!({"window": id, "timeout": 10000}));
+
+    // tree: nodes in tree order with string ids, parents, MyGo roles.
+    let tree = c.call("tree", json!({"window": id}));
+    assert_eq!(tree["window"], id);
+    let nodes = tree["nodes"].as_array().unwrap();
+    let press = nodes
+        .iter()
+        .find(|n| n["role"] == "button" && n["label"] == "Press")
+        .expect("the Press button");
+    assert!(press["id"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .all(|c| c.is_ascii_digit()));
+    assert!(press["actions"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("press")));
+    assert!(press.get("parent").is_some());
+    let second = nodes
+        .iter()
+        .find(|n| n["role"] == "textField" && n["label"] == "Second")
+        .expect("the Second field");
+
+    // act: press by id, setValue on a field; a read after idle shows them.
+    c.call(
+        "act",
+        json!({"window": id, "id": press["id"], "action": "press"}),
+    );
+    c.call(
+        "act",
+        json!({"id": second["id"], "action": "setValue", "text": "Ada Lovelace"}),
+    );
+    c.call("idle", json!({"timeout": 10000}));
+    assert_eq!(
+        c.error("act", json!({"id": "123", "action": "press"})),
+        "no_element"
+    );
+    assert_eq!(
+        c.error("act", json!({"key": "nobody", "action": "press"})),
+        "no_element"
+    );
+    assert_eq!(
+        c.error("act", json!({"id": press["id"], "action": "fly"})),
+        "invalid_request"
+    );
+
+    // input: every event type.
+    let b = &press["bounds"];
+    let (x, y) = (
+        b["x"].as_f64().unwrap() + 5.0,
+        b["y"].as_f64().unwrap() + 5.0,
+    );
+    c.call(
+        "input",
+        json!({"window": id, "events": [
+            {"type": "pointerMove", "x": x, "y": y},
+            {"type": "pointerDown", "x": x, "y": y},
+            {"type": "pointerUp", "x": x, "y": y},
+            {"type": "click", "x": x, "y": y, "button": "left", "clicks": 1, "mods": ["shift"]},
+            {"type": "wheel", "x": x, "y": y, "dx": 0, "dy": 15},
+            {"type": "keyDown", "key": "Shift"},
+            {"type": "keyUp", "key": "Shift"},
+            {"type": "key", "key": "CmdOrCtrl+A"},
+            {"type": "text", "text": "ü"}
+        ]}),
+    );
+    assert_eq!(
+        c.error("input", json!({"events": [{"type": "key", "key": "Nope"}]})),
+        "invalid_request"
+    );
+    assert_eq!(
+        c.error("input", json!({"events": [{"type": "teleport"}]})),
+        "invalid_request"
+    );
+    assert_eq!(
+        c.error("input", json!({"window": 999, "events": []})),
+        "no_window"
+    );
+
+    // capture: a PNG of the window's content size.
+    let shot = c.call("capture", json!({"window": id}));
+    assert_eq!(shot["width"], win["contentBounds"]["width"]);
+    assert!(
+        shot["png"].as_str().unwrap().starts_with("iVBORw0KGgo"),
+        "base64 of a PNG"
+    );
+
+    // eval on native UI, unknown methods, bad lines.
+    assert_eq!(c.error("eval", json!({"script": "1"})), "unsupported");
+    assert_eq!(c.error("teleport", json!({})), "unknown_method");
+    assert_eq!(c.error("tree", json!({"window": "one"})), "invalid_request");
+    assert_eq!(c.error("tree", json!({"colour": 1})), "invalid_request");
+    let parse = c.send_line("this is not json");
+    assert_eq!(
+        (parse["id"].clone(), parse["error"]["code"].clone()),
+        (Value::Null, json!("parse_error"))
+    );
+    assert_eq!(c.send_line("[1, 2]")["error"]["code"], "parse_error");
+    assert_eq!(
+        c.send_line(r#"{"id": 3}"#)["error"]["code"],
+        "invalid_request"
+    );
+
+    // ids of every JSON type come back as they went.
+    for id in [
+        json!("abc"),
+        json!(42),
+        json!(1.5),
+        json!(null),
+        json!({"a": [1]}),
+        json!([true]),
+    ] {
+        let answer = c.send_line(&json!({"id": id, "method": "windows"}).to_string());
+        assert_eq!(answer["id"], id);
+    }
+
+    // A line over the limit is refused; the connection goes on.
+    let long = format!(
+        r#"{{"id": 1, "method": "input", "params": {{"events": [{{"type": "text", "text": "{}"}}]}}}}"#,
+        "a".repeat(9 * 1024 * 1024)
+    );
+    assert_eq!(c.send_line(&long)["error"]["code"], "invalid_request");
+    c.call("windows", json!({}));
+
+    // Two connections side by side: one idles while the other works.
+    let mut other = Client::connect(&wayrig.socket);
+    other.call("windows", json!({}));
+    c.call("idle", json!({"timeout": 10000}));
+
+    // A client that leaves mid-line does no harm.
+    {
+        let mut gone = UnixStream::connect(&wayrig.socket).unwrap();
+        gone.write_all(br#"{"id": 1, "method": "win"#).unwrap();
+    }
+    other.call("windows", json!({}));
+}
+
+#[test]
+fn a_live_socket_or_a_plain_file_is_not_replaced() {
+    let dir = std::env::temp_dir().join(format!("wayrig-mygo-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("plain");
+    std::fs::write(&plain, b"keep me").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["run", "--mygo-socket"])
+        .arg(&plain)
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a socket"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&plain).unwrap(), b"keep me");
+    let _ = std::fs::remove_dir_all(&dir);
+}
