@@ -267,6 +267,13 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
         .await
         .unwrap();
     app.expect("spin", SHORT, |v| v["value"] == 41.0);
+    host.settle(win.handle, SHORT).await.unwrap();
+    let after = session.tree(win.handle).await.unwrap();
+    assert_eq!(
+        after.node(spin).unwrap().range.map(|r| r.now),
+        Some(41.0),
+        "a read after settle shows the value"
+    );
 
     // Errors are answers: an unknown element, a number that is not one.
     let err = session

@@ -10,6 +10,8 @@ use std::time::Duration;
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::cache::CacheProxy;
 use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::text::TextProxy;
+use atspi::proxy::value::ValueProxy;
 use atspi::{
     CacheItem, CoordType, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State,
     StateSet,
@@ -17,7 +19,7 @@ use atspi::{
 use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
-use crate::model::{Error, Node, Role, States};
+use crate::model::{Error, Node, Range, Role, States};
 use wayrig_host::Rect;
 
 /// How many extents requests are in flight at once.
@@ -386,7 +388,11 @@ impl A11y {
             .map(|id| async move {
                 let it = &items[ids[&id]];
                 let has_component = it.ifaces.contains(Interface::Component);
-                let (bounds, key) = tokio::join!(
+                let has_value = it.ifaces.contains(Interface::Value);
+                let text_field =
+                    it.ifaces.contains(Interface::Text) && is_text_field(role(it.role, &it.states));
+                let password = it.role == AtspiRole::PasswordText;
+                let (bounds, key, range, text) = tokio::join!(
                     async {
                         if has_component {
                             component_extents(conn, &it.object).await
@@ -394,9 +400,32 @@ impl A11y {
                             None
                         }
                     },
-                    accessible_id(conn, &it.object)
+                    accessible_id(conn, &it.object),
+                    async {
+                        if has_value {
+                            value_range(conn, &it.object).await
+                        } else {
+                            None
+                        }
+                    },
+                    async {
+                        if text_field {
+                            text_and_selection(conn, &it.object, password).await
+                        } else {
+                            (None, None)
+                        }
+                    }
                 );
-                (id, Details { bounds, key })
+                (
+                    id,
+                    Details {
+                        bounds,
+                        key,
+                        range,
+                        value: text.0,
+                        selection: text.1,
+                    },
+                )
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
@@ -418,6 +447,82 @@ impl A11y {
 struct Details {
     bounds: Option<Rect>,
     key: Option<String>,
+    range: Option<Range>,
+    value: Option<String>,
+    selection: Option<(i32, i32)>,
+}
+
+/// Roles whose text is their value.
+pub fn is_text_field(role: Role) -> bool {
+    matches!(
+        role,
+        Role::TextInput
+            | Role::TextArea
+            | Role::PasswordInput
+            | Role::SearchInput
+            | Role::SpinButton
+    )
+}
+
+macro_rules! build_proxy {
+    ($ty:ident, $conn:expr, $obj:expr) => {{
+        let name = $obj.name()?.clone();
+        $ty::builder($conn)
+            .destination(name)
+            .ok()?
+            .path($obj.path().clone())
+            .ok()?
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .ok()?
+    }};
+}
+
+async fn value_range(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Range> {
+    let p = build_proxy!(ValueProxy, conn, obj);
+    let (min, max, now, step) = tokio::join!(
+        p.minimum_value(),
+        p.maximum_value(),
+        p.current_value(),
+        p.minimum_increment()
+    );
+    Some(Range {
+        min: min.ok()?,
+        max: max.ok()?,
+        now: now.ok()?,
+        step: step.unwrap_or(0.0),
+    })
+}
+
+/// A text field's text (left out for passwords) and its selection or caret.
+async fn text_and_selection(
+    conn: &zbus::Connection,
+    obj: &ObjectRefOwned,
+    password: bool,
+) -> (Option<String>, Option<(i32, i32)>) {
+    let read = async {
+        let p = build_proxy!(TextProxy, conn, obj);
+        // GTK 4.8 answers GetText(0, -1) with "": ask for the character count.
+        let count = p.character_count().await.ok()?;
+        let (text, selections, caret) = tokio::join!(
+            async {
+                if password {
+                    None
+                } else {
+                    p.get_text(0, count).await.ok()
+                }
+            },
+            p.get_n_selections(),
+            p.caret_offset()
+        );
+        let selection = match selections {
+            Ok(n) if n > 0 => p.get_selection(0).await.ok(),
+            _ => caret.ok().map(|c| (c, c)),
+        };
+        Some((text, selection))
+    };
+    read.await.unwrap_or((None, None))
 }
 
 async fn accessible_id(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<String> {
@@ -525,6 +630,9 @@ fn to_node(
         description: it.name.clone(),
         key: details.key,
         states,
+        value: details.value,
+        range: details.range,
+        selection: details.selection,
         bounds: details.bounds,
     }
 }

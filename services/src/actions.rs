@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle};
 use zbus::proxy::CacheProperties;
 
-use crate::model::{Error, Node, Role};
+use crate::a11y::is_text_field;
+use crate::model::{Error, Node};
 use crate::session::Session;
 
 /// What can be done to an element.
@@ -64,17 +65,6 @@ fn centre(r: Rect) -> (f64, f64) {
     (
         r.x as f64 + r.width as f64 / 2.0,
         r.y as f64 + r.height as f64 / 2.0,
-    )
-}
-
-fn is_text_field(role: Role) -> bool {
-    matches!(
-        role,
-        Role::TextInput
-            | Role::TextArea
-            | Role::PasswordInput
-            | Role::SearchInput
-            | Role::SpinButton
     )
 }
 

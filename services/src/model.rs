@@ -104,9 +104,24 @@ pub struct Node {
     /// The app's own name for the element (AccessibleId, GtkBuildable id, objectName).
     pub key: Option<String>,
     pub states: States,
+    /// The text of a text field (not of a password field).
+    pub value: Option<String>,
+    /// Minimum, maximum, current value and step of sliders, spinners, progress bars.
+    pub range: Option<Range>,
+    /// Selected text of a text field, in characters; the caret when empty.
+    pub selection: Option<(i32, i32)>,
     /// Relative to the window's content, logical points; `None` when the element
     /// reports no size (not laid out, or on a hidden page).
     pub bounds: Option<Rect>,
+}
+
+/// A ranged value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Range {
+    pub min: f64,
+    pub max: f64,
+    pub now: f64,
+    pub step: f64,
 }
 
 /// A window and its elements, root first.

@@ -503,8 +503,20 @@ fn tree_json(tree: &Tree) -> Value {
             if !n.description.is_empty() {
                 o.insert("description".into(), Value::String(n.description.clone()));
             }
+            if let Some(v) = &n.value {
+                o.insert("value".into(), Value::String(v.clone()));
+            }
             if let Some(b) = &n.bounds {
                 o.insert("bounds".into(), rect_json(b));
+            }
+            if let Some(r) = &n.range {
+                o.insert("min".into(), json!(r.min));
+                o.insert("max".into(), json!(r.max));
+                o.insert("now".into(), json!(r.now));
+                o.insert("step".into(), json!(r.step));
+            }
+            if let Some((from, to)) = n.selection {
+                o.insert("selection".into(), json!([from, to]));
             }
             let states = state_words(&n.states);
             if !states.is_empty() {
