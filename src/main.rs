@@ -1,5 +1,7 @@
 //! The `wayrig` command: `wayrig run -- APP` hosts apps in Wayrig's compositor,
-//! headless or nested, and can list their windows and write a screenshot.
+//! headless or nested; the other commands are the agent CLI over its socket.
+
+mod agent;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +22,8 @@ use wayrig_services::{mygo, PrivateBus, Session};
     about = "A Wayland compositor built to be driven: host GUI apps and automate them"
 )]
 struct Cli {
+    #[command(flatten)]
+    common: agent::Common,
     #[command(subcommand)]
     command: Commands,
 }
@@ -28,6 +32,8 @@ struct Cli {
 enum Commands {
     /// Host APP (and later more apps) in a compositor of its own.
     Run(RunArgs),
+    #[command(flatten)]
+    Agent(agent::AgentCommand),
 }
 
 #[derive(Args)]
@@ -111,6 +117,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Commands::Run(args) => run(args),
+        Commands::Agent(command) => agent::run(cli.common, command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

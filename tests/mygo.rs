@@ -3,72 +3,14 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+
+mod support;
+use std::process::{Command, Stdio};
 use std::time::Duration;
+use support::Wayrig;
 
 use serde_json::{json, Value};
-
-/// `wayrig run` with an automation socket, in its own process group.
-struct Wayrig {
-    child: Child,
-    socket: PathBuf,
-    dir: PathBuf,
-}
-
-impl Drop for Wayrig {
-    fn drop(&mut self) {
-        // SAFETY: kill(2) on the process group we started; no memory is touched.
-        unsafe {
-            libc::kill(-(self.child.id() as i32), libc::SIGTERM);
-        }
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn start() -> Wayrig {
-    let dir = std::env::temp_dir().join(format!(
-        "wayrig-mygo-test-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let socket = dir.join("app.sock");
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
-        .args(["run", "--mygo-socket"])
-        .arg(&socket)
-        .args(["--env", "GSK_RENDERER=cairo", "--", "/usr/bin/python3"])
-        .arg(&fixture)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("wayrig runs");
-    // wayrig says on stderr when the socket listens.
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            if line.contains("automation socket") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("the automation socket listens");
-    Wayrig { child, socket, dir }
-}
-
-fn rand_suffix() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(0);
-    h.finish() % 100_000
-}
 
 struct Client {
     stream: UnixStream,
@@ -116,7 +58,7 @@ fn the_protocol_end_to_end() {
     if !Path::new("/usr/bin/python3").exists() {
         panic!("Debian's python3 with python3-gi is needed (scripts/install-deps)");
     }
-    let wayrig = start();
+    let wayrig = Wayrig::start();
     let mode = std::fs::metadata(&wayrig.socket).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(

@@ -259,3 +259,68 @@ impl Drop for TestClient {
         let _ = self.child.wait();
     }
 }
+
+/// `wayrig run` with an automation socket, in its own process group.
+pub struct Wayrig {
+    child: Child,
+    pub socket: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Drop for Wayrig {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the process group we started; no memory is touched.
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Wayrig {
+    /// `wayrig run --mygo-socket` hosting the GTK4 fixture; returns once the socket listens.
+    pub fn start() -> Wayrig {
+        let dir = std::env::temp_dir().join(format!(
+            "wayrig-mygo-test-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let socket = dir.join("app.sock");
+        let fixture =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+            .args(["run", "--mygo-socket"])
+            .arg(&socket)
+            .args(["--env", "GSK_RENDERER=cairo", "--", "/usr/bin/python3"])
+            .arg(&fixture)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("wayrig runs");
+        // wayrig says on stderr when the socket listens.
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                if line.contains("automation socket") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("the automation socket listens");
+        Wayrig { child, socket, dir }
+    }
+}
+
+/// A number to keep temporary names of parallel tests apart.
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    h.finish() % 100_000
+}

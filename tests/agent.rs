@@ -1,0 +1,125 @@
+//! The agent CLI end to end against `wayrig run` hosting the GTK4 fixture:
+//! open, snapshot -i, press with --settle diffs, fill, stale refs refused,
+//! two sessions side by side, close leaving the app running, the guide.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::Wayrig;
+
+/// Run `wayrig ARGS` with the session files under `cache`.
+fn cli(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("MYGO_AUTOMATION_SESSION")
+        .output()
+        .expect("wayrig runs")
+}
+
+fn ok(cache: &Path, args: &[&str]) -> String {
+    let out = cli(cache, args);
+    assert!(
+        out.status.success(),
+        "wayrig {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn err(cache: &Path, args: &[&str]) -> String {
+    let out = cli(cache, args);
+    assert!(!out.status.success(), "wayrig {args:?} should fail");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// The ref of the first line matching all `parts`.
+fn ref_of(snapshot: &str, parts: &[&str]) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| parts.iter().all(|p| l.contains(p)))
+        .unwrap_or_else(|| panic!("no line with {parts:?} in:\n{snapshot}"));
+    line.split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn an_agent_drives_the_app_with_short_commands() {
+    let wayrig = Wayrig::start();
+    let cache = wayrig.dir.join("cache");
+    let socket = wayrig.socket.to_str().unwrap();
+    let opened = ok(&cache, &["open", "--socket", socket]);
+    assert!(opened.contains("session default"), "{opened}");
+    // The app may still be mapping its window: wait knows when it has settled.
+    while !ok(&cache, &["windows"]).contains("wayrig-gtk4-fixture") {
+        let _ = cli(&cache, &["wait", "--timeout", "100"]);
+    }
+    ok(&cache, &["wait"]);
+
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let press = ref_of(&snap, &["[button]", "\"Press\""]);
+    let second = ref_of(&snap, &["[textField]", "\"Second\""]);
+    assert!(press.starts_with("@e") && second.starts_with("@e"));
+    assert!(
+        snap.lines().all(|l| l.starts_with("@e")),
+        "compact lines only:\n{snap}"
+    );
+
+    // Press with --settle: the changed element as - and + lines.
+    let diff = ok(&cache, &["press", &press, "--settle"]);
+    assert!(
+        diff.contains(&format!("- {press} [button] \"Press\"")),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(&format!("+ {press} [button] \"Press\" (focused)")),
+        "{diff}"
+    );
+
+    let diff = ok(&cache, &["fill", &second, "Ada Lovelace", "--settle"]);
+    assert!(
+        diff.contains(&format!(
+            "+ {second} [textField] \"Second\" value=\"Ada Lovelace\""
+        )),
+        "{diff}"
+    );
+
+    // Refs stay with their element; unknown and stale refs are refused.
+    let again = ok(&cache, &["snapshot", "-i"]);
+    assert_eq!(ref_of(&again, &["[button]", "\"Press\""]), press);
+    assert!(err(&cache, &["press", "@e9999"]).contains("unknown ref"));
+    let session_file = cache.join("wayrig/sessions/default.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&session_file).unwrap()).unwrap();
+    state["refs"]["424242"] = serde_json::json!(500);
+    std::fs::write(&session_file, state.to_string()).unwrap();
+    assert!(err(&cache, &["press", "@e500"]).contains("stale ref @e500"));
+    assert!(err(&cache, &["press", "key=nobody"]).contains("no_element"));
+
+    // A second session keeps refs of its own.
+    ok(&cache, &["--session", "other", "open", "--socket", socket]);
+    let other = ok(&cache, &["--session", "other", "snapshot"]);
+    assert!(other.lines().next().unwrap().starts_with("@e1 "), "{other}");
+    assert_eq!(
+        ref_of(&ok(&cache, &["snapshot", "-i"]), &["\"Press\""]),
+        press
+    );
+
+    // Input, screenshot, the guide.
+    ok(&cache, &["type", "!"]);
+    ok(&cache, &["key", "CmdOrCtrl+A"]);
+    let shot = wayrig.dir.join("shot.png");
+    let said = ok(&cache, &["screenshot", shot.to_str().unwrap()]);
+    assert!(said.contains("x"), "{said}");
+    assert!(std::fs::read(&shot).unwrap().starts_with(b"\x89PNG"));
+    let guide = ok(&cache, &["skills"]);
+    assert!(guide.contains("--settle") && guide.contains("stale") && guide.contains("@e"));
+    assert!(err(&cache, &["eval", "1+1"]).contains("unsupported"));
+
+    // close ends the session and leaves the app running.
+    ok(&cache, &["close"]);
+    assert!(err(&cache, &["snapshot"]).contains("no session"));
+    assert!(ok(&cache, &["--session", "other", "windows"]).contains("wayrig-gtk4-fixture"));
+}
