@@ -350,3 +350,32 @@ async fn gtk3_widget_factory_tree_is_read_and_placed() {
         .filter_map(|n| n.bounds)
         .all(|r| r.x > -10_000 && r.y > -10_000));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pressing_an_element_scrolled_out_of_view_uses_its_action() {
+    use wayrig_services::{Action, Path};
+    let (session, host, compositor) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
+    host.settle(win.handle, SHORT).await.unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+    // The list's last rows lie below the window's bottom edge.
+    let far = tree
+        .nodes
+        .iter()
+        .find(|n| n.role == Role::ListItem && n.bounds.is_some_and(|b| b.y > win.content.height))
+        .expect("a row out of view");
+    let result = session.act(win.handle, far.id, Action::Press).await;
+    assert!(
+        !matches!(result, Ok(Path::Pointer)),
+        "no click outside the window: {result:?}"
+    );
+}

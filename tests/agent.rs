@@ -93,9 +93,10 @@ fn an_agent_drives_the_app_with_short_commands() {
     let session_file = cache.join("wayrig/sessions/default.json");
     let mut state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&session_file).unwrap()).unwrap();
-    state["refs"]["424242"] = serde_json::json!(500);
+    state["refs"]["424242"] = serde_json::json!(99999);
     std::fs::write(&session_file, state.to_string()).unwrap();
-    assert!(err(&cache, &["press", "@e500"]).contains("stale ref @e500"));
+    let stale = err(&cache, &["press", "@e99999"]);
+    assert!(stale.contains("stale ref @e99999"), "{stale}");
     assert!(err(&cache, &["press", "key=nobody"]).contains("no_element"));
 
     // A second session keeps refs of its own.

@@ -61,6 +61,12 @@ macro_rules! proxy {
     }};
 }
 
+/// The element's centre lies inside the window's content.
+fn shows_in(b: Rect, window: &wayrig_host::WindowInfo) -> bool {
+    let (x, y) = centre(b);
+    x >= 0.0 && y >= 0.0 && x < window.content.width as f64 && y < window.content.height as f64
+}
+
 fn centre(r: Rect) -> (f64, f64) {
     (
         r.x as f64 + r.width as f64 / 2.0,
@@ -82,7 +88,9 @@ impl Session {
             .ok_or_else(|| Error::Stale(format!("element {id}")))?;
         let conn = self.a11y().connection();
         match action {
-            Action::Press => match node.bounds {
+            // A click where it shows; an element scrolled out of the window (or
+            // never laid out) gets its own action instead.
+            Action::Press => match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
                 Some(b) => self.click(window, b).await,
                 None => {
                     self.do_named_action(
