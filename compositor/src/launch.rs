@@ -138,17 +138,32 @@ impl Apps {
     }
 
     /// SIGKILL every launched app's process group that still has a live member,
-    /// children that outlived their app included.
+    /// children that outlived their app included, and see them gone.
     pub fn kill_remaining(&self) {
-        for &pid in self.launched.iter().filter(|p| group_alive(**p)) {
+        let alive: Vec<u32> = self
+            .launched
+            .iter()
+            .copied()
+            .filter(|p| group_alive(*p))
+            .collect();
+        for &pid in &alive {
             tracing::warn!(
                 pid,
                 "app's process group still running at shutdown; killing it"
             );
             signal_group(pid, libc::SIGKILL);
         }
+        // SIGKILL lands asynchronously; nothing signals a grandchild's death to
+        // us, so look at /proc until the kernel has ended them (bounded).
+        let deadline = std::time::Instant::now() + KILL_LIMIT;
+        while alive.iter().any(|p| group_alive(*p)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
 }
+
+/// How long SIGKILLed processes may take to be gone.
+const KILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Whether a process group has a member that is still running. Zombies do not
 /// count: an orphan's zombie waits for PID 1 to reap it, which is not ours to hurry.

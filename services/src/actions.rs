@@ -10,7 +10,7 @@ use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::editable_text::EditableTextProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
-use atspi::{Interface, InterfaceSet, ObjectRefOwned};
+use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle};
 use zbus::proxy::CacheProperties;
@@ -30,6 +30,9 @@ pub enum Action {
     SelectText { from: i32, to: i32 },
     Increment,
     Decrement,
+    ScrollIntoView,
+    Expand,
+    Collapse,
 }
 
 /// The path an action took.
@@ -59,6 +62,18 @@ macro_rules! proxy {
             .await
             .map_err(|e| Error::Failed(e.to_string()))?
     }};
+}
+
+/// Wheel clicks scroll this many points each (as the compositor sends them).
+const WHEEL_CLICK: f64 = 15.0;
+/// Rounds of wheeling towards an element before giving up.
+const WHEEL_ROUNDS: usize = 8;
+
+fn contains(outer: &Rect, inner: &Rect) -> bool {
+    inner.x >= outer.x
+        && inner.y >= outer.y
+        && inner.x + inner.width <= outer.x + outer.width
+        && inner.y + inner.height <= outer.y + outer.height
 }
 
 /// The element's centre lies inside the window's content.
@@ -147,6 +162,45 @@ impl Session {
                 done.map_err(|e| Error::Failed(e.to_string()))?;
                 Ok(Path::Accessibility)
             }
+            Action::ScrollIntoView => {
+                if node.bounds.is_some_and(|b| shows_in(b, &tree.window)) {
+                    return Ok(Path::Accessibility);
+                }
+                if !ifaces.contains(Interface::Component) {
+                    return Err(Error::Unsupported(format!(
+                        "element {id} cannot be scrolled to"
+                    )));
+                }
+                let proxy = proxy!(ComponentProxy, conn, obj);
+                match proxy.scroll_to(ScrollType::Anywhere).await {
+                    Ok(true) => Ok(Path::Accessibility),
+                    // GTK 4.8 has no ScrollTo: scroll the viewport with the wheel.
+                    Ok(false) | Err(_) => self.scroll_by_wheel(window, id).await,
+                }
+            }
+            Action::Expand | Action::Collapse => {
+                let expand = action == Action::Expand;
+                if !node.states.expandable && !node.states.expanded {
+                    return Err(Error::Unsupported(format!("element {id} does not expand")));
+                }
+                if node.states.expanded == expand {
+                    return Ok(Path::Accessibility);
+                }
+                let names: &[&str] = if expand {
+                    &["expand", "activate", "toggle", "click"]
+                } else {
+                    &["collapse", "activate", "toggle", "click"]
+                };
+                match self.do_named_action(conn, &obj, &ifaces, names).await {
+                    Ok(path) => Ok(path),
+                    Err(_) => match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
+                        Some(b) => self.click(window, b).await,
+                        None => Err(Error::Unsupported(format!(
+                            "element {id} has no way to expand"
+                        ))),
+                    },
+                }
+            }
             Action::Increment | Action::Decrement => {
                 if !ifaces.contains(Interface::Value) {
                     return Err(Error::Unsupported(format!(
@@ -178,6 +232,65 @@ impl Session {
                 Ok(Path::Accessibility)
             }
         }
+    }
+
+    /// Wheel the element's viewport (its nearest ancestor lying wholly in the
+    /// window) towards it until it shows, reading where it went each time.
+    async fn scroll_by_wheel(&self, window: WindowHandle, id: u64) -> Result<Path, Error> {
+        for _ in 0..WHEEL_ROUNDS {
+            let tree = self.tree(window).await?;
+            let node = tree
+                .node(id)
+                .ok_or_else(|| Error::NoElement(id.to_string()))?;
+            let b = node
+                .bounds
+                .ok_or_else(|| Error::Unsupported(format!("element {id} is not laid out")))?;
+            if shows_in(b, &tree.window) {
+                return Ok(Path::Pointer);
+            }
+            let content = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
+            let mut parent = node.parent;
+            let viewport = loop {
+                let p = tree
+                    .node(parent.ok_or_else(|| {
+                        Error::Unsupported(format!("nothing scrolls element {id}"))
+                    })?)
+                    .ok_or_else(|| Error::NoElement(id.to_string()))?;
+                match p.bounds {
+                    Some(pb) if contains(&content, &pb) => break pb,
+                    _ => parent = p.parent,
+                }
+            };
+            let (vx, vy) = centre(viewport);
+            let (ex, ey) = centre(b);
+            // Toolkits scroll about viewport^(2/3) per wheel click (GTK's step).
+            let clicks = |delta: f64, extent: i32| -> f64 {
+                let step = (extent.max(1) as f64).powf(2.0 / 3.0);
+                let n = (delta / step).round();
+                if n == 0.0 && delta != 0.0 {
+                    delta.signum()
+                } else {
+                    n.clamp(-40.0, 40.0)
+                }
+            };
+            let wheel = InputEvent::Wheel {
+                x: vx,
+                y: vy,
+                dx: clicks(ex - vx, viewport.width) * WHEEL_CLICK,
+                dy: clicks(ey - vy, viewport.height) * WHEEL_CLICK,
+                precise: false,
+                mods: Mods::default(),
+            };
+            self.host()
+                .input(window, vec![wheel], InputOptions::default())
+                .await?;
+            self.host()
+                .settle(window, std::time::Duration::from_secs(5))
+                .await?;
+        }
+        Err(Error::Unsupported(format!(
+            "element {id} did not come into view"
+        )))
     }
 
     async fn click(&self, window: WindowHandle, bounds: Rect) -> Result<Path, Error> {
