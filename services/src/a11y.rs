@@ -140,6 +140,10 @@ impl A11y {
         let mut signals = zbus::MessageStream::for_match_rule(rule, &self.conn, Some(64))
             .await
             .map_err(|e| failed("watching the registry", e))?;
+        // The registry announces apps only to those who asked for the event.
+        if let Ok(registry) = atspi::proxy::registry::RegistryProxy::new(&self.conn).await {
+            let _ = registry.register_event("object:children-changed").await;
+        }
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let apps: Vec<App> = self

@@ -1,0 +1,94 @@
+//! A Qt 6 app (a PyQt6 fixture) under Wayrig: hosted on the Qt Wayland shell
+//! plugin, captured, and driven with pointer and Unicode text input.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::{start, wait_window, Image, TestClient};
+use wayrig_compositor::{Config, Decorations};
+use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods};
+
+const SHORT: Duration = Duration::from_secs(20);
+
+fn have_pyqt6() -> bool {
+    std::process::Command::new("/usr/bin/python3")
+        .args(["-c", "import PyQt6.QtWidgets"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn centre(layout: &serde_json::Value, widget: &str) -> (f64, f64) {
+    let b = &layout[widget];
+    (
+        b["x"].as_f64().unwrap() + b["w"].as_f64().unwrap() / 2.0,
+        b["y"].as_f64().unwrap() + b["h"].as_f64().unwrap() / 2.0,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qt6_app_is_hosted_and_driven() {
+    assert!(
+        have_pyqt6(),
+        "PyQt6 is not installed (apt-get install python3-pyqt6 qt6-wayland)"
+    );
+    // Server-side decorations: Qt then draws none, and its widgets start at the content.
+    let compositor = Arc::new(start(Config {
+        decorations: Decorations::Server,
+        ..Config::default()
+    }));
+    let host: Arc<dyn Host> = compositor.clone();
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qt6-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    let layout = app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-qt6-fixture").await;
+    assert_eq!(win.pid, Some(app.pid()));
+    host.settle(win.handle, SHORT).await.unwrap();
+    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
+    assert!(shot.distinct_colours() > 10, "Qt drew its widgets");
+
+    let click = |at: (f64, f64)| InputEvent::Click {
+        x: at.0,
+        y: at.1,
+        button: Button::Left,
+        clicks: 1,
+        mods: Mods::default(),
+    };
+    host.input(
+        win.handle,
+        vec![click(centre(&layout, "button"))],
+        InputOptions::default(),
+    )
+    .await
+    .unwrap();
+    app.expect("clicked", SHORT, |_| true);
+
+    host.input(
+        win.handle,
+        vec![click(centre(&layout, "entry"))],
+        InputOptions::default(),
+    )
+    .await
+    .unwrap();
+    host.settle(win.handle, SHORT).await.unwrap();
+    let text = "Grüße, 中文 😀";
+    let report = host
+        .input(
+            win.handle,
+            vec![InputEvent::Text { text: text.into() }],
+            InputOptions::default(),
+        )
+        .await
+        .unwrap();
+    app.expect("entry", SHORT, |v| v["text"] == text);
+    // Qt 6.4 does not enable text-input-v3 here: the keymap path types it.
+    assert_eq!(report.text_paths, [wayrig_host::TextPath::Keymap]);
+}
