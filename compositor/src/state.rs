@@ -837,13 +837,11 @@ impl State {
                     s.states.unset(xdg_toplevel::State::Fullscreen);
                     s.states.set(state);
                     s.size = Some((ow, oh).into());
+                    // A client that is going away has no output to be put on.
                     s.fullscreen_output = (state == xdg_toplevel::State::Fullscreen)
-                        .then(|| {
-                            output
-                                .client_outputs(&top.wl_surface().client().expect("client"))
-                                .next()
-                        })
-                        .flatten();
+                        .then(|| top.wl_surface().client())
+                        .flatten()
+                        .and_then(|client| output.client_outputs(&client).next());
                 });
                 top.send_pending_configure();
                 self.activate(id);
@@ -1277,21 +1275,19 @@ impl State {
 
     pub fn capture_window(&mut self, handle: WindowHandle) -> HostResult<Pixels> {
         let (_, surface) = self.resolve_surface(handle)?;
-        let (geometry, root) = match &surface {
-            Surface::Toplevel(w) => (w.geometry(), None),
-            Surface::Popup(p) => (p.geometry(), Some(p.wl_surface().clone())),
-        };
-        let Surface::Toplevel(window) = &surface else {
-            return capture::render_surface(
+        let scale = self.config.scale;
+        match &surface {
+            Surface::Toplevel(window) => {
+                capture::render_window(&mut self.capture_renderer, window, scale)
+            }
+            Surface::Popup(popup) => capture::render_surface(
                 &mut self.capture_renderer,
-                &root.expect("popup"),
-                geometry,
-                self.config.scale,
-            )
-            .map_err(HostError::Failed);
-        };
-        capture::render_window(&mut self.capture_renderer, window, self.config.scale)
-            .map_err(HostError::Failed)
+                popup.wl_surface(),
+                popup.geometry(),
+                scale,
+            ),
+        }
+        .map_err(HostError::Failed)
     }
 
     pub fn capture_output(&mut self) -> HostResult<Pixels> {
