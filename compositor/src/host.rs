@@ -41,6 +41,7 @@ pub enum Command {
     ),
     Settle(WindowHandle, Duration, oneshot::Sender<HostResult<Settled>>),
     Step(u32, oneshot::Sender<HostResult<Stepped>>),
+    Commits(WindowHandle, oneshot::Sender<HostResult<u64>>),
     Input(
         WindowHandle,
         Vec<InputEvent>,
@@ -202,6 +203,10 @@ impl Host for CompositorHost {
     ) -> HostResult<InputReport> {
         self.ask(|tx| Command::Input(window, events, options, tx))
             .await?
+    }
+
+    async fn commits(&self, window: WindowHandle) -> HostResult<u64> {
+        self.ask(|tx| Command::Commits(window, tx)).await?
     }
 
     async fn step(&self, frames: u32) -> HostResult<Stepped> {
@@ -449,6 +454,14 @@ impl State {
                 self.add_settle_waiter(handle, timeout, reply);
             }
             Command::Step(frames, reply) => self.start_step(frames, reply),
+            Command::Commits(handle, reply) => {
+                let commits = self.resolve(handle).map(|id| {
+                    self.windows
+                        .get(id)
+                        .map_or(0, |r| r.surface.activity.commits())
+                });
+                let _ = reply.send(commits);
+            }
             Command::Input(handle, events, options, reply) => {
                 self.refresh_windows();
                 self.queue_input(handle, &events, options, reply);

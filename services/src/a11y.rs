@@ -58,6 +58,9 @@ pub struct Frame {
 /// A connection to one session's accessibility bus.
 pub struct A11y {
     conn: zbus::Connection,
+    /// Counts every accessibility event any app sent: a tree read while it
+    /// stayed the same is still what the apps say.
+    changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Objects of the nodes read so far, by node id, for acting on them.
     objects: std::sync::Mutex<HashMap<u64, (ObjectRefOwned, InterfaceSet)>>,
 }
@@ -88,10 +91,18 @@ impl A11y {
             .build()
             .await
             .map_err(|e| failed("cannot reach the accessibility bus", e))?;
+        let changes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        watch_changes(&conn, changes.clone()).await?;
         Ok(A11y {
             conn,
+            changes,
             objects: Default::default(),
         })
+    }
+
+    /// How many accessibility events have arrived so far.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The apps registered on the bus, with their process ids.
@@ -586,6 +597,46 @@ async fn read_object(
         },
         children,
     ))
+}
+
+/// Ask toolkits for object and cache events and count each that arrives, on a
+/// task that only counts: an unread stream would stall the connection.
+async fn watch_changes(
+    conn: &zbus::Connection,
+    changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> Result<(), Error> {
+    use atspi::events::{DBusMatchRule, RegistryEventString};
+    let mut streams = Vec::new();
+    for rule in [
+        atspi::ObjectEvents::MATCH_RULE_STRING,
+        atspi::CacheEvents::MATCH_RULE_STRING,
+    ] {
+        let rule = zbus::MatchRule::try_from(rule).map_err(|e| failed("event rule", e))?;
+        streams.push(
+            zbus::MessageStream::for_match_rule(rule, conn, Some(1024))
+                .await
+                .map_err(|e| failed("watching accessibility events", e))?,
+        );
+    }
+    let registry = atspi::proxy::registry::RegistryProxy::new(conn)
+        .await
+        .map_err(|e| failed("registry", e))?;
+    for event in [
+        atspi::ObjectEvents::REGISTRY_EVENT_STRING,
+        atspi::CacheEvents::REGISTRY_EVENT_STRING,
+    ] {
+        registry
+            .register_event(event)
+            .await
+            .map_err(|e| failed("registering events", e))?;
+    }
+    let mut events = futures_util::stream::select_all(streams);
+    tokio::spawn(async move {
+        while events.next().await.is_some() {
+            changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    Ok(())
 }
 
 async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {

@@ -1,6 +1,7 @@
 //! A session: one host of apps joined with their accessibility, serving the one
 //! model. Windows come from the host; elements from AT-SPI, matched by pid and title.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use wayrig_host::{Host, Rect, WindowHandle, WindowInfo};
@@ -15,6 +16,9 @@ const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
 pub struct Session {
     host: Arc<dyn Host>,
     a11y: A11y,
+    /// The last tree of each window, with the window's commit count and the
+    /// accessibility change count it was read at.
+    mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
     _bus: PrivateBus,
 }
 
@@ -25,6 +29,7 @@ impl Session {
         Ok(Session {
             host,
             a11y,
+            mirror: Default::default(),
             _bus: bus,
         })
     }
@@ -38,7 +43,25 @@ impl Session {
     }
 
     /// A window with its elements; bounds relative to the window's content.
+    /// Read again only when the window drew a new frame or an app reported a
+    /// change since the last read; else the mirror is what the user sees.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
+        let commits = self.host.commits(handle).await?;
+        let changes = self.a11y.changes();
+        if let Some((c, a, tree)) = self.mirror.lock().unwrap().get(&handle) {
+            if (*c, *a) == (commits, changes) {
+                return Ok(tree.clone());
+            }
+        }
+        let tree = self.read_tree(handle).await?;
+        self.mirror
+            .lock()
+            .unwrap()
+            .insert(handle, (commits, changes, tree.clone()));
+        Ok(tree)
+    }
+
+    async fn read_tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let windows = self.host.windows().await?;
         let window = windows
             .iter()
