@@ -455,12 +455,7 @@ impl State {
             }
             Command::Step(frames, reply) => self.start_step(frames, reply),
             Command::Commits(handle, reply) => {
-                let commits = self.resolve(handle).map(|id| {
-                    self.windows
-                        .get(id)
-                        .map_or(0, |r| r.surface.activity.commits())
-                });
-                let _ = reply.send(commits);
+                let _ = reply.send(self.resolve(handle).map(|id| self.tree_commits(id)));
             }
             Command::Input(handle, events, options, reply) => {
                 self.refresh_windows();

@@ -323,6 +323,19 @@ impl State {
         root
     }
 
+    /// Commits of a window and of every popup it shows: what it shows cannot
+    /// have changed while this stays the same.
+    pub fn tree_commits(&self, id: u64) -> u64 {
+        self.windows
+            .iter()
+            .filter(|r| {
+                r.id == id
+                    || matches!(&r.surface.surface, Surface::Popup(p) if self.popup_root_window(p) == Some(id))
+            })
+            .map(|r| r.surface.activity.commits())
+            .sum()
+    }
+
     /// The record of the toplevel a popup is attached to, through any popup chain.
     fn popup_root_window(&self, popup: &PopupKind) -> Option<u64> {
         let root = find_popup_root_surface(popup).ok()?;

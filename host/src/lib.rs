@@ -452,8 +452,8 @@ pub trait Host: Send + Sync {
         options: InputOptions,
     ) -> HostResult<InputReport>;
 
-    /// How many times the window has committed a new state: what it shows
-    /// cannot have changed while this stays the same.
+    /// How many times the window and its popups have committed a new state:
+    /// what it shows cannot have changed while this stays the same.
     async fn commits(&self, window: WindowHandle) -> HostResult<u64>;
 
     /// Advance `frames` frames (step pacing only).
