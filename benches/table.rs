@@ -1,5 +1,6 @@
 //! What every benchmark runs and prints with: a 2-thread runtime, medians,
 //! milliseconds, and a table of rows.
+#![allow(dead_code)] // each bench uses its own subset
 
 use std::time::Duration;
 

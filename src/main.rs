@@ -184,6 +184,8 @@ async fn drive(
     bus: Option<PrivateBus>,
 ) -> Result<(), String> {
     if let (Some(path), Some(bus)) = (&args.mygo_socket, bus) {
+        // Other accessibility tools can join the session's bus.
+        eprintln!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", bus.address);
         let listener = mygo::bind(path).await?;
         let session = Session::new(host.clone(), bus)
             .await

@@ -1,57 +1,15 @@
 //! The MyGo automation face, spoken raw over its socket to `wayrig run` hosting
 //! the GTK4 fixture: every method, the error codes, ids echoed, bad lines.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 mod support;
 use std::process::{Command, Stdio};
-use std::time::Duration;
-use support::Wayrig;
+use support::{ProtocolClient as Client, Wayrig};
 
 use serde_json::{json, Value};
-
-struct Client {
-    stream: UnixStream,
-    reader: BufReader<UnixStream>,
-}
-
-impl Client {
-    fn connect(path: &Path) -> Client {
-        let stream = UnixStream::connect(path).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let reader = BufReader::new(stream.try_clone().unwrap());
-        Client { stream, reader }
-    }
-
-    fn send_line(&mut self, line: &str) -> Value {
-        self.stream.write_all(line.as_bytes()).unwrap();
-        self.stream.write_all(b"\n").unwrap();
-        let mut answer = String::new();
-        self.reader.read_line(&mut answer).expect("an answer");
-        serde_json::from_str(&answer)
-            .unwrap_or_else(|e| panic!("answer {answer:?} is not JSON: {e}"))
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let answer =
-            self.send_line(&json!({"id": 1, "method": method, "params": params}).to_string());
-        assert!(answer.get("error").is_none(), "{method}: {answer}");
-        answer["result"].clone()
-    }
-
-    fn error(&mut self, method: &str, params: Value) -> String {
-        let answer =
-            self.send_line(&json!({"id": 1, "method": method, "params": params}).to_string());
-        answer["error"]["code"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{method}: expected an error, got {answer}"))
-            .to_string()
-    }
-}
 
 #[test]
 fn the_protocol_end_to_end() {

@@ -265,6 +265,8 @@ pub struct Wayrig {
     child: Child,
     pub socket: PathBuf,
     pub dir: PathBuf,
+    /// The session bus of its apps.
+    pub bus_address: String,
 }
 
 impl Drop for Wayrig {
@@ -281,6 +283,13 @@ impl Drop for Wayrig {
 impl Wayrig {
     /// `wayrig run --mygo-socket` hosting the GTK4 fixture; returns once the socket listens.
     pub fn start() -> Wayrig {
+        let fixture =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+        Self::start_app(&["/usr/bin/python3", fixture.to_str().unwrap()])
+    }
+
+    /// `wayrig run --mygo-socket` hosting `argv`; returns once the socket listens.
+    pub fn start_app(argv: &[&str]) -> Wayrig {
         let dir = std::env::temp_dir().join(format!(
             "wayrig-mygo-test-{}-{}",
             std::process::id(),
@@ -288,32 +297,40 @@ impl Wayrig {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let socket = dir.join("app.sock");
-        let fixture =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
         let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
             .args(["run", "--mygo-socket"])
             .arg(&socket)
-            .args(["--env", "GSK_RENDERER=cairo", "--", "/usr/bin/python3"])
-            .arg(&fixture)
+            .args(["--env", "GSK_RENDERER=cairo", "--"])
+            .args(argv)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .process_group(0)
             .spawn()
             .expect("wayrig runs");
-        // wayrig says on stderr when the socket listens.
+        // wayrig says on stderr which bus its apps use, then that the socket listens.
         let stderr = BufReader::new(child.stderr.take().unwrap());
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut bus = String::new();
             for line in stderr.lines().map_while(Result::ok) {
+                if let Some(address) = line.strip_prefix("wayrig: DBUS_SESSION_BUS_ADDRESS=") {
+                    bus = address.to_string();
+                }
                 if line.contains("automation socket") {
-                    let _ = tx.send(());
+                    let _ = tx.send(bus.clone());
                 }
             }
         });
-        rx.recv_timeout(Duration::from_secs(30))
+        let bus_address = rx
+            .recv_timeout(Duration::from_secs(30))
             .expect("the automation socket listens");
-        Wayrig { child, socket, dir }
+        Wayrig {
+            child,
+            socket,
+            dir,
+            bus_address,
+        }
     }
 }
 
@@ -323,4 +340,47 @@ fn rand_suffix() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(0);
     h.finish() % 100_000
+}
+
+/// A raw client of the automation protocol: one request line, one answer line.
+pub struct ProtocolClient {
+    stream: std::os::unix::net::UnixStream,
+    reader: BufReader<std::os::unix::net::UnixStream>,
+}
+
+impl ProtocolClient {
+    pub fn connect(path: &std::path::Path) -> ProtocolClient {
+        let stream = std::os::unix::net::UnixStream::connect(path).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let reader = BufReader::new(stream.try_clone().unwrap());
+        ProtocolClient { stream, reader }
+    }
+
+    pub fn send_line(&mut self, line: &str) -> Value {
+        use std::io::Write;
+        self.stream.write_all(line.as_bytes()).unwrap();
+        self.stream.write_all(b"\n").unwrap();
+        let mut answer = String::new();
+        self.reader.read_line(&mut answer).expect("an answer");
+        serde_json::from_str(&answer)
+            .unwrap_or_else(|e| panic!("answer {answer:?} is not JSON: {e}"))
+    }
+
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let line = serde_json::json!({"id": 1, "method": method, "params": params}).to_string();
+        let answer = self.send_line(&line);
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    pub fn error(&mut self, method: &str, params: Value) -> String {
+        let line = serde_json::json!({"id": 1, "method": method, "params": params}).to_string();
+        let answer = self.send_line(&line);
+        answer["error"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{method}: expected an error, got {answer}"))
+            .to_string()
+    }
 }

@@ -1,0 +1,124 @@
+//! The MyGo face's round trips over its socket, medians: windows, tree,
+//! capture, press to settled, and one agent step (press, then read what
+//! changed) beside the peer way of doing it (pyatspi doAction, then a walk).
+//!
+//! Run with `cargo bench --bench mygo` (needs python3-pyatspi for the peer).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+mod table;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::{ProtocolClient, Wayrig};
+use table::{median, ms};
+
+fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
+    median(
+        (0..rounds)
+            .map(|_| {
+                let t0 = Instant::now();
+                f();
+                t0.elapsed()
+            })
+            .collect(),
+    )
+}
+
+/// Wait until the app shows a window, on the protocol alone.
+fn first_window(c: &mut ProtocolClient) -> Value {
+    loop {
+        let windows = c.call("windows", json!({}));
+        if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
+            return w.clone();
+        }
+        c.send_line(r#"{"id": 0, "method": "idle", "params": {"timeout": 50}}"#);
+    }
+}
+
+fn main() {
+    if table::listing_only() {
+        return;
+    }
+    let mut rows = Vec::new();
+
+    let factory = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let mut c = ProtocolClient::connect(&factory.socket);
+    first_window(&mut c);
+    let tree = c.call("tree", json!({}));
+    let nodes = tree["nodes"].as_array().map_or(0, Vec::len);
+    rows.push((
+        "windows".to_string(),
+        ms(time(20, || c.call("windows", json!({})))),
+        "median of 20".to_string(),
+    ));
+    rows.push((
+        format!("tree of gtk4-widget-factory ({nodes} elements)"),
+        ms(time(5, || c.call("tree", json!({})))),
+        "median of 5; it animates, so every read is fresh".to_string(),
+    ));
+    rows.push((
+        "capture of gtk4-widget-factory (base64 PNG)".to_string(),
+        ms(time(10, || c.call("capture", json!({})))),
+        "median of 10".to_string(),
+    ));
+    drop(c);
+    drop(factory);
+
+    let fixture = Wayrig::start();
+    let mut c = ProtocolClient::connect(&fixture.socket);
+    first_window(&mut c);
+    c.call("idle", json!({"timeout": 10000}));
+    let tree = c.call("tree", json!({}));
+    let press = tree["nodes"]
+        .as_array()
+        .and_then(|n| n.iter().find(|n| n["label"] == "Press"))
+        .expect("the Press button")["id"]
+        .clone();
+    rows.push((
+        "act press, then idle (GTK4 fixture)".to_string(),
+        ms(time(10, || {
+            c.call("act", json!({"id": press, "action": "press"}));
+            c.call("idle", json!({"timeout": 10000}))
+        })),
+        "median of 10".to_string(),
+    ));
+    rows.push((
+        "agent step: press, idle, tree (wayrig)".to_string(),
+        ms(time(10, || {
+            c.call("act", json!({"id": press, "action": "press"}));
+            c.call("idle", json!({"timeout": 10000}));
+            c.call("tree", json!({}))
+        })),
+        "median of 10".to_string(),
+    ));
+    let peer = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/peer_pyatspi.py");
+    let out = std::process::Command::new("/usr/bin/python3")
+        .arg(&peer)
+        .args(["wayrig-gtk4-fixture", "10"])
+        .env("DBUS_SESSION_BUS_ADDRESS", &fixture.bus_address)
+        .output();
+    match out
+        .ok()
+        .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
+    {
+        Some(v) if v.get("step_ms").is_some() => {
+            rows.push((
+                format!(
+                    "agent step: doAction, full walk (pyatspi, {} nodes)",
+                    v["nodes"]
+                ),
+                format!("{:.1} ms", v["step_ms"].as_f64().unwrap_or(0.0)),
+                "median of 10; the peers' way, no settle".to_string(),
+            ));
+        }
+        other => rows.push((
+            "agent step: pyatspi".to_string(),
+            "-".to_string(),
+            format!("not measured: {other:?} (apt-get install python3-pyatspi)"),
+        )),
+    }
+    table::print(&rows);
+}
