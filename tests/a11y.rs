@@ -111,7 +111,7 @@ async fn element_bounds_match_where_the_toolkit_drew_them() {
     );
     let layout = app.expect("layout", SHORT, |_| true);
     let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    host.settle(win.handle, SHORT).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
     let tree = session.tree(win.handle).await.unwrap();
 
     let button = tree
@@ -196,7 +196,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     );
     app.expect("layout", SHORT, |_| true);
     let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    host.settle(win.handle, SHORT).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
     let tree = session.tree(win.handle).await.unwrap();
     let id = |role: Role, name: &str| {
         tree.find(role, name)
@@ -211,7 +211,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     let path = session.act(win.handle, press, Action::Press).await.unwrap();
     assert_eq!(path, Path::Pointer);
     app.expect("clicked", SHORT, |_| true);
-    host.settle(win.handle, SHORT).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
     let after = session.tree(win.handle).await.unwrap();
     assert!(
         after.node(press).unwrap().states.focused,
@@ -231,7 +231,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
         .await
         .unwrap();
     app.expect("entry", SHORT, |v| v["text"] == "Grace Hopper");
-    host.settle(win.handle, SHORT).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
     let after = session.tree(win.handle).await.unwrap();
     assert!(after.node(second).is_some(), "the field keeps its id");
 
@@ -267,7 +267,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
         .await
         .unwrap();
     app.expect("spin", SHORT, |v| v["value"] == 41.0);
-    host.settle(win.handle, SHORT).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
     let after = session.tree(win.handle).await.unwrap();
     assert_eq!(
         after.node(spin).unwrap().range.map(|r| r.now),
@@ -365,7 +365,7 @@ async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
     );
     app.expect("layout", SHORT, |_| true);
     let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    host.settle(win.handle, SHORT).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
     let tree = session.tree(win.handle).await.unwrap();
     // The list's last rows lie below the window's bottom edge.
     let far = tree
@@ -391,7 +391,7 @@ async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
         .await
         .unwrap();
     assert!(matches!(path, Path::Accessibility | Path::Pointer));
-    host.settle(win.handle, SHORT).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
     let after = session.tree(win.handle).await.unwrap();
     let b = after.node(far_id).and_then(|n| n.bounds).expect("bounds");
     assert!(

@@ -61,6 +61,8 @@ pub struct A11y {
     /// Counts every accessibility event any app sent: a tree read while it
     /// stayed the same is still what the apps say.
     changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// How far the event task has read the connection's messages.
+    read: tokio::sync::watch::Receiver<Option<zbus::message::Sequence>>,
     /// Objects of the nodes read so far, by node id, for acting on them.
     objects: std::sync::Mutex<HashMap<u64, (ObjectRefOwned, InterfaceSet)>>,
 }
@@ -92,12 +94,39 @@ impl A11y {
             .await
             .map_err(|e| failed("cannot reach the accessibility bus", e))?;
         let changes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        watch_changes(&conn, changes.clone()).await?;
+        let read = watch_changes(&conn, changes.clone()).await?;
         Ok(A11y {
             conn,
             changes,
+            read,
             objects: Default::default(),
         })
+    }
+
+    /// A round trip to the app's main loop, then a wait until every event it
+    /// sent before answering has been counted.
+    pub async fn sync(&self, app: &App) -> Result<(), Error> {
+        let reply = self
+            .conn
+            .call_method(
+                Some(app.bus_name.as_str()),
+                app.root_path.as_str(),
+                Some("org.a11y.atspi.Accessible"),
+                "GetRole",
+                &(),
+            )
+            .await
+            .map_err(|e| failed("accessibility round trip", e))?;
+        let position = reply.recv_position();
+        let mut read = self.read.clone();
+        tokio::time::timeout(
+            CALL_LIMIT,
+            read.wait_for(|p| p.is_some_and(|p| p >= position)),
+        )
+        .await
+        .map_err(|_| Error::Timeout("the accessibility events did not catch up".into()))?
+        .map_err(|_| Error::Failed("the accessibility connection closed".into()))?;
+        Ok(())
     }
 
     /// How many accessibility events have arrived so far.
@@ -599,24 +628,29 @@ async fn read_object(
     ))
 }
 
-/// Ask toolkits for object and cache events and count each that arrives, on a
-/// task that only counts: an unread stream would stall the connection.
+/// Ask toolkits for object and cache events, and read every message the
+/// connection receives, in order, on a task of its own: it counts the events
+/// and publishes how far it has read. (An unread stream would stall the
+/// connection; reading them all is what makes "every event sent before this
+/// reply has been seen" checkable.)
 async fn watch_changes(
     conn: &zbus::Connection,
     changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
-) -> Result<(), Error> {
+) -> Result<tokio::sync::watch::Receiver<Option<zbus::message::Sequence>>, Error> {
     use atspi::events::{DBusMatchRule, RegistryEventString};
-    let mut streams = Vec::new();
+    // Made before the match rules so that nothing after them is missed.
+    let mut messages = zbus::MessageStream::from(conn);
+    let dbus = zbus::fdo::DBusProxy::new(conn)
+        .await
+        .map_err(|e| failed("bus", e))?;
     for rule in [
         atspi::ObjectEvents::MATCH_RULE_STRING,
         atspi::CacheEvents::MATCH_RULE_STRING,
     ] {
         let rule = zbus::MatchRule::try_from(rule).map_err(|e| failed("event rule", e))?;
-        streams.push(
-            zbus::MessageStream::for_match_rule(rule, conn, Some(1024))
-                .await
-                .map_err(|e| failed("watching accessibility events", e))?,
-        );
+        dbus.add_match_rule(rule)
+            .await
+            .map_err(|e| failed("watching accessibility events", e))?;
     }
     let registry = atspi::proxy::registry::RegistryProxy::new(conn)
         .await
@@ -630,13 +664,22 @@ async fn watch_changes(
             .await
             .map_err(|e| failed("registering events", e))?;
     }
-    let mut events = futures_util::stream::select_all(streams);
+    let (read_to, read) = tokio::sync::watch::channel(None);
     tokio::spawn(async move {
-        while events.next().await.is_some() {
-            changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        while let Some(message) = messages.next().await {
+            let Ok(message) = message else { continue };
+            let header = message.header();
+            let event = message.message_type() == zbus::message::Type::Signal
+                && header.interface().is_some_and(|i| {
+                    i.starts_with("org.a11y.atspi.Event.") || i.as_str() == "org.a11y.atspi.Cache"
+                });
+            if event {
+                changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            read_to.send_replace(Some(message.recv_position()));
         }
     });
-    Ok(())
+    Ok(read)
 }
 
 async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {

@@ -262,7 +262,7 @@ async fn dispatch(
                         .ok_or_else(|| invalid("timeout is a number of milliseconds"))?,
                 ),
             };
-            host.settle(window.handle, timeout).await?;
+            session.settle(window.handle, timeout).await?;
             Ok(json!({}))
         }
         "eval" => {

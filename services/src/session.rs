@@ -34,6 +34,35 @@ impl Session {
         })
     }
 
+    /// Wait until the window has settled (frames, configures, input read) and
+    /// every accessibility event its app sent before then has arrived.
+    pub async fn settle(
+        &self,
+        handle: WindowHandle,
+        timeout: std::time::Duration,
+    ) -> Result<(), Error> {
+        self.host.settle(handle, timeout).await?;
+        let pid = self
+            .host
+            .windows()
+            .await?
+            .into_iter()
+            .find(|w| w.handle == handle)
+            .and_then(|w| w.pid);
+        if let Some(pid) = pid {
+            for app in self
+                .a11y
+                .apps()
+                .await?
+                .into_iter()
+                .filter(|a| a.pid == Some(pid))
+            {
+                self.a11y.sync(&app).await?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn host(&self) -> &Arc<dyn Host> {
         &self.host
     }
