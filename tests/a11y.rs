@@ -399,3 +399,62 @@ async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
         "still out of view: {b:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elements_of_two_windows_of_one_app_land_on_the_right_window() {
+    use wayrig_services::Action;
+    let (session, host, compositor) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    app.expect("layout", SHORT, |_| true);
+    let first = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
+    session.settle(first.handle, SHORT).await.unwrap();
+    let tree = session.tree(first.handle).await.unwrap();
+    let opener = tree
+        .find(Role::Button, "Open window")
+        .next()
+        .expect("the opener")
+        .id;
+    session
+        .act(first.handle, opener, Action::Press)
+        .await
+        .unwrap();
+    app.expect("opened", SHORT, |_| true);
+    let second = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-second").await;
+    assert_eq!(second.pid, first.pid, "one app, two windows");
+    session.settle(second.handle, SHORT).await.unwrap();
+
+    let a = session.tree(first.handle).await.unwrap();
+    let b = session.tree(second.handle).await.unwrap();
+    assert_eq!(b.nodes[0].name, "wayrig-gtk4-second");
+    assert!(b.nodes.iter().any(|n| n.name == "Second window label"));
+    assert!(!b.nodes.iter().any(|n| n.name == "Press"));
+    assert!(a.nodes.iter().any(|n| n.name == "Press"));
+    assert!(!a.nodes.iter().any(|n| n.name == "Second window label"));
+
+    // A window that went away is an answer, not a crash.
+    host.window_command(second.handle, wayrig_host::WindowCommand::Close)
+        .await
+        .unwrap();
+    support::wait_closed(&mut watch, second.handle.id, SHORT).await;
+    let err = session.tree(second.handle).await.unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::NoWindow(_)),
+        "{err:?}"
+    );
+    // And a dead app too.
+    host.window_command(first.handle, wayrig_host::WindowCommand::ForceClose)
+        .await
+        .unwrap();
+    let err = session.tree(first.handle).await.unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::NoWindow(_)),
+        "{err:?}"
+    );
+}
