@@ -468,24 +468,14 @@ fn act(
         }
     }
     client.call("act", params)?;
-    if settle {
-        settle_and_diff(client, state)
-    } else {
-        println!("ok");
-        Ok(())
-    }
+    finish(client, state, settle)
 }
 
 fn input(client: &mut Client, state: &mut State, event: Value, settle: bool) -> Result<(), String> {
     let mut params = window_params(state);
     params["events"] = json!([event]);
     client.call("input", params)?;
-    if settle {
-        settle_and_diff(client, state)
-    } else {
-        println!("ok");
-        Ok(())
-    }
+    finish(client, state, settle)
 }
 
 fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> Result<(), String> {
@@ -587,12 +577,7 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
             let mut params = window_params(state);
             params["path"] = json!(path);
             client.call("menu", params)?;
-            if settle {
-                settle_and_diff(client, state)
-            } else {
-                println!("ok");
-                Ok(())
-            }
+            finish(client, state, settle)
         }
         C::Eval { script } => {
             let mut params = window_params(state);

@@ -31,6 +31,26 @@ async fn session() -> (
     (session, host, compositor)
 }
 
+/// Start the GTK4 fixture in the session; returns it, its layout, and its
+/// window once settled.
+async fn open_fixture(
+    session: &Session,
+    compositor: &wayrig_compositor::CompositorHost,
+) -> (TestClient, serde_json::Value, wayrig_host::WindowInfo) {
+    let mut watch = compositor.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let mut app = TestClient::spawn_program(
+        compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    let layout = app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    (app, layout, win)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
     let (session, host, _c) = session().await;
@@ -101,17 +121,7 @@ async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn element_bounds_match_where_the_toolkit_drew_them() {
     let (session, host, compositor) = session().await;
-    let mut watch = host.watch_windows().await.unwrap();
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut app = TestClient::spawn_program(
-        &compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    let layout = app.expect("layout", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    session.settle(win.handle, SHORT).await.unwrap();
+    let (_app, layout, win) = open_fixture(&session, &compositor).await;
     let tree = session.tree(win.handle).await.unwrap();
 
     let button = tree
@@ -185,18 +195,8 @@ async fn two_sessions_never_see_each_others_apps() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn actions_change_state_that_a_read_after_settle_shows() {
     use wayrig_services::{Action, Path};
-    let (session, host, compositor) = session().await;
-    let mut watch = host.watch_windows().await.unwrap();
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut app = TestClient::spawn_program(
-        &compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    app.expect("layout", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    session.settle(win.handle, SHORT).await.unwrap();
+    let (session, _host, compositor) = session().await;
+    let (mut app, _layout, win) = open_fixture(&session, &compositor).await;
     let tree = session.tree(win.handle).await.unwrap();
     let id = |role: Role, name: &str| {
         tree.find(role, name)
@@ -354,18 +354,8 @@ async fn gtk3_widget_factory_tree_is_read_and_placed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
     use wayrig_services::{Action, Path};
-    let (session, host, compositor) = session().await;
-    let mut watch = host.watch_windows().await.unwrap();
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut app = TestClient::spawn_program(
-        &compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    app.expect("layout", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    session.settle(win.handle, SHORT).await.unwrap();
+    let (session, _host, compositor) = session().await;
+    let (_app, _layout, win) = open_fixture(&session, &compositor).await;
     let tree = session.tree(win.handle).await.unwrap();
     // The list's last rows lie below the window's bottom edge.
     let far = tree
@@ -404,17 +394,8 @@ async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
 async fn elements_of_two_windows_of_one_app_land_on_the_right_window() {
     use wayrig_services::Action;
     let (session, host, compositor) = session().await;
+    let (mut app, _layout, first) = open_fixture(&session, &compositor).await;
     let mut watch = host.watch_windows().await.unwrap();
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut app = TestClient::spawn_program(
-        &compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    app.expect("layout", SHORT, |_| true);
-    let first = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    session.settle(first.handle, SHORT).await.unwrap();
     let tree = session.tree(first.handle).await.unwrap();
     let opener = tree
         .find(Role::Button, "Open window")
