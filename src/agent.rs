@@ -448,6 +448,16 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
     result
 }
 
+/// After an action: the diff once settled, or just "ok".
+fn finish(client: &mut Client, state: &mut State, settle: bool) -> Result<(), String> {
+    if settle {
+        settle_and_diff(client, state)
+    } else {
+        println!("ok");
+        Ok(())
+    }
+}
+
 fn act(
     client: &mut Client,
     state: &mut State,
