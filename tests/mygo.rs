@@ -207,3 +207,37 @@ fn a_live_socket_or_a_plain_file_is_not_replaced() {
     assert_eq!(std::fs::read(&plain).unwrap(), b"keep me");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn widget_factories_answer_and_an_endless_animation_times_out() {
+    for app in ["gtk4-widget-factory", "gtk3-widget-factory"] {
+        let wayrig = Wayrig::start_app(&[app]);
+        let mut c = Client::connect(&wayrig.socket);
+        let window = loop {
+            let windows = c.call("windows", json!({}));
+            if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
+                break w.clone();
+            }
+            c.send_line(r#"{"id": 0, "method": "idle", "params": {"timeout": 50}}"#);
+        };
+        let id = window["id"].as_u64().unwrap();
+        let tree = c.call("tree", json!({"window": id}));
+        let nodes = tree["nodes"].as_array().unwrap();
+        assert!(nodes.len() > 100, "{app}: {} elements", nodes.len());
+        assert!(
+            nodes.iter().any(|n| n["role"] == "checkBox"),
+            "{app} has check boxes"
+        );
+        assert!(nodes.iter().all(|n| n["id"]
+            .as_str()
+            .is_some_and(|s| s.chars().all(|c| c.is_ascii_digit()))));
+        let shot = c.call("capture", json!({"window": id}));
+        assert_eq!(shot["width"], window["contentBounds"]["width"], "{app}");
+        // Both factories keep a spinner going: idle gives up with timeout.
+        assert_eq!(
+            c.error("idle", json!({"window": id, "timeout": 300})),
+            "timeout",
+            "{app}"
+        );
+    }
+}
