@@ -119,6 +119,23 @@ fn an_agent_drives_the_app_with_short_commands() {
     assert!(guide.contains("--settle") && guide.contains("stale") && guide.contains("@e"));
     assert!(err(&cache, &["eval", "1+1"]).contains("unsupported"));
 
+    // The same commands answer as mygo-automation, on the same sessions.
+    let same = Command::new(env!("CARGO_BIN_EXE_mygo-automation"))
+        .args(["snapshot", "-i"])
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("MYGO_AUTOMATION_SESSION")
+        .output()
+        .unwrap();
+    assert!(
+        same.status.success(),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+    assert_eq!(
+        ref_of(&String::from_utf8_lossy(&same.stdout), &["\"Press\""]),
+        press
+    );
+
     // close ends the session and leaves the app running.
     ok(&cache, &["close"]);
     assert!(err(&cache, &["snapshot"]).contains("no session"));
