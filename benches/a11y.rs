@@ -103,23 +103,9 @@ async fn measure_warm(rows: &mut Vec<(String, String, String)>) {
     }));
     let host: Arc<dyn Host> = compositor.clone();
     let session = Session::new(host.clone(), bus).await.expect("session");
-    let mut watch = host.watch_windows().await.unwrap();
-    let fixture =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut app = support::TestClient::spawn_program(
-        &compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    app.expect("layout", Duration::from_secs(20), |_| true);
-    let win = wait_window(&mut watch, Duration::from_secs(20), |w| {
-        w.title == "wayrig-gtk4-fixture"
-    })
-    .await;
-    host.settle(win.handle, Duration::from_secs(10))
-        .await
-        .unwrap();
+    // Kept alive for the measurement: dropping it ends the app.
+    let fixture = support::Gtk4Fixture::open(&compositor, &[]).await;
+    let win = &fixture.info;
     let cold = session.tree(win.handle).await.expect("tree");
     // Let the reading's own events (GTK realizing objects) come in first.
     host.settle(win.handle, Duration::from_secs(10))

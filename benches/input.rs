@@ -9,56 +9,17 @@ mod table;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use table::{median, ms};
 
-use support::{start, wait_window, TestClient};
+use support::{start, Gtk4Fixture};
 use wayrig_compositor::{CompositorHost, Config};
-use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods, WindowHandle};
+use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods};
 
 const CLICKS: usize = 20;
 const TYPED: usize = 5;
 const LONG_TEXT_CHARS: usize = 300;
-
-struct Fixture {
-    app: TestClient,
-    window: WindowHandle,
-    layout: serde_json::Value,
-}
-
-async fn open(host: &CompositorHost, env: &[(&str, &str)]) -> Fixture {
-    let mut watch = host.watch_windows().await.unwrap();
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut app = TestClient::spawn_program(
-        host,
-        Path::new("/usr/bin/python3"),
-        &[path.to_str().unwrap()],
-        env,
-    );
-    let layout = app.expect("layout", Duration::from_secs(20), |_| true);
-    let win = wait_window(&mut watch, Duration::from_secs(20), |w| {
-        w.title == "wayrig-gtk4-fixture"
-    })
-    .await;
-    host.settle(win.handle, Duration::from_secs(10))
-        .await
-        .unwrap();
-    Fixture {
-        app,
-        window: win.handle,
-        layout,
-    }
-}
-
-fn centre(layout: &serde_json::Value, widget: &str) -> (f64, f64) {
-    let b = &layout[widget];
-    (
-        b["x"].as_f64().unwrap() + b["w"].as_f64().unwrap() / 2.0,
-        b["y"].as_f64().unwrap() + b["h"].as_f64().unwrap() / 2.0,
-    )
-}
 
 fn click(at: (f64, f64)) -> InputEvent {
     InputEvent::Click {
@@ -72,10 +33,10 @@ fn click(at: (f64, f64)) -> InputEvent {
 
 /// Typing throughput into the fixture's second entry, in characters per second.
 async fn typing_rate(host: &CompositorHost, env: &[(&str, &str)]) -> f64 {
-    let mut f = open(host, env).await;
+    let mut f = Gtk4Fixture::open(host, env).await;
     host.input(
         f.window,
-        vec![click(centre(&f.layout, "second"))],
+        vec![click(f.centre("second"))],
         InputOptions::default(),
     )
     .await
@@ -118,8 +79,8 @@ fn main() {
     let rows: Vec<(String, String, String)> = rt.block_on(async {
         let mut rows = Vec::new();
         let host = start(Config::default());
-        let mut f = open(&host, &[]).await;
-        let button = centre(&f.layout, "button");
+        let mut f = Gtk4Fixture::open(&host, &[]).await;
+        let button = f.centre("button");
         let mut to_effect = Vec::new();
         let mut to_settled = Vec::new();
         for n in 1..=CLICKS {

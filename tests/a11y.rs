@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,18 +36,9 @@ async fn open_fixture(
     session: &Session,
     compositor: &wayrig_compositor::CompositorHost,
 ) -> (TestClient, serde_json::Value, wayrig_host::WindowInfo) {
-    let mut watch = compositor.watch_windows().await.unwrap();
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let mut app = TestClient::spawn_program(
-        compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    let layout = app.expect("layout", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    session.settle(win.handle, SHORT).await.unwrap();
-    (app, layout, win)
+    let fixture = support::Gtk4Fixture::open(compositor, &[]).await;
+    session.settle(fixture.window, SHORT).await.unwrap();
+    (fixture.app, fixture.layout, fixture.info)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,13 +6,12 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{start, wait_window, TestClient};
+use support::{start, wait_window, Gtk4Fixture, TestClient};
 use wayrig_compositor::{CompositorHost, Config};
-use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods, TextPath, WindowHandle};
+use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods, TextPath};
 
 const SHORT: Duration = Duration::from_secs(15);
 
@@ -24,43 +23,6 @@ const CORPUS: &[&str] = &[
     "مرحبا بالعالم",
     "e\u{301} a\u{308} combining",
 ];
-
-struct Fixture {
-    app: TestClient,
-    window: WindowHandle,
-    layout: Value,
-}
-
-fn fixture_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py")
-}
-
-async fn open(host: &CompositorHost, env: &[(&str, &str)]) -> Fixture {
-    let mut watch = host.watch_windows().await.unwrap();
-    let path = fixture_path();
-    let mut app = TestClient::spawn_program(
-        host,
-        std::path::Path::new("/usr/bin/python3"),
-        &[path.to_str().unwrap()],
-        env,
-    );
-    let layout = app.expect("layout", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk4-fixture").await;
-    host.settle(win.handle, SHORT).await.unwrap();
-    Fixture {
-        app,
-        window: win.handle,
-        layout,
-    }
-}
-
-fn centre(layout: &Value, widget: &str) -> (f64, f64) {
-    let b = &layout[widget];
-    (
-        b["x"].as_f64().unwrap() + b["w"].as_f64().unwrap() / 2.0,
-        b["y"].as_f64().unwrap() + b["h"].as_f64().unwrap() / 2.0,
-    )
-}
 
 fn click(at: (f64, f64), clicks: u32) -> InputEvent {
     InputEvent::Click {
@@ -74,7 +36,7 @@ fn click(at: (f64, f64), clicks: u32) -> InputEvent {
 
 async fn send(
     host: &CompositorHost,
-    f: &Fixture,
+    f: &Gtk4Fixture,
     events: Vec<InputEvent>,
 ) -> wayrig_host::InputReport {
     let report = host
@@ -93,8 +55,8 @@ fn last(app: &mut TestClient, ev: &str) -> Option<Value> {
 
 async fn types_the_corpus(env: &[(&str, &str)], path: TextPath) {
     let host = start(Config::default());
-    let mut f = open(&host, env).await;
-    send(&host, &f, vec![click(centre(&f.layout, "second"), 1)]).await;
+    let mut f = Gtk4Fixture::open(&host, env).await;
+    send(&host, &f, vec![click(f.centre("second"), 1)]).await;
     assert_eq!(last(&mut f.app, "focus").unwrap()["name"], "second");
     for text in CORPUS {
         // Select all, then type: the text replaces what was there.
@@ -140,8 +102,8 @@ async fn unicode_text_arrives_exactly_through_a_temporary_keymap() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shift_tab_moves_focus_backwards_and_clicks_press() {
     let host = start(Config::default());
-    let mut f = open(&host, &[]).await;
-    send(&host, &f, vec![click(centre(&f.layout, "second"), 1)]).await;
+    let mut f = Gtk4Fixture::open(&host, &[]).await;
+    send(&host, &f, vec![click(f.centre("second"), 1)]).await;
     assert_eq!(last(&mut f.app, "focus").unwrap()["name"], "second");
     send(
         &host,
@@ -155,7 +117,7 @@ async fn shift_tab_moves_focus_backwards_and_clicks_press() {
     send(&host, &f, vec![InputEvent::Key { key: "Tab".into() }]).await;
     assert_eq!(last(&mut f.app, "focus").unwrap()["name"], "second");
 
-    send(&host, &f, vec![click(centre(&f.layout, "button"), 1)]).await;
+    send(&host, &f, vec![click(f.centre("button"), 1)]).await;
     f.app.drain();
     assert_eq!(f.app.count("clicked"), 1);
 }
@@ -163,7 +125,7 @@ async fn shift_tab_moves_focus_backwards_and_clicks_press() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn double_click_selects_a_word_and_triple_click_the_line() {
     let host = start(Config::default());
-    let mut f = open(&host, &[]).await;
+    let mut f = Gtk4Fixture::open(&host, &[]).await;
     let point = |name: &str| {
         (
             f.layout[name]["x"].as_f64().unwrap(),
@@ -186,8 +148,8 @@ async fn double_click_selects_a_word_and_triple_click_the_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wheel_scrolls_the_list_by_the_expected_amount() {
     let host = start(Config::default());
-    let mut f = open(&host, &[]).await;
-    let at = centre(&f.layout, "list");
+    let mut f = Gtk4Fixture::open(&host, &[]).await;
+    let at = f.centre("list");
     let page = f.layout["page"].as_f64().unwrap();
 
     // Wheel clicks move GTK's wheel step each: page_size^(2/3).
@@ -240,9 +202,9 @@ async fn wheel_scrolls_the_list_by_the_expected_amount() {
 async fn a_menu_opens_as_a_popup_window_takes_keys_and_closes() {
     use wayrig_host::{WindowEvent, WindowKind};
     let host = start(Config::default());
-    let mut f = open(&host, &[]).await;
+    let mut f = Gtk4Fixture::open(&host, &[]).await;
     let mut watch = host.watch_windows().await.unwrap();
-    send(&host, &f, vec![click(centre(&f.layout, "menu"), 1)]).await;
+    send(&host, &f, vec![click(f.centre("menu"), 1)]).await;
     let menu = wait_window(&mut watch, SHORT, |w| w.kind == WindowKind::Menu).await;
     assert_eq!(
         menu.parent,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{start, wait_window, Image, TestClient};
+use support::{layout_centre, start, wait_window, Image, TestClient};
 use wayrig_compositor::{Config, Decorations};
 use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods};
 
@@ -18,14 +18,6 @@ fn have_pyqt6() -> bool {
         .args(["-c", "import PyQt6.QtWidgets"])
         .status()
         .is_ok_and(|s| s.success())
-}
-
-fn centre(layout: &serde_json::Value, widget: &str) -> (f64, f64) {
-    let b = &layout[widget];
-    (
-        b["x"].as_f64().unwrap() + b["w"].as_f64().unwrap() / 2.0,
-        b["y"].as_f64().unwrap() + b["h"].as_f64().unwrap() / 2.0,
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -64,7 +56,7 @@ async fn a_qt6_app_is_hosted_and_driven() {
     };
     host.input(
         win.handle,
-        vec![click(centre(&layout, "button"))],
+        vec![click(layout_centre(&layout, "button"))],
         InputOptions::default(),
     )
     .await
@@ -73,7 +65,7 @@ async fn a_qt6_app_is_hosted_and_driven() {
 
     host.input(
         win.handle,
-        vec![click(centre(&layout, "entry"))],
+        vec![click(layout_centre(&layout, "entry"))],
         InputOptions::default(),
     )
     .await

@@ -384,3 +384,50 @@ impl ProtocolClient {
             .to_string()
     }
 }
+
+/// The centre of a widget in a fixture's reported layout ({x, y, w, h}).
+pub fn layout_centre(layout: &Value, widget: &str) -> (f64, f64) {
+    let b = &layout[widget];
+    (
+        b["x"].as_f64().unwrap() + b["w"].as_f64().unwrap() / 2.0,
+        b["y"].as_f64().unwrap() + b["h"].as_f64().unwrap() / 2.0,
+    )
+}
+
+/// The GTK4 fixture app (tests/fixtures/gtk4-fixture.py) in a host's session.
+pub struct Gtk4Fixture {
+    pub app: TestClient,
+    pub window: wayrig_host::WindowHandle,
+    pub info: WindowInfo,
+    /// Where its widgets are, as the toolkit laid them out.
+    pub layout: Value,
+}
+
+impl Gtk4Fixture {
+    /// Start it with extra environment; returns once its window has settled.
+    pub async fn open(host: &CompositorHost, env: &[(&str, &str)]) -> Gtk4Fixture {
+        use wayrig_host::Host;
+        let limit = Duration::from_secs(20);
+        let mut watch = host.watch_windows().await.unwrap();
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+        let mut app = TestClient::spawn_program(
+            host,
+            std::path::Path::new("/usr/bin/python3"),
+            &[path.to_str().unwrap()],
+            env,
+        );
+        let layout = app.expect("layout", limit, |_| true);
+        let info = wait_window(&mut watch, limit, |w| w.title == "wayrig-gtk4-fixture").await;
+        host.settle(info.handle, limit).await.unwrap();
+        Gtk4Fixture {
+            app,
+            window: info.handle,
+            info,
+            layout,
+        }
+    }
+
+    pub fn centre(&self, widget: &str) -> (f64, f64) {
+        layout_centre(&self.layout, widget)
+    }
+}
