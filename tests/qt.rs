@@ -10,6 +10,7 @@ use std::time::Duration;
 use support::{layout_centre, start, wait_window, Image, TestClient};
 use wayrig_compositor::{Config, Decorations};
 use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods};
+use wayrig_services::{Action, PrivateBus, Role, Session};
 
 const SHORT: Duration = Duration::from_secs(20);
 
@@ -83,4 +84,85 @@ async fn a_qt6_app_is_hosted_and_driven() {
     app.expect("entry", SHORT, |v| v["text"] == text);
     // Qt 6.4 does not enable text-input-v3 here: the keymap path types it.
     assert_eq!(report.text_paths, [wayrig_host::TextPath::Keymap]);
+}
+
+/// Qt's accessibility on the session's private bus: its widgets are read with
+/// roles, names, keys and bounds, and acted on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qt6_apps_elements_are_read_and_acted_on() {
+    assert!(
+        have_pyqt6(),
+        "PyQt6 is not installed (apt-get install python3-pyqt6 qt6-wayland)"
+    );
+    let bus = PrivateBus::start(&std::env::temp_dir())
+        .await
+        .expect("private bus");
+    let compositor = Arc::new(start(Config {
+        decorations: Decorations::Server,
+        app_env: bus.app_env(),
+        ..Config::default()
+    }));
+    let host: Arc<dyn Host> = compositor.clone();
+    let session = Session::new(host.clone(), bus).await.expect("session");
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qt6-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    let layout = app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-qt6-fixture").await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+    let button = tree
+        .find(Role::Button, "Press")
+        .next()
+        .unwrap_or_else(|| panic!("a Press button in {:#?}", tree.nodes))
+        .clone();
+    let entry = tree
+        .find(Role::TextInput, "Name")
+        .next()
+        .expect("the Name field")
+        .clone();
+    assert!(button.actions.iter().any(|a| a == "Press"), "{button:?}");
+    // The button's pixels lie inside its bounds: its label is drawn there.
+    let bounds = button.bounds.expect("button bounds");
+    let (cx, cy) = layout_centre(&layout, "button");
+    assert!(
+        bounds.contains_point(cx, cy),
+        "Qt's own layout puts the button's centre ({cx}, {cy}) inside its bounds {bounds:?}"
+    );
+    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
+    let inside = shot.crop(bounds);
+    assert!(
+        inside.distinct_colours() > 3,
+        "the button is drawn at {bounds:?}"
+    );
+
+    session
+        .act(win.handle, button.id, Action::Press)
+        .await
+        .unwrap();
+    app.expect("clicked", SHORT, |_| true);
+    session
+        .act(
+            win.handle,
+            entry.id,
+            Action::SetValue { text: "Ada".into() },
+        )
+        .await
+        .unwrap();
+    app.expect("entry", SHORT, |v| v["text"] == "Ada");
+    session.settle(win.handle, SHORT).await.unwrap();
+    let after = session.tree(win.handle).await.unwrap();
+    assert_eq!(
+        after
+            .node(entry.id)
+            .and_then(|n| n.value.clone())
+            .as_deref(),
+        Some("Ada"),
+        "a read after settle shows the new text"
+    );
 }

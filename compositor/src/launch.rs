@@ -90,6 +90,8 @@ impl Apps {
             .process_group(0)
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_SOCKET")
+            // The desktop's accessibility bus is not the session's.
+            .env_remove("AT_SPI_BUS_ADDRESS")
             // The automation socket is Wayrig's, not the app's to open.
             .env_remove("MYGO_AUTOMATION");
         for (k, v) in self.base_env.iter().chain(spec.env.iter()) {

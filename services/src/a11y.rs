@@ -9,18 +9,12 @@ use std::time::Duration;
 
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::cache::CacheProxy;
-use atspi::proxy::component::ComponentProxy;
-use atspi::proxy::text::TextProxy;
-use atspi::proxy::value::ValueProxy;
-use atspi::{
-    CacheItem, CoordType, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State,
-    StateSet,
-};
+use atspi::{CacheItem, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet};
 use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
-use crate::model::{Error, Node, Range, Role, States};
-use wayrig_host::Rect;
+use crate::facts::{changing, lasting, Changing, Lasting};
+use crate::model::{Error, Node, Role, States};
 
 /// How many extents requests are in flight at once.
 const EXTENTS_IN_FLIGHT: usize = 64;
@@ -65,7 +59,21 @@ pub struct A11y {
     read: tokio::sync::watch::Receiver<Option<zbus::message::Sequence>>,
     /// Objects of the nodes read so far, by node id, for acting on them.
     objects: std::sync::Mutex<HashMap<u64, (ObjectRefOwned, InterfaceSet)>>,
+    /// Lasting facts of each app's nodes (by bus name and node id), with the
+    /// change count they were read at.
+    lasting: std::sync::Mutex<HashMap<String, LastingStore>>,
+    /// The change count of the last event that named each object.
+    dirty: Shared<HashMap<u64, u64>>,
+    /// What each app (by bus name) announced and nobody has read yet.
+    announcements: Shared<HashMap<String, Vec<String>>>,
 }
+
+type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;
+/// One app's lasting facts by node id, with the change count each was read at.
+type LastingStore = HashMap<u64, (u64, Lasting)>;
+
+/// Announcements kept per app until read; older ones are dropped.
+const ANNOUNCEMENTS_KEPT: usize = 64;
 
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Failed(format!("{what}: {e}"))
@@ -94,12 +102,22 @@ impl A11y {
             .await
             .map_err(|e| failed("cannot reach the accessibility bus", e))?;
         let changes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let read = watch_changes(&conn, changes.clone()).await?;
+        let dirty: Shared<HashMap<u64, u64>> = Default::default();
+        let announcements: Shared<HashMap<String, Vec<String>>> = Default::default();
+        let watch = Watch {
+            changes: changes.clone(),
+            dirty: dirty.clone(),
+            announcements: announcements.clone(),
+        };
+        let read = watch_changes(&conn, watch).await?;
         Ok(A11y {
             conn,
             changes,
             read,
             objects: Default::default(),
+            lasting: Default::default(),
+            dirty,
+            announcements,
         })
     }
 
@@ -127,6 +145,15 @@ impl A11y {
         .map_err(|_| Error::Timeout("the accessibility events did not catch up".into()))?
         .map_err(|_| Error::Failed("the accessibility connection closed".into()))?;
         Ok(())
+    }
+
+    /// What the app announced since this was last asked, oldest first.
+    pub fn take_announcements(&self, app: &App) -> Vec<String> {
+        self.announcements
+            .lock()
+            .unwrap()
+            .remove(&app.bus_name)
+            .unwrap_or_default()
     }
 
     /// How many accessibility events have arrived so far.
@@ -275,7 +302,7 @@ impl A11y {
                 c.reverse();
                 stack.extend(c);
             }
-            let details = self.details(&items, &ids, &order).await;
+            let details = self.details(app, &items, &ids, &order).await;
             {
                 let mut objects = self.objects.lock().unwrap();
                 for id in &order {
@@ -303,6 +330,10 @@ impl A11y {
                 nodes,
             });
         }
+        // Facts of objects that are gone are not needed again.
+        if let Some(store) = self.lasting.lock().unwrap().get_mut(&app.bus_name) {
+            store.retain(|id, _| ids.contains_key(id));
+        }
         Ok(frames)
     }
 
@@ -327,6 +358,8 @@ impl A11y {
                 {
                     self.round_trip(app).await?;
                 }
+                // Qt 6.4 answers in the old cache format, with no items.
+                Err(zbus::Error::Variant(_)) => return Ok(None),
                 Err(e) => return Err(failed(&format!("reading {}", app.bus_name), e)),
             }
         }
@@ -419,61 +452,70 @@ impl A11y {
         asked
     }
 
-    /// Bounds (window coordinates, for nodes with a Component) and keys
-    /// (AccessibleId) of nodes, fetched concurrently.
+    /// What the cache lacks, for each node: the lasting facts from the
+    /// store unless an event named the object since they were read, the
+    /// changing ones fetched; all calls concurrent.
     async fn details(
         &self,
+        app: &App,
         items: &[CacheItem],
         ids: &HashMap<u64, usize>,
         order: &[u64],
-    ) -> HashMap<u64, Details> {
+    ) -> HashMap<u64, (Lasting, Changing)> {
         let conn = &self.conn;
-        stream::iter(order.iter().copied())
+        // Events counted from here on may not be in what is read now.
+        let read_at = self.changes();
+        let known: HashMap<u64, Lasting> = {
+            let stores = self.lasting.lock().unwrap();
+            let dirty = self.dirty.lock().unwrap();
+            let empty = HashMap::new();
+            let store = stores.get(&app.bus_name).unwrap_or(&empty);
+            order
+                .iter()
+                .filter_map(|id| {
+                    let (at, facts) = store.get(id)?;
+                    let named = dirty.get(id).is_some_and(|event| event > at);
+                    (!named).then(|| (*id, facts.clone()))
+                })
+                .collect()
+        };
+        let known = &known;
+        let id_of = &ref_id;
+        let read: HashMap<u64, (Lasting, Changing, bool)> = stream::iter(order.iter().copied())
             .map(|id| async move {
                 let it = &items[ids[&id]];
-                let has_component = it.ifaces.contains(Interface::Component);
-                let has_value = it.ifaces.contains(Interface::Value);
-                let text_field =
-                    it.ifaces.contains(Interface::Text) && is_text_field(role(it.role, &it.states));
+                let role = role(it.role, &it.states);
+                let text_field = is_text_field(role);
                 let password = it.role == AtspiRole::PasswordText;
-                let (bounds, key, range, text) = tokio::join!(
+                let (lasting, changing) = tokio::join!(
                     async {
-                        if has_component {
-                            component_extents(conn, &it.object).await
-                        } else {
-                            None
+                        match known.get(&id) {
+                            Some(facts) => (facts.clone(), false),
+                            None => (lasting(conn, &it.object, it.ifaces, id_of).await, true),
                         }
                     },
-                    accessible_id(conn, &it.object),
-                    async {
-                        if has_value {
-                            value_range(conn, &it.object).await
-                        } else {
-                            None
-                        }
-                    },
-                    async {
-                        if text_field {
-                            text_and_selection(conn, &it.object, password).await
-                        } else {
-                            (None, None)
-                        }
-                    }
+                    changing(conn, &it.object, it.ifaces, text_field, password)
                 );
-                (
-                    id,
-                    Details {
-                        bounds,
-                        key,
-                        range,
-                        value: text.0,
-                        selection: text.1,
-                    },
-                )
+                (id, (lasting.0, changing, lasting.1))
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
-            .await
+            .await;
+        tracing::debug!(
+            nodes = order.len(),
+            known = known.len(),
+            "read the lasting facts of the unknown nodes"
+        );
+        let mut stores = self.lasting.lock().unwrap();
+        let store = stores.entry(app.bus_name.clone()).or_default();
+        read.into_iter()
+            .map(|(id, (lasting, changing, fresh))| {
+                if fresh {
+                    store.insert(id, (read_at, lasting.clone()));
+                }
+                (id, (lasting, changing))
+            })
+            .collect()
     }
 
     /// The object and interfaces behind a node id read before.
@@ -486,16 +528,6 @@ impl A11y {
     }
 }
 
-/// What is fetched per node beside the cache.
-#[derive(Debug, Default, Clone)]
-struct Details {
-    bounds: Option<Rect>,
-    key: Option<String>,
-    range: Option<Range>,
-    value: Option<String>,
-    selection: Option<(i32, i32)>,
-}
-
 /// Roles whose text is their value.
 pub fn is_text_field(role: Role) -> bool {
     matches!(
@@ -506,72 +538,6 @@ pub fn is_text_field(role: Role) -> bool {
             | Role::SearchInput
             | Role::SpinButton
     )
-}
-
-macro_rules! build_proxy {
-    ($ty:ident, $conn:expr, $obj:expr) => {{
-        let name = $obj.name()?.clone();
-        $ty::builder($conn)
-            .destination(name)
-            .ok()?
-            .path($obj.path().clone())
-            .ok()?
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .ok()?
-    }};
-}
-
-async fn value_range(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Range> {
-    let p = build_proxy!(ValueProxy, conn, obj);
-    let (min, max, now, step) = tokio::join!(
-        p.minimum_value(),
-        p.maximum_value(),
-        p.current_value(),
-        p.minimum_increment()
-    );
-    Some(Range {
-        min: min.ok()?,
-        max: max.ok()?,
-        now: now.ok()?,
-        step: step.unwrap_or(0.0),
-    })
-}
-
-/// A text field's text (left out for passwords) and its selection or caret.
-async fn text_and_selection(
-    conn: &zbus::Connection,
-    obj: &ObjectRefOwned,
-    password: bool,
-) -> (Option<String>, Option<(i32, i32)>) {
-    let read = async {
-        let p = build_proxy!(TextProxy, conn, obj);
-        // GTK 4.8 answers GetText(0, -1) with "": ask for the character count.
-        let count = p.character_count().await.ok()?;
-        let (text, selections, caret) = tokio::join!(
-            async {
-                if password {
-                    None
-                } else {
-                    p.get_text(0, count).await.ok()
-                }
-            },
-            p.get_n_selections(),
-            p.caret_offset()
-        );
-        let selection = match selections {
-            Ok(n) if n > 0 => p.get_selection(0).await.ok(),
-            _ => caret.ok().map(|c| (c, c)),
-        };
-        Some((text, selection))
-    };
-    read.await.unwrap_or((None, None))
-}
-
-async fn accessible_id(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<String> {
-    let proxy = accessible(conn, obj).await.ok()?;
-    proxy.accessible_id().await.ok().filter(|k| !k.is_empty())
 }
 
 /// An Accessible proxy for an object, with caching off.
@@ -635,7 +601,7 @@ async fn read_object(
 /// reply has been seen" checkable.)
 async fn watch_changes(
     conn: &zbus::Connection,
-    changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    watch: Watch,
 ) -> Result<tokio::sync::watch::Receiver<Option<zbus::message::Sequence>>, Error> {
     use atspi::events::{DBusMatchRule, RegistryEventString};
     // Made before the match rules so that nothing after them is missed.
@@ -674,12 +640,61 @@ async fn watch_changes(
                     i.starts_with("org.a11y.atspi.Event.") || i.as_str() == "org.a11y.atspi.Cache"
                 });
             if event {
-                changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                watch.saw(&message);
             }
             read_to.send_replace(Some(message.recv_position()));
         }
     });
     Ok(read)
+}
+
+/// Where the event task writes what it saw.
+struct Watch {
+    changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    dirty: Shared<HashMap<u64, u64>>,
+    announcements: Shared<HashMap<String, Vec<String>>>,
+}
+
+impl Watch {
+    /// Count an event, mark the object it names, keep what it announces.
+    fn saw(&self, message: &zbus::Message) {
+        let count = self
+            .changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        let header = message.header();
+        let (Some(sender), Some(path)) = (header.sender(), header.path()) else {
+            return;
+        };
+        self.dirty
+            .lock()
+            .unwrap()
+            .insert(node_id(sender.as_str(), path.as_str()), count);
+        if header
+            .member()
+            .is_some_and(|m| m.as_str() == "Announcement")
+        {
+            let body = message.body();
+            let Ok((_, _, _, text, _)) = body.deserialize::<(
+                String,
+                i32,
+                i32,
+                zbus::zvariant::OwnedValue,
+                HashMap<String, zbus::zvariant::OwnedValue>,
+            )>() else {
+                return;
+            };
+            let Ok(text) = String::try_from(text) else {
+                return;
+            };
+            let mut all = self.announcements.lock().unwrap();
+            let list = all.entry(sender.to_string()).or_default();
+            list.push(text);
+            if list.len() > ANNOUNCEMENTS_KEPT {
+                list.remove(0);
+            }
+        }
+    }
 }
 
 async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {
@@ -689,34 +704,22 @@ async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<Objec
     }
 }
 
-async fn component_extents(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Rect> {
-    let name = obj.name()?.clone();
-    let proxy = ComponentProxy::builder(conn)
-        .destination(name)
-        .ok()?
-        .path(obj.path().clone())
-        .ok()?
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await
-        .ok()?;
-    let (x, y, w, h) = proxy.get_extents(CoordType::Window).await.ok()?;
-    // Zero size or the minimum coordinate: not laid out, on a hidden page or
-    // in a closed menu (GTK 4 reports 0x0, GTK 3 i32::MIN there).
-    (w > 0 && h > 0 && x != i32::MIN && y != i32::MIN).then(|| Rect::new(x, y, w, h))
-}
-
 fn to_node(
     id: u64,
     parent: Option<u64>,
     children: Vec<u64>,
     it: &CacheItem,
-    details: Details,
+    (lasting, changing): (Lasting, Changing),
 ) -> Node {
     let mut states = states(&it.states);
-    let role = role(it.role, &it.states);
+    let role = lasting.role.unwrap_or_else(|| role(it.role, &it.states));
     if role == Role::PasswordInput {
         states.password = true;
+    }
+    states.sort = lasting.sort;
+    let mut annotations = lasting.annotations;
+    if annotations.has_popup.is_none() && it.states.contains(State::HasPopup) {
+        annotations.has_popup = Some("menu".into());
     }
     Node {
         id,
@@ -726,12 +729,16 @@ fn to_node(
         native_role: it.role.name().to_string(),
         name: it.short_name.clone(),
         description: it.name.clone(),
-        key: details.key,
+        key: lasting.key,
         states,
-        value: details.value,
-        range: details.range,
-        selection: details.selection,
-        bounds: details.bounds,
+        value: changing.value,
+        range: changing.range,
+        selection: changing.selection,
+        bounds: changing.bounds,
+        actions: lasting.actions,
+        place: lasting.place,
+        relations: lasting.relations,
+        annotations,
     }
 }
 
@@ -757,6 +764,7 @@ fn states(s: &StateSet) -> States {
         vertical: s.contains(State::Vertical),
         horizontal: s.contains(State::Horizontal),
         pressed: s.contains(State::Pressed),
+        sort: None,
     }
 }
 
@@ -780,7 +788,14 @@ pub fn role(r: AtspiRole, states: &StateSet) -> Role {
         A::Entry | A::Text | A::Autocomplete | A::Editbar => Role::TextInput,
         A::SpinButton => Role::SpinButton,
         A::Slider | A::Dial => Role::Slider,
-        A::ProgressBar | A::LevelBar => Role::ProgressBar,
+        A::ProgressBar => Role::ProgressBar,
+        A::LevelBar => Role::Meter,
+        A::Log => Role::Log,
+        A::Timer => Role::Timer,
+        A::Article => Role::Article,
+        A::Landmark => Role::Region,
+        A::ContentDeletion => Role::Deletion,
+        A::ContentInsertion => Role::Insertion,
         A::ScrollBar => Role::ScrollBar,
         A::Label | A::AcceleratorLabel | A::Static | A::Caption => Role::Label,
         A::Heading => Role::Heading,
@@ -789,7 +804,8 @@ pub fn role(r: AtspiRole, states: &StateSet) -> Role {
         A::Image | A::Icon | A::Animation => Role::Image,
         A::List | A::ListBox => Role::List,
         A::ListItem => Role::ListItem,
-        A::Tree | A::TreeTable => Role::Tree,
+        A::Tree => Role::Tree,
+        A::TreeTable => Role::TreeGrid,
         A::TreeItem => Role::TreeItem,
         A::Table => Role::Table,
         A::TableRow => Role::Row,
@@ -807,7 +823,7 @@ pub fn role(r: AtspiRole, states: &StateSet) -> Role {
         A::ToolBar => Role::Toolbar,
         A::StatusBar | A::InfoBar => Role::StatusBar,
         A::ToolTip => Role::Tooltip,
-        A::Grouping | A::Form | A::Section | A::Landmark => Role::Group,
+        A::Grouping | A::Form | A::Section => Role::Group,
         A::Panel
         | A::Filler
         | A::RootPane

@@ -121,10 +121,11 @@ impl PrivateBus {
 
     /// The environment that puts an app on this bus with accessibility on, for
     /// every toolkit: GTK (AT-SPI through the bus), Qt, and AccessKit (IsEnabled).
+    /// No AT_SPI_BUS_ADDRESS: toolkits ask org.a11y.Bus on the session bus for
+    /// it (Qt 6.4, given the address, loses IsEnabled and never registers).
     pub fn app_env(&self) -> Vec<(String, String)> {
         [
             ("DBUS_SESSION_BUS_ADDRESS", self.address.as_str()),
-            ("AT_SPI_BUS_ADDRESS", self.a11y_address.as_str()),
             ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
             ("QT_ACCESSIBILITY", "1"),
             ("NO_AT_BRIDGE", "0"),

@@ -60,7 +60,32 @@ pub enum Role {
     ScrollView,
     Document,
     Canvas,
+    Meter,
+    Log,
+    Timer,
+    Article,
+    Region,
+    Navigation,
+    Main,
+    Banner,
+    ContentInfo,
+    Complementary,
+    Search,
+    Deletion,
+    Insertion,
+    Grid,
+    TreeGrid,
+    Splitter,
     Unknown,
+}
+
+/// A column's or a table header's sort order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Sort {
+    Ascending,
+    Descending,
+    Other,
 }
 
 /// States an element can be in; all false by default.
@@ -87,6 +112,48 @@ pub struct States {
     pub vertical: bool,
     pub horizontal: bool,
     pub pressed: bool,
+    pub sort: Option<Sort>,
+}
+
+/// Where an element sits in a set, a tree or a table, as the app numbered it
+/// (from 1, as ARIA's aria-level, aria-posinset, aria-rowindex and the like).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Place {
+    pub level: Option<i32>,
+    pub pos_in_set: Option<i32>,
+    pub set_size: Option<i32>,
+    pub row_count: Option<i32>,
+    pub col_count: Option<i32>,
+    pub row_index: Option<i32>,
+    pub col_index: Option<i32>,
+    pub row_span: Option<i32>,
+    pub col_span: Option<i32>,
+}
+
+/// Other elements an element points at, by node id.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Relations {
+    pub controls: Vec<u64>,
+    pub described_by: Vec<u64>,
+    pub error_message: Vec<u64>,
+}
+
+/// What the app says of an element beyond its role and states, in ARIA's terms.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Annotations {
+    pub placeholder: Option<String>,
+    /// What it is the current one of: true, page, step, location, date or time.
+    pub current: Option<String>,
+    /// What a text field's suggestions complete: inline, list or both.
+    pub auto_complete: Option<String>,
+    pub role_description: Option<String>,
+    /// The kind of popup it opens: menu, listbox, tree, grid or dialog.
+    pub has_popup: Option<String>,
+    /// Keys that press or focus it, as menus write them ("Ctrl+O"), space-separated.
+    pub key_shortcuts: Option<String>,
 }
 
 /// One element of a window.
@@ -113,6 +180,11 @@ pub struct Node {
     /// Relative to the window's content, logical points; `None` when the element
     /// reports no size (not laid out, or on a hidden page).
     pub bounds: Option<Rect>,
+    /// The toolkit's names of the actions the element offers ("click", "toggle").
+    pub actions: Vec<String>,
+    pub place: Place,
+    pub relations: Relations,
+    pub annotations: Annotations,
 }
 
 /// A ranged value.

@@ -4,6 +4,7 @@
 //! Socket rules: mode 0600; a socket left by an ended process is replaced, a
 //! live one or a file that is no socket is not; removed when the server stops.
 
+use std::collections::HashSet;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use tokio::net::{UnixListener, UnixStream};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowInfo};
 
 use crate::actions::Action;
-use crate::model::{Error, Node, Role, States, Tree};
+use crate::model::{Error, Node, Place, Role, Sort, Tree};
 use crate::session::Session;
 
 /// The longest request line taken; longer ones are answered with an error.
@@ -216,7 +217,12 @@ async fn dispatch(
             check_params(params, &["window"])?;
             let window = pick_window(session, params).await?;
             let tree = session.tree(window.handle).await?;
-            Ok(tree_json(&tree))
+            let mut result = tree_json(&tree);
+            let announcements = session.announcements(window.handle).await?;
+            if !announcements.is_empty() {
+                result["announcements"] = json!(announcements);
+            }
+            Ok(result)
         }
         "act" => {
             check_params(
@@ -356,8 +362,7 @@ pub fn role_word(role: Role) -> &'static str {
         Role::Switch => "switch",
         Role::ComboBox => "comboBox",
         Role::MenuButton => "menuButton",
-        Role::TextInput | Role::PasswordInput | Role::TextArea => "textField",
-        Role::SearchInput => "search",
+        Role::TextInput | Role::PasswordInput | Role::TextArea | Role::SearchInput => "textField",
         Role::SpinButton => "stepper",
         Role::Slider => "slider",
         Role::ProgressBar => "progress",
@@ -387,7 +392,22 @@ pub fn role_word(role: Role) -> &'static str {
         Role::Toolbar => "toolbar",
         Role::StatusBar => "status",
         Role::Tooltip => "tooltip",
-        Role::Document => "region",
+        Role::Document | Role::Region => "region",
+        Role::Meter => "meter",
+        Role::Log => "log",
+        Role::Timer => "timer",
+        Role::Article => "article",
+        Role::Navigation => "navigation",
+        Role::Main => "main",
+        Role::Banner => "banner",
+        Role::ContentInfo => "contentInfo",
+        Role::Complementary => "complementary",
+        Role::Search => "search",
+        Role::Deletion => "deletion",
+        Role::Insertion => "insertion",
+        Role::Grid => "grid",
+        Role::TreeGrid => "treeGrid",
+        Role::Splitter => "splitter",
         Role::Window
         | Role::Application
         | Role::Group
@@ -398,7 +418,8 @@ pub fn role_word(role: Role) -> &'static str {
     }
 }
 
-fn state_words(s: &States) -> Vec<&'static str> {
+fn state_words(n: &Node) -> Vec<&'static str> {
+    let s = &n.states;
     [
         (s.focusable, "focusable"),
         (s.disabled, "disabled"),
@@ -417,6 +438,10 @@ fn state_words(s: &States) -> Vec<&'static str> {
         (s.vertical, "vertical"),
         (s.busy, "busy"),
         (s.horizontal, "horizontal"),
+        (n.role == Role::SearchInput, "search"),
+        (s.sort == Some(Sort::Ascending), "sortAscending"),
+        (s.sort == Some(Sort::Descending), "sortDescending"),
+        (s.sort == Some(Sort::Other), "sortOther"),
     ]
     .into_iter()
     .filter_map(|(on, word)| on.then_some(word))
@@ -452,6 +477,9 @@ fn action_words(n: &Node) -> Vec<&'static str> {
         Role::Slider | Role::SpinButton => actions.extend(["setValue", "increment", "decrement"]),
         _ => {}
     }
+    if n.states.expandable {
+        actions.extend(["expand", "collapse"]);
+    }
     actions
 }
 
@@ -467,7 +495,7 @@ fn is_element(n: &Node, root: u64) -> bool {
 
 fn tree_json(tree: &Tree) -> Value {
     let root = tree.nodes.first().map(|n| n.id).unwrap_or_default();
-    let kept: std::collections::HashSet<u64> = tree
+    let kept: HashSet<u64> = tree
         .nodes
         .iter()
         .filter(|n| is_element(n, root))
@@ -518,7 +546,9 @@ fn tree_json(tree: &Tree) -> Value {
             if let Some((from, to)) = n.selection {
                 o.insert("selection".into(), json!([from, to]));
             }
-            let states = state_words(&n.states);
+            place_json(&mut o, &n.place);
+            annotations_json(&mut o, n, &kept);
+            let states = state_words(n);
             if !states.is_empty() {
                 o.insert("states".into(), json!(states));
             }
@@ -538,6 +568,63 @@ fn tree_json(tree: &Tree) -> Value {
         result["focus"] = Value::String(f.id.to_string());
     }
     result
+}
+
+/// A node's place in its set, tree or table, in the spec's field names.
+fn place_json(o: &mut Map<String, Value>, p: &Place) {
+    for (name, value) in [
+        ("level", p.level),
+        ("posInSet", p.pos_in_set),
+        ("setSize", p.set_size),
+        ("rowCount", p.row_count),
+        ("colCount", p.col_count),
+        ("rowIndex", p.row_index),
+        ("colIndex", p.col_index),
+        ("rowSpan", p.row_span),
+        ("colSpan", p.col_span),
+    ] {
+        if let Some(v) = value {
+            o.insert(name.into(), json!(v));
+        }
+    }
+}
+
+/// ARIA-like facts and relations; relations name only elements in the tree.
+fn annotations_json(o: &mut Map<String, Value>, n: &Node, kept: &HashSet<u64>) {
+    let a = &n.annotations;
+    if let Some(current) = &a.current {
+        let value = if current == "true" {
+            Value::Bool(true)
+        } else {
+            Value::String(current.clone())
+        };
+        o.insert("current".into(), value);
+    }
+    for (name, value) in [
+        ("placeholder", &a.placeholder),
+        ("autoComplete", &a.auto_complete),
+        ("roleDescription", &a.role_description),
+        ("hasPopup", &a.has_popup),
+        ("keyShortcuts", &a.key_shortcuts),
+    ] {
+        if let Some(v) = value {
+            o.insert(name.into(), Value::String(v.clone()));
+        }
+    }
+    for (name, ids) in [
+        ("controls", &n.relations.controls),
+        ("describedBy", &n.relations.described_by),
+        ("errorMessage", &n.relations.error_message),
+    ] {
+        let ids: Vec<Value> = ids
+            .iter()
+            .filter(|id| kept.contains(id))
+            .map(|id| Value::String(id.to_string()))
+            .collect();
+        if !ids.is_empty() {
+            o.insert(name.into(), Value::Array(ids));
+        }
+    }
 }
 
 fn find_node<'a>(tree: &'a Tree, params: &Map<String, Value>) -> Result<&'a Node, Fail> {

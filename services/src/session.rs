@@ -42,14 +42,7 @@ impl Session {
         timeout: std::time::Duration,
     ) -> Result<(), Error> {
         self.host.settle(handle, timeout).await?;
-        let pid = self
-            .host
-            .windows()
-            .await?
-            .into_iter()
-            .find(|w| w.handle == handle)
-            .and_then(|w| w.pid);
-        if let Some(pid) = pid {
+        if let Some(pid) = self.pid_of(handle).await? {
             for app in self
                 .a11y
                 .apps()
@@ -61,6 +54,32 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// What the window's app announced to assistive technology since the last
+    /// time this was asked (AT-SPI announcement events), oldest first.
+    pub async fn announcements(&self, handle: WindowHandle) -> Result<Vec<String>, Error> {
+        let Some(pid) = self.pid_of(handle).await? else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .a11y
+            .apps()
+            .await?
+            .iter()
+            .filter(|a| a.pid == Some(pid))
+            .flat_map(|a| self.a11y.take_announcements(a))
+            .collect())
+    }
+
+    async fn pid_of(&self, handle: WindowHandle) -> Result<Option<u32>, Error> {
+        Ok(self
+            .host
+            .windows()
+            .await?
+            .into_iter()
+            .find(|w| w.handle == handle)
+            .and_then(|w| w.pid))
     }
 
     pub fn host(&self) -> &Arc<dyn Host> {

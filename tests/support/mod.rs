@@ -122,6 +122,24 @@ impl Image {
         [self.rgba[i], self.rgba[i + 1], self.rgba[i + 2]]
     }
 
+    /// The part of the image inside `r` (clipped to the image).
+    pub fn crop(&self, r: wayrig_host::Rect) -> Image {
+        let x0 = r.x.clamp(0, self.width as i32) as u32;
+        let y0 = r.y.clamp(0, self.height as i32) as u32;
+        let x1 = (r.x + r.width).clamp(0, self.width as i32) as u32;
+        let y1 = (r.y + r.height).clamp(0, self.height as i32) as u32;
+        let mut rgba = Vec::new();
+        for y in y0..y1 {
+            let row = ((y * self.width + x0) * 4) as usize;
+            rgba.extend_from_slice(&self.rgba[row..row + ((x1 - x0) * 4) as usize]);
+        }
+        Image {
+            width: x1.saturating_sub(x0),
+            height: y1.saturating_sub(y0),
+            rgba,
+        }
+    }
+
     /// How many distinct colours the image has (a blank image has one).
     pub fn distinct_colours(&self) -> usize {
         let mut set = std::collections::HashSet::new();
@@ -166,6 +184,7 @@ impl TestClient {
     ) -> TestClient {
         let mut cmd = Command::new(program);
         cmd.args(args)
+            .env_remove("AT_SPI_BUS_ADDRESS")
             .envs(host.session().app_env.iter().map(|(k, v)| (k, v)))
             .envs(env.iter().copied())
             .stdin(Stdio::null())

@@ -1,0 +1,389 @@
+//! What AT-SPI tells of a node beyond the cache: lasting facts (key, actions,
+//! attributes, relations, table place), kept until an event names the object,
+//! and changing ones (bounds, value, text, selection), fetched on each read.
+
+use std::collections::HashMap;
+
+use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::action::ActionProxy;
+use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::table::TableProxy;
+use atspi::proxy::table_cell::TableCellProxy;
+use atspi::proxy::text::TextProxy;
+use atspi::proxy::value::ValueProxy;
+use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, RelationType};
+use zbus::proxy::CacheProperties;
+
+use crate::model::{Annotations, Place, Range, Relations, Role, Sort};
+use wayrig_host::Rect;
+
+/// Facts of a node that change only when the app says so with an event.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Lasting {
+    pub key: Option<String>,
+    pub actions: Vec<String>,
+    pub place: Place,
+    pub relations: Relations,
+    pub annotations: Annotations,
+    pub sort: Option<Sort>,
+    /// A finer role the app gave in "xml-roles" (landmarks, grids, switches).
+    pub role: Option<Role>,
+}
+
+/// Facts of a node read anew with every tree.
+#[derive(Debug, Default, Clone)]
+pub struct Changing {
+    pub bounds: Option<Rect>,
+    pub range: Option<Range>,
+    pub value: Option<String>,
+    pub selection: Option<(i32, i32)>,
+}
+
+macro_rules! build_proxy {
+    ($ty:ident, $conn:expr, $obj:expr) => {{
+        let name = $obj.name()?.clone();
+        $ty::builder($conn)
+            .destination(name)
+            .ok()?
+            .path($obj.path().clone())
+            .ok()?
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .ok()?
+    }};
+}
+
+/// A node's id from an object reference; supplied by the reader.
+pub type IdOf<'a> = &'a (dyn Fn(&ObjectRefOwned) -> Option<u64> + Sync);
+
+/// Read the lasting facts of one object, its calls side by side.
+pub async fn lasting(
+    conn: &zbus::Connection,
+    obj: &ObjectRefOwned,
+    ifaces: InterfaceSet,
+    id_of: IdOf<'_>,
+) -> Lasting {
+    let (key, attributes, relations, actions, table, cell) = tokio::join!(
+        async {
+            let p = build_proxy!(AccessibleProxy, conn, obj);
+            p.accessible_id().await.ok().filter(|k| !k.is_empty())
+        },
+        async {
+            let p = build_proxy!(AccessibleProxy, conn, obj);
+            p.get_attributes().await.ok()
+        },
+        async {
+            let p = build_proxy!(AccessibleProxy, conn, obj);
+            p.get_relation_set().await.ok()
+        },
+        async {
+            if !ifaces.contains(Interface::Action) {
+                return None;
+            }
+            let p = build_proxy!(ActionProxy, conn, obj);
+            p.get_actions().await.ok()
+        },
+        async {
+            if !ifaces.contains(Interface::Table) {
+                return None;
+            }
+            let p = build_proxy!(TableProxy, conn, obj);
+            let (rows, cols) = tokio::join!(p.n_rows(), p.n_columns());
+            Some((rows.ok()?, cols.ok()?))
+        },
+        async {
+            if !ifaces.contains(Interface::TableCell) {
+                return None;
+            }
+            let p = build_proxy!(TableCellProxy, conn, obj);
+            match p.get_row_column_span().await.ok()? {
+                (true, row, col, row_span, col_span) => Some((row, col, row_span, col_span)),
+                _ => None,
+            }
+        },
+    );
+    let attributes = attributes.unwrap_or_default();
+    let mut facts = from_attributes(&attributes);
+    facts.key = key;
+    if let Some(actions) = actions {
+        // The first action's binding, as GTK 3 gives it ("mnemonic;path;accelerator").
+        if facts.annotations.key_shortcuts.is_none() {
+            facts.annotations.key_shortcuts = actions
+                .first()
+                .and_then(|a| accelerator_words(&a.keybinding));
+        }
+        facts.actions = actions.into_iter().map(|a| a.name).collect();
+    }
+    if let Some((rows, cols)) = table {
+        facts.place.row_count = facts.place.row_count.or(Some(rows));
+        facts.place.col_count = facts.place.col_count.or(Some(cols));
+    }
+    if let Some((row, col, row_span, col_span)) = cell {
+        // AT-SPI counts from 0; the model, as ARIA, from 1.
+        facts.place.row_index = facts.place.row_index.or(Some(row + 1));
+        facts.place.col_index = facts.place.col_index.or(Some(col + 1));
+        facts.place.row_span = (row_span > 1).then_some(row_span);
+        facts.place.col_span = (col_span > 1).then_some(col_span);
+    }
+    for (kind, targets) in relations.unwrap_or_default() {
+        let ids = targets.iter().filter_map(id_of);
+        match kind {
+            RelationType::ControllerFor => facts.relations.controls.extend(ids),
+            RelationType::DescribedBy => facts.relations.described_by.extend(ids),
+            RelationType::ErrorMessage => facts.relations.error_message.extend(ids),
+            _ => {}
+        }
+    }
+    facts
+}
+
+/// The facts toolkits put in object attributes (the names browsers and
+/// toolkits use for ARIA's properties).
+pub fn from_attributes(a: &HashMap<String, String>) -> Lasting {
+    let text = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| a.get(*n))
+            .filter(|v| !v.is_empty())
+            .cloned()
+    };
+    let number = |names: &[&str]| text(names).and_then(|v| v.trim().parse::<i32>().ok());
+    let sort = text(&["sort"]).and_then(|s| match s.as_str() {
+        "ascending" => Some(Sort::Ascending),
+        "descending" => Some(Sort::Descending),
+        "other" => Some(Sort::Other),
+        _ => None,
+    });
+    Lasting {
+        place: Place {
+            level: number(&["level"]),
+            pos_in_set: number(&["posinset"]),
+            set_size: number(&["setsize"]),
+            row_count: number(&["rowcount"]),
+            col_count: number(&["colcount"]),
+            row_index: number(&["rowindex"]),
+            col_index: number(&["colindex"]),
+            row_span: number(&["rowspan"]).filter(|n| *n > 1),
+            col_span: number(&["colspan"]).filter(|n| *n > 1),
+        },
+        annotations: Annotations {
+            placeholder: text(&["placeholder-text", "placeholder"]),
+            current: text(&["current"]).filter(|c| c != "false"),
+            auto_complete: text(&["autocomplete"]).filter(|c| c != "none"),
+            role_description: text(&["roledescription"]),
+            has_popup: text(&["haspopup"]).filter(|c| c != "false").map(|c| {
+                if c == "true" {
+                    "menu".to_string()
+                } else {
+                    c
+                }
+            }),
+            key_shortcuts: text(&["keyshortcuts"]),
+        },
+        sort,
+        role: text(&["xml-roles"]).and_then(|r| xml_role(&r)),
+        ..Lasting::default()
+    }
+}
+
+/// The model's role for an ARIA role name a toolkit passed on in "xml-roles",
+/// where AT-SPI's own role is coarser.
+fn xml_role(roles: &str) -> Option<Role> {
+    roles.split_whitespace().find_map(|r| {
+        Some(match r {
+            "navigation" => Role::Navigation,
+            "main" => Role::Main,
+            "banner" => Role::Banner,
+            "contentinfo" => Role::ContentInfo,
+            "complementary" => Role::Complementary,
+            "search" => Role::Search,
+            "region" => Role::Region,
+            "grid" => Role::Grid,
+            "treegrid" => Role::TreeGrid,
+            "switch" => Role::Switch,
+            "meter" => Role::Meter,
+            "separator" => Role::Splitter,
+            "radiogroup" => Role::Group,
+            _ => return None,
+        })
+    })
+}
+
+/// An accelerator as a toolkit's key binding gives it ("<Control><Shift>n",
+/// or GTK 3's "n;<Alt>f:n;<Control>n") in the words menus show: "Ctrl+Shift+N".
+pub fn accelerator_words(binding: &str) -> Option<String> {
+    let accel = binding.rsplit(';').next()?.trim();
+    if accel.is_empty() {
+        return None;
+    }
+    let mut words = Vec::new();
+    let mut rest = accel;
+    while let Some(stripped) = rest.strip_prefix('<') {
+        let (modifier, after) = stripped.split_once('>')?;
+        words.push(match modifier.to_ascii_lowercase().as_str() {
+            "control" | "ctrl" | "primary" => "Ctrl".to_string(),
+            "shift" => "Shift".to_string(),
+            "alt" | "mod1" => "Alt".to_string(),
+            "super" | "mod4" => "Super".to_string(),
+            "meta" => "Meta".to_string(),
+            other => other.to_string(),
+        });
+        rest = after;
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut chars = rest.chars();
+    let key = match (chars.next(), chars.next()) {
+        (Some(c), None) => c.to_uppercase().to_string(),
+        _ => rest.to_string(),
+    };
+    words.push(key);
+    Some(words.join("+"))
+}
+
+/// Read the changing facts of one object, its calls side by side.
+pub async fn changing(
+    conn: &zbus::Connection,
+    obj: &ObjectRefOwned,
+    ifaces: InterfaceSet,
+    text_field: bool,
+    password: bool,
+) -> Changing {
+    let (bounds, range, text) = tokio::join!(
+        async {
+            if ifaces.contains(Interface::Component) {
+                extents(conn, obj).await
+            } else {
+                None
+            }
+        },
+        async {
+            if ifaces.contains(Interface::Value) {
+                value_range(conn, obj).await
+            } else {
+                None
+            }
+        },
+        async {
+            if text_field && ifaces.contains(Interface::Text) {
+                text_and_selection(conn, obj, password).await
+            } else {
+                (None, None)
+            }
+        }
+    );
+    Changing {
+        bounds,
+        range,
+        value: text.0,
+        selection: text.1,
+    }
+}
+
+async fn value_range(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Range> {
+    let p = build_proxy!(ValueProxy, conn, obj);
+    let (min, max, now, step) = tokio::join!(
+        p.minimum_value(),
+        p.maximum_value(),
+        p.current_value(),
+        p.minimum_increment()
+    );
+    Some(Range {
+        min: min.ok()?,
+        max: max.ok()?,
+        now: now.ok()?,
+        step: step.unwrap_or(0.0),
+    })
+}
+
+/// A text field's text (left out for passwords) and its selection or caret.
+async fn text_and_selection(
+    conn: &zbus::Connection,
+    obj: &ObjectRefOwned,
+    password: bool,
+) -> (Option<String>, Option<(i32, i32)>) {
+    let read = async {
+        let p = build_proxy!(TextProxy, conn, obj);
+        // GTK 4.8 answers GetText(0, -1) with "": ask for the character count.
+        let count = p.character_count().await.ok()?;
+        let (text, selections, caret) = tokio::join!(
+            async {
+                if password {
+                    None
+                } else {
+                    p.get_text(0, count).await.ok()
+                }
+            },
+            p.get_n_selections(),
+            p.caret_offset()
+        );
+        let selection = match selections {
+            Ok(n) if n > 0 => p.get_selection(0).await.ok(),
+            _ => caret.ok().map(|c| (c, c)),
+        };
+        Some((text, selection))
+    };
+    read.await.unwrap_or((None, None))
+}
+
+async fn extents(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Rect> {
+    let proxy = build_proxy!(ComponentProxy, conn, obj);
+    let (x, y, w, h) = proxy.get_extents(CoordType::Window).await.ok()?;
+    // Zero size or the minimum coordinate: not laid out, on a hidden page or
+    // in a closed menu (GTK 4 reports 0x0, GTK 3 i32::MIN there).
+    (w > 0 && h > 0 && x != i32::MIN && y != i32::MIN).then(|| Rect::new(x, y, w, h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accelerators_read_as_menus_write_them() {
+        assert_eq!(accelerator_words("<Control>o").as_deref(), Some("Ctrl+O"));
+        assert_eq!(
+            accelerator_words("n;<Alt>f:n;<Control><Shift>n").as_deref(),
+            Some("Ctrl+Shift+N")
+        );
+        assert_eq!(accelerator_words("<Primary>F5").as_deref(), Some("Ctrl+F5"));
+        assert_eq!(accelerator_words("o;;").as_deref(), None);
+        assert_eq!(accelerator_words("").as_deref(), None);
+    }
+
+    #[test]
+    fn attributes_give_place_and_annotations() {
+        let a: HashMap<String, String> = [
+            ("level", "2"),
+            ("posinset", "3"),
+            ("setsize", "7"),
+            ("colspan", "1"),
+            ("rowspan", "2"),
+            ("placeholder-text", "Search"),
+            ("haspopup", "true"),
+            ("current", "page"),
+            ("autocomplete", "list"),
+            ("sort", "ascending"),
+            ("toolkit", "GTK"),
+            ("xml-roles", "navigation"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let f = from_attributes(&a);
+        assert_eq!(f.place.level, Some(2));
+        assert_eq!(f.place.pos_in_set, Some(3));
+        assert_eq!(f.place.set_size, Some(7));
+        assert_eq!(f.place.col_span, None, "a span of one is no span");
+        assert_eq!(f.place.row_span, Some(2));
+        assert_eq!(f.annotations.placeholder.as_deref(), Some("Search"));
+        assert_eq!(f.annotations.has_popup.as_deref(), Some("menu"));
+        assert_eq!(f.annotations.current.as_deref(), Some("page"));
+        assert_eq!(f.annotations.auto_complete.as_deref(), Some("list"));
+        assert_eq!(f.sort, Some(Sort::Ascending));
+        assert_eq!(f.role, Some(Role::Navigation));
+        let none = from_attributes(&HashMap::new());
+        assert_eq!(none, Lasting::default());
+    }
+}
