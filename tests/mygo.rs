@@ -94,6 +94,53 @@ fn the_protocol_end_to_end() {
         "invalid_request"
     );
 
+    // menu: the application menu by the labels along its path, answered
+    // once the item ran: the fixture shows what ran in its status label.
+    let status = |c: &mut Client| -> String {
+        c.call("idle", json!({"timeout": 10000}));
+        let tree = c.call("tree", json!({}));
+        tree["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["label"].as_str())
+            .find(|l| l.starts_with("ran ") || *l == "ready")
+            .expect("the status label")
+            .to_string()
+    };
+    for (path, ran) in [
+        (json!(["File", "New"]), "ran app.new"),
+        (json!(["File", "Save"]), "ran win.save"),
+        (
+            json!(["File", "Recent", "one.txt"]),
+            "ran app.recent one.txt",
+        ),
+        (json!(["Edit", "Copy"]), "ran app.copy"),
+    ] {
+        c.call("menu", json!({"window": id, "path": path}));
+        assert_eq!(status(&mut c), ran, "menu {path}");
+    }
+    assert_eq!(
+        c.error("menu", json!({"path": ["File", "Nope"]})),
+        "no_element"
+    );
+    assert_eq!(c.error("menu", json!({"path": ["Nope"]})), "no_element");
+    assert_eq!(
+        c.error("menu", json!({"path": ["File", "Disabled Item"]})),
+        "failed"
+    );
+    assert_eq!(
+        status(&mut c),
+        "ran app.copy",
+        "a disabled item runs nothing"
+    );
+    assert_eq!(
+        c.error("menu", json!({"path": ["File"]})),
+        "invalid_request"
+    );
+    assert_eq!(c.error("menu", json!({"path": "File"})), "invalid_request");
+    assert_eq!(c.error("menu", json!({"path": []})), "invalid_request");
+
     // input: every event type.
     let b = &press["bounds"];
     let (x, y) = (
@@ -239,5 +286,41 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
             "timeout",
             "{app}"
         );
+        if app == "gtk3-widget-factory" {
+            gtk3_menu_bar(&mut c, id);
+        }
     }
+}
+
+/// GTK 3's menu bar (on the factory's second page) is chosen from through
+/// accessibility: its items are in the tree while their menus are closed.
+fn gtk3_menu_bar(c: &mut Client, id: u64) {
+    let find = |c: &mut Client, role: &str, label: &str| -> Value {
+        let tree = c.call("tree", json!({"window": id}));
+        tree["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["role"] == role && n["label"] == label)
+            .unwrap_or_else(|| panic!("a {role} {label:?}"))
+            .clone()
+    };
+    let checked = |n: &Value| {
+        n["states"]
+            .as_array()
+            .is_some_and(|s| s.contains(&json!("checked")))
+    };
+    let page = find(c, "radio", "Page 2");
+    c.call(
+        "act",
+        json!({"window": id, "id": page["id"], "action": "press"}),
+    );
+    let before = checked(&find(c, "menuItemCheckBox", "Statusbar"));
+    c.call("menu", json!({"window": id, "path": ["View", "Statusbar"]}));
+    let after = checked(&find(c, "menuItemCheckBox", "Statusbar"));
+    assert_ne!(before, after, "View > Statusbar toggled its check");
+    assert_eq!(
+        c.error("menu", json!({"window": id, "path": ["View", "Nope"]})),
+        "no_element"
+    );
 }

@@ -45,6 +45,8 @@ pub enum Read {
 #[derive(Debug, Clone)]
 pub struct Frame {
     pub name: String,
+    /// An AT-SPI "window": a popup, menu or tooltip rather than a top level.
+    pub popup: bool,
     /// Root first; bounds relative to the frame's surface origin.
     pub nodes: Vec<Node>,
 }
@@ -327,6 +329,7 @@ impl A11y {
                 .collect();
             frames.push(Frame {
                 name: items[frame_index].short_name.clone(),
+                popup: items[frame_index].role == AtspiRole::Window,
                 nodes,
             });
         }

@@ -308,7 +308,7 @@ impl Session {
         Ok(Path::Pointer)
     }
 
-    async fn do_named_action(
+    pub(crate) async fn do_named_action(
         &self,
         conn: &zbus::Connection,
         obj: &ObjectRefOwned,

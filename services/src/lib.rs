@@ -7,6 +7,7 @@ pub mod a11y;
 pub mod actions;
 pub mod bus;
 mod facts;
+pub mod menus;
 pub mod model;
 pub mod mygo;
 pub mod session;

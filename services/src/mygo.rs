@@ -281,11 +281,17 @@ async fn dispatch(
         }
         "menu" => {
             check_params(params, &["window", "path"])?;
-            pick_window(session, params).await?;
-            Err(Fail(
-                "unsupported",
-                "choosing application menu items is not implemented yet".into(),
-            ))
+            let window = pick_window(session, params).await?;
+            let path = match params.get("path") {
+                Some(Value::Array(labels)) => labels
+                    .iter()
+                    .map(|l| l.as_str().map(str::to_string))
+                    .collect::<Option<Vec<String>>>()
+                    .ok_or_else(|| invalid("path is a list of labels (strings)"))?,
+                _ => return Err(invalid("menu needs path, a list of labels")),
+            };
+            session.menu(window.handle, &path).await?;
+            Ok(json!({}))
         }
         other => Err(Fail("unknown_method", format!("no method {other:?}"))),
     }

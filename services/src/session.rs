@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use wayrig_host::{Host, Rect, WindowHandle, WindowInfo};
+use wayrig_host::{Host, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use crate::a11y::{A11y, Frame, Read};
 use crate::bus::PrivateBus;
@@ -19,6 +19,8 @@ pub struct Session {
     /// The last tree of each window, with the window's commit count and the
     /// accessibility change count it was read at.
     mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
+    /// The session bus the apps are on (for the menus they export).
+    session_bus: zbus::Connection,
     _bus: PrivateBus,
 }
 
@@ -26,10 +28,17 @@ impl Session {
     /// Join a host whose apps were given `bus.app_env()` with that bus's accessibility.
     pub async fn new(host: Arc<dyn Host>, bus: PrivateBus) -> Result<Self, Error> {
         let a11y = A11y::connect(&bus.a11y_address).await?;
+        let session_bus = zbus::connection::Builder::address(bus.address.as_str())
+            .map_err(|e| Error::Failed(format!("bad session bus address: {e}")))?
+            .method_timeout(std::time::Duration::from_secs(5))
+            .build()
+            .await
+            .map_err(|e| Error::Failed(format!("cannot reach the session bus: {e}")))?;
         Ok(Session {
             host,
             a11y,
             mirror: Default::default(),
+            session_bus,
             _bus: bus,
         })
     }
@@ -42,6 +51,12 @@ impl Session {
         timeout: std::time::Duration,
     ) -> Result<(), Error> {
         self.host.settle(handle, timeout).await?;
+        self.sync_apps(handle).await
+    }
+
+    /// Wait until every accessibility event the window's app sent before now
+    /// has arrived.
+    pub(crate) async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
         if let Some(pid) = self.pid_of(handle).await? {
             for app in self
                 .a11y
@@ -72,7 +87,11 @@ impl Session {
             .collect())
     }
 
-    async fn pid_of(&self, handle: WindowHandle) -> Result<Option<u32>, Error> {
+    pub(crate) fn session_bus(&self) -> &zbus::Connection {
+        &self.session_bus
+    }
+
+    pub(crate) async fn pid_of(&self, handle: WindowHandle) -> Result<Option<u32>, Error> {
         Ok(self
             .host
             .windows()
@@ -125,8 +144,13 @@ impl Session {
         for app in self.a11y.wait_for_app(pid, APP_REGISTRATION).await? {
             frames.extend(self.a11y.read_app(&app, Read::Bulk).await?);
         }
-        // The same app's other windows, in stacking order, for matching by order.
-        let siblings: Vec<&WindowInfo> = windows.iter().filter(|w| w.pid == Some(pid)).collect();
+        // The same app's top-level windows, in the order they were made, for
+        // matching by order.
+        let mut siblings: Vec<&WindowInfo> = windows
+            .iter()
+            .filter(|w| w.pid == Some(pid) && is_top_level(w))
+            .collect();
+        siblings.sort_by_key(|w| w.handle.id);
         let frame = pick_frame(frames, &window, &siblings).ok_or_else(|| {
             Error::Unsupported(format!(
                 "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
@@ -167,12 +191,20 @@ fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
     }
 }
 
-/// The frame that is this window: same title, else the same place among the app's frames.
+fn is_top_level(w: &WindowInfo) -> bool {
+    matches!(w.kind, WindowKind::Normal | WindowKind::Dialog)
+}
+
+/// The frame that is this window: same title, else the same place among the
+/// app's frames. Popups (GTK 3's menus are AT-SPI windows) are not in the count.
 fn pick_frame(
     mut frames: Vec<Frame>,
     window: &WindowInfo,
     siblings: &[&WindowInfo],
 ) -> Option<Frame> {
+    if is_top_level(window) && frames.iter().any(|f| !f.popup) {
+        frames.retain(|f| !f.popup);
+    }
     if let Some(i) = frames
         .iter()
         .position(|f| !f.name.is_empty() && f.name == window.title)
