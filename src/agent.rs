@@ -91,6 +91,24 @@ pub enum AgentCommand {
         #[arg(long)]
         settle: bool,
     },
+    /// Scroll the containers around an element until it shows.
+    ScrollIntoView {
+        target: String,
+        #[arg(long)]
+        settle: bool,
+    },
+    /// Open an item of a tree (or anything expandable).
+    Expand {
+        target: String,
+        #[arg(long)]
+        settle: bool,
+    },
+    /// Close an item of a tree (or anything expandable).
+    Collapse {
+        target: String,
+        #[arg(long)]
+        settle: bool,
+    },
     /// Click at X, Y (DIPs in the window's content).
     Click {
         x: f64,
@@ -547,6 +565,13 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         }
         C::Decrement { target, settle } => {
             act(client, state, &target, "decrement", json!({}), settle)
+        }
+        C::ScrollIntoView { target, settle } => {
+            act(client, state, &target, "scrollIntoView", json!({}), settle)
+        }
+        C::Expand { target, settle } => act(client, state, &target, "expand", json!({}), settle),
+        C::Collapse { target, settle } => {
+            act(client, state, &target, "collapse", json!({}), settle)
         }
         C::Click {
             x,

@@ -94,6 +94,31 @@ fn the_protocol_end_to_end() {
         "invalid_request"
     );
 
+    // scrollIntoView: a row far down the list shows afterwards.
+    let row = |c: &mut Client| -> Value {
+        let tree = c.call("tree", json!({"window": id}));
+        tree["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["label"] == "row 250")
+            .expect("row 250")
+            .clone()
+    };
+    let far = row(&mut c);
+    c.call(
+        "act",
+        json!({"window": id, "id": far["id"], "action": "scrollIntoView"}),
+    );
+    c.call("idle", json!({"timeout": 10000}));
+    let shown = row(&mut c);
+    let height = win["contentBounds"]["height"].as_i64().unwrap();
+    let top = shown["bounds"]["y"].as_i64().expect("bounds once shown");
+    assert!(
+        (0..height).contains(&top),
+        "row 250 shows after scrollIntoView: {shown}"
+    );
+
     // menu: the application menu by the labels along its path, answered
     // once the item ran: the fixture shows what ran in its status label.
     let status = |c: &mut Client| -> String {

@@ -696,9 +696,9 @@ fn action_of(params: &Map<String, Value>) -> Result<Action, Fail> {
         }),
         Some("increment") => Ok(Action::Increment),
         Some("decrement") => Ok(Action::Decrement),
-        Some(a @ ("scrollIntoView" | "expand" | "collapse")) => {
-            Err(Fail("unsupported", format!("{a} is not implemented yet")))
-        }
+        Some("scrollIntoView") => Ok(Action::ScrollIntoView),
+        Some("expand") => Ok(Action::Expand),
+        Some("collapse") => Ok(Action::Collapse),
         Some(other) => Err(invalid(format!("unknown action {other:?}"))),
         None => Err(invalid("act needs an action")),
     }
