@@ -5,6 +5,7 @@
 //!
 //! Run with `cargo bench --bench a11y`.
 
+mod synthetic;
 mod table;
 
 #[path = "../tests/support/mod.rs"]
@@ -18,8 +19,8 @@ use table::{median, ms};
 use support::{start, wait_window};
 use wayrig_compositor::Config;
 use wayrig_host::{Host, LaunchSpec};
-use wayrig_services::a11y::{A11y, Read};
-use wayrig_services::{PrivateBus, Session};
+use wayrig_services::a11y::{A11y, App, Read};
+use wayrig_services::{Action, PrivateBus, Role, Session};
 
 const ROUNDS: usize = 5;
 
@@ -123,7 +124,85 @@ async fn measure_warm(rows: &mut Vec<(String, String, String)>) {
         ms(median(warm)),
         "median of 20; no frame and no accessibility event since the last read".into(),
     ));
+    // From an action to a tree that shows its effect.
+    let spin = cold
+        .find(Role::SpinButton, "Amount")
+        .next()
+        .expect("the Amount spin button")
+        .id;
+    let now = |tree: &wayrig_services::Tree| tree.node(spin).and_then(|n| n.range).map(|r| r.now);
+    let mut effect = Vec::new();
+    for _ in 0..ROUNDS {
+        let before = now(&session.tree(win.handle).await.unwrap());
+        let t0 = Instant::now();
+        session
+            .act(win.handle, spin, Action::Increment)
+            .await
+            .expect("increment");
+        loop {
+            session
+                .settle(win.handle, Duration::from_secs(10))
+                .await
+                .unwrap();
+            if now(&session.tree(win.handle).await.unwrap()) != before {
+                break;
+            }
+        }
+        effect.push(t0.elapsed());
+    }
+    rows.push((
+        "GTK4 fixture: increment until a read shows it".into(),
+        ms(median(effect)),
+        format!("median of {ROUNDS}; act, settle, read the tree again"),
+    ));
     host.shutdown().await;
+}
+
+/// A synthetic app of `nodes` elements on a real bus and registry: bulk reads
+/// (cold: a new connection, nothing known; again: lasting facts known) beside
+/// the node-by-node walk, all with bounds.
+async fn measure_synthetic(nodes: usize, rows: &mut Vec<(String, String, String)>) {
+    let bus = PrivateBus::start(&std::env::temp_dir()).await.expect("bus");
+    let _app = synthetic::serve(&bus.a11y_address, nodes).await;
+    let find = |a11y: A11y| async move {
+        let apps = a11y
+            .wait_for_app(std::process::id(), Duration::from_secs(5))
+            .await
+            .expect("the synthetic app registered");
+        (a11y, apps[0].clone())
+    };
+    let (mut cold, mut again, mut walk) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let (a11y, app) = find(A11y::connect(&bus.a11y_address).await.unwrap()).await;
+        cold.push(timed_read(&a11y, &app, Read::Bulk, nodes).await);
+        again.push(timed_read(&a11y, &app, Read::Bulk, nodes).await);
+        let (fresh, app) = find(A11y::connect(&bus.a11y_address).await.unwrap()).await;
+        walk.push(timed_read(&fresh, &app, Read::NodeByNode, nodes).await);
+    }
+    for (what, times, note) in [
+        ("bulk, cold", cold, "new connection: every fact fetched"),
+        (
+            "bulk, read again",
+            again,
+            "lasting facts kept; bounds fetched",
+        ),
+        ("node by node", walk, "concurrent per level, the peers' way"),
+    ] {
+        rows.push((
+            format!("synthetic {nodes} nodes: {what}"),
+            ms(median(times)),
+            format!("median of {ROUNDS}; {note}"),
+        ));
+    }
+}
+
+async fn timed_read(a11y: &A11y, app: &App, how: Read, nodes: usize) -> Duration {
+    let t0 = Instant::now();
+    let frames = a11y.read_app(app, how).await.expect("read");
+    let elapsed = t0.elapsed();
+    let count: usize = frames.iter().map(|f| f.nodes.len()).sum();
+    assert_eq!(count, nodes, "every synthetic node read");
+    elapsed
 }
 
 fn main() {
@@ -136,6 +215,8 @@ fn main() {
         measure("gtk4-widget-factory", &mut rows).await;
         measure("gtk3-widget-factory", &mut rows).await;
         measure_warm(&mut rows).await;
+        measure_synthetic(1_000, &mut rows).await;
+        measure_synthetic(10_000, &mut rows).await;
     });
     table::print(&rows);
 }

@@ -14,7 +14,7 @@ use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
 use crate::facts::{changing, lasting, Changing, Lasting};
-use crate::model::{Error, Node, Role, States};
+use crate::model::{is_layout, Error, Node, Role, States};
 
 /// How many extents requests are in flight at once.
 const EXTENTS_IN_FLIGHT: usize = 64;
@@ -490,10 +490,14 @@ impl A11y {
                 let role = role(it.role, &it.states);
                 let text_field = is_text_field(role);
                 let password = it.role == AtspiRole::PasswordText;
+                // Containers that only lay others out have no keys, actions or
+                // relations worth a call each (most of a GTK 4 tree).
+                let layout = is_layout(role, &it.short_name);
                 let (lasting, changing) = tokio::join!(
                     async {
                         match known.get(&id) {
                             Some(facts) => (facts.clone(), false),
+                            None if layout => (Lasting::default(), true),
                             None => (lasting(conn, &it.object, it.ifaces, id_of).await, true),
                         }
                     },

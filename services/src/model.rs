@@ -187,6 +187,21 @@ pub struct Node {
     pub annotations: Annotations,
 }
 
+impl Node {
+    /// A container that only lays others out: an unnamed panel or group.
+    pub fn is_layout(&self) -> bool {
+        is_layout(self.role, &self.name)
+    }
+}
+
+/// Whether an element of this role and name only lays others out.
+pub fn is_layout(role: Role, name: &str) -> bool {
+    matches!(
+        role,
+        Role::Panel | Role::Group | Role::ScrollView | Role::Unknown | Role::Canvas
+    ) && name.is_empty()
+}
+
 /// A ranged value.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Range {

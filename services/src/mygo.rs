@@ -492,11 +492,7 @@ fn action_words(n: &Node) -> Vec<&'static str> {
 /// Layout-only containers (unnamed panels and groups) have no node; their
 /// children hang from the nearest element that does.
 fn is_element(n: &Node, root: u64) -> bool {
-    n.id == root
-        || !(matches!(
-            n.role,
-            Role::Panel | Role::Group | Role::ScrollView | Role::Unknown | Role::Canvas
-        ) && n.name.is_empty())
+    n.id == root || !n.is_layout()
 }
 
 fn tree_json(tree: &Tree) -> Value {
