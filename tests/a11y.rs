@@ -71,6 +71,26 @@ async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
         root.bounds,
         Some(Rect::new(0, 0, win.content.width, win.content.height))
     );
+    // Beyond role and name: placeholders, the actions toolkits name, and
+    // relations that point at elements of the same tree.
+    assert!(
+        tree.nodes.iter().any(|n| n.role == Role::TextInput
+            && n.annotations.placeholder.as_deref() == Some("Click icon to change mode")),
+        "the entry's placeholder"
+    );
+    assert!(tree.nodes.iter().any(|n| n.role == Role::Button
+        && n.actions.iter().any(|a| a.eq_ignore_ascii_case("click"))));
+    let controlled: Vec<u64> = tree
+        .nodes
+        .iter()
+        .filter(|n| n.role == Role::Tab)
+        .flat_map(|n| n.relations.controls.clone())
+        .collect();
+    assert!(!controlled.is_empty(), "tabs control their pages");
+    assert!(
+        controlled.iter().all(|id| tree.node(*id).is_some()),
+        "a tab's page is in the tree"
+    );
     // Parent and child links agree.
     for n in &tree.nodes {
         for c in &n.children {
@@ -332,6 +352,17 @@ async fn gtk3_widget_factory_tree_is_read_and_placed() {
         .filter(|x| shot.pixel(*x as u32, row)[0] < 100)
         .count();
     assert!(dark > 3, "no label pixels inside {b:?}");
+    // A table's size, and menu items' accelerators in the words menus use.
+    assert!(tree.nodes.iter().any(|n| n.role == Role::Table
+        && n.place.row_count.is_some_and(|r| r > 0)
+        && n.place.col_count.is_some_and(|c| c > 0)));
+    assert!(
+        tree.nodes
+            .iter()
+            .filter_map(|n| n.annotations.key_shortcuts.as_deref())
+            .any(|k| k.contains('+')),
+        "key shortcuts such as Alt+I"
+    );
     // Closed menus have no bounds rather than i32::MIN.
     assert!(tree
         .nodes

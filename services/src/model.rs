@@ -180,7 +180,8 @@ pub struct Node {
     /// Relative to the window's content, logical points; `None` when the element
     /// reports no size (not laid out, or on a hidden page).
     pub bounds: Option<Rect>,
-    /// The toolkit's names of the actions the element offers ("click", "toggle").
+    /// The actions the element offers, as the toolkit shows them to people
+    /// (AT-SPI GetActions: GTK 4 "Click", Qt "Press").
     pub actions: Vec<String>,
     pub place: Place,
     pub relations: Relations,
