@@ -78,8 +78,9 @@ async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
             && n.annotations.placeholder.as_deref() == Some("Click icon to change mode")),
         "the entry's placeholder"
     );
-    assert!(tree.nodes.iter().any(|n| n.role == Role::Button
-        && n.actions.iter().any(|a| a.eq_ignore_ascii_case("click"))));
+    assert!(tree.nodes.iter().any(
+        |n| n.role == Role::Button && n.actions.iter().any(|a| a.eq_ignore_ascii_case("click"))
+    ));
     let controlled: Vec<u64> = tree
         .nodes
         .iter()
@@ -457,5 +458,46 @@ async fn elements_of_two_windows_of_one_app_land_on_the_right_window() {
     assert!(
         matches!(err, wayrig_services::Error::NoWindow(_)),
         "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn select_picks_a_list_row_and_show_menu_opens_a_context_menu() {
+    use wayrig_services::Action;
+    let (session, host, compositor) = session().await;
+    let (_app, _layout, win) = open_fixture(&session, &compositor).await;
+    let tree = session.tree(win.handle).await.unwrap();
+    // The row that holds the label "row 3".
+    let label = tree.find(Role::Label, "row 3").next().expect("row 3");
+    let row = label.parent.expect("the label's row");
+    assert!(!tree.node(row).unwrap().states.selected);
+    session.act(win.handle, row, Action::Select).await.unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
+    let after = session.tree(win.handle).await.unwrap();
+    assert!(
+        after.node(row).unwrap().states.selected,
+        "a read after settle shows the row selected: {:?}",
+        after.node(row)
+    );
+
+    // A text field's context menu opens as a popup of the window.
+    let mut watch = host.watch_windows().await.unwrap();
+    let first = after
+        .find(Role::TextInput, "First")
+        .next()
+        .expect("First")
+        .id;
+    session
+        .act(win.handle, first, Action::ShowMenu)
+        .await
+        .unwrap();
+    let menu = wait_window(&mut watch, SHORT, |w| {
+        w.kind == wayrig_host::WindowKind::Menu && w.pid == win.pid
+    })
+    .await;
+    assert_eq!(
+        menu.parent,
+        Some(win.handle),
+        "the menu belongs to the window"
     );
 }

@@ -8,6 +8,7 @@
 use atspi::proxy::action::ActionProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::editable_text::EditableTextProxy;
+use atspi::proxy::selection::SelectionProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
@@ -25,14 +26,25 @@ use crate::session::Session;
 pub enum Action {
     Press,
     Focus,
-    SetValue { text: String },
-    InsertText { text: String },
-    SelectText { from: i32, to: i32 },
+    SetValue {
+        text: String,
+    },
+    InsertText {
+        text: String,
+    },
+    SelectText {
+        from: i32,
+        to: i32,
+    },
     Increment,
     Decrement,
     ScrollIntoView,
     Expand,
     Collapse,
+    /// Select an item of a list, tree, tab list or combo box.
+    Select,
+    /// Open the element's context menu.
+    ShowMenu,
 }
 
 /// The path an action took.
@@ -201,6 +213,56 @@ impl Session {
                     },
                 }
             }
+            Action::Select => {
+                if node.states.selected {
+                    return Ok(Path::Accessibility);
+                }
+                // The container's Selection, by the item's place among its children.
+                let parent = node
+                    .parent
+                    .and_then(|p| tree.node(p).map(|p| (p, self.a11y().object(p.id))));
+                if let Some((parent, Some((pobj, pifaces)))) = parent {
+                    let index = parent.children.iter().position(|c| *c == id);
+                    if let (true, Some(index)) = (pifaces.contains(Interface::Selection), index) {
+                        let proxy = proxy!(SelectionProxy, conn, pobj);
+                        if proxy.select_child(index as i32).await.unwrap_or(false) {
+                            return Ok(Path::Accessibility);
+                        }
+                    }
+                }
+                match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
+                    Some(b) => self.click(window, b).await,
+                    None => {
+                        self.do_named_action(conn, &obj, &ifaces, &["select", "activate", "click"])
+                            .await
+                    }
+                }
+            }
+            Action::ShowMenu => {
+                let named = self
+                    .do_named_action(
+                        conn,
+                        &obj,
+                        &ifaces,
+                        &["showmenu", "show menu", "menu", "popup"],
+                    )
+                    .await;
+                match (named, node.bounds.filter(|b| shows_in(*b, &tree.window))) {
+                    (Ok(path), _) => Ok(path),
+                    (Err(_), Some(b)) => self.click_with(window, b, Button::Right).await,
+                    // Off screen: focus it, then the keyboard's menu key.
+                    (Err(_), None) => {
+                        self.focus(window, &node, conn, &obj, &ifaces).await?;
+                        let key = InputEvent::Key {
+                            key: "Shift+F10".into(),
+                        };
+                        self.host()
+                            .input(window, vec![key], InputOptions::default())
+                            .await?;
+                        Ok(Path::Keyboard)
+                    }
+                }
+            }
             Action::Increment | Action::Decrement => {
                 if !ifaces.contains(Interface::Value) {
                     return Err(Error::Unsupported(format!(
@@ -294,11 +356,20 @@ impl Session {
     }
 
     async fn click(&self, window: WindowHandle, bounds: Rect) -> Result<Path, Error> {
+        self.click_with(window, bounds, Button::Left).await
+    }
+
+    async fn click_with(
+        &self,
+        window: WindowHandle,
+        bounds: Rect,
+        button: Button,
+    ) -> Result<Path, Error> {
         let (x, y) = centre(bounds);
         let click = InputEvent::Click {
             x,
             y,
-            button: Button::Left,
+            button,
             clicks: 1,
             mods: Mods::default(),
         };
@@ -327,7 +398,8 @@ impl Session {
             .map_err(|e| Error::Failed(e.to_string()))?;
         for i in 0..count {
             let name = proxy.get_name(i).await.unwrap_or_default();
-            if names.contains(&name.as_str()) && proxy.do_action(i).await.unwrap_or(false) {
+            let named = names.iter().any(|n| n.eq_ignore_ascii_case(&name));
+            if named && proxy.do_action(i).await.unwrap_or(false) {
                 return Ok(Path::Accessibility);
             }
         }
