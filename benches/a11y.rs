@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use table::{median, ms};
 
-use support::{start, wait_window};
+use support::{launch_and_wait, start};
 use wayrig_compositor::Config;
-use wayrig_host::{Host, LaunchSpec};
+use wayrig_host::Host;
 use wayrig_services::a11y::{A11y, App, Read};
 use wayrig_services::{Action, PrivateBus, Role, Session};
 
@@ -32,18 +32,7 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
         ..Config::default()
     }));
     let session = Session::new(host.clone(), bus).await.expect("session");
-    let mut watch = host.watch_windows().await.unwrap();
-    let app = host
-        .launch(LaunchSpec {
-            argv: vec![app_name.into()],
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let win = wait_window(&mut watch, Duration::from_secs(30), |w| {
-        w.pid == Some(app.pid)
-    })
-    .await;
+    let win = launch_and_wait(&*host, &[app_name], Duration::from_secs(30)).await;
 
     let t0 = Instant::now();
     let first = session.tree(win.handle).await.expect("tree");
@@ -70,7 +59,7 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
         .await
         .unwrap()
         .into_iter()
-        .filter(|a| a.pid == Some(app.pid))
+        .filter(|a| a.pid == win.pid)
         .collect();
     let mut walks = Vec::new();
     let mut count = 0;

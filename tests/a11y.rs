@@ -6,9 +6,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{start, wait_window, Image, TestClient, APP_START};
+use support::{launch_and_wait, start, wait_window, Image, TestClient, APP_START};
 use wayrig_compositor::Config;
-use wayrig_host::{Host, LaunchSpec, Rect};
+use wayrig_host::{Host, Rect};
 use wayrig_services::{PrivateBus, Role, Session};
 
 const SHORT: Duration = Duration::from_secs(15);
@@ -44,15 +44,7 @@ async fn open_fixture(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
     let (session, host, _c) = session().await;
-    let mut watch = host.watch_windows().await.unwrap();
-    let app = host
-        .launch(LaunchSpec {
-            argv: vec!["gtk4-widget-factory".into()],
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let win = wait_window(&mut watch, APP_START, |w| w.pid == Some(app.pid)).await;
+    let win = launch_and_wait(&*host, &["gtk4-widget-factory"], APP_START).await;
     let tree = session.tree(win.handle).await.unwrap();
 
     assert!(
@@ -183,15 +175,7 @@ async fn element_bounds_match_where_the_toolkit_drew_them() {
 async fn two_sessions_never_see_each_others_apps() {
     let (a, host_a, _ca) = session().await;
     let (b, host_b, _cb) = session().await;
-    let mut watch = host_a.watch_windows().await.unwrap();
-    let app = host_a
-        .launch(LaunchSpec {
-            argv: vec!["gtk4-widget-factory".into()],
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let win = wait_window(&mut watch, APP_START, |w| w.pid == Some(app.pid)).await;
+    let win = launch_and_wait(&*host_a, &["gtk4-widget-factory"], APP_START).await;
     assert!(a.tree(win.handle).await.unwrap().nodes.len() > 500);
     assert!(host_b.windows().await.unwrap().is_empty());
     // Session B's accessibility bus has no app of session A.
@@ -311,15 +295,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gtk3_widget_factory_tree_is_read_and_placed() {
     let (session, host, _c) = session().await;
-    let mut watch = host.watch_windows().await.unwrap();
-    let app = host
-        .launch(LaunchSpec {
-            argv: vec!["gtk3-widget-factory".into()],
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let win = wait_window(&mut watch, APP_START, |w| w.pid == Some(app.pid)).await;
+    let win = launch_and_wait(&*host, &["gtk3-widget-factory"], APP_START).await;
     host.settle(win.handle, SHORT).await.ok();
     let tree = session.tree(win.handle).await.unwrap();
     assert!(

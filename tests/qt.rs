@@ -21,28 +21,36 @@ fn have_pyqt6() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_qt6_app_is_hosted_and_driven() {
+/// Start the Qt fixture; returns it, its layout, and its window.
+async fn open_fixture(
+    compositor: &wayrig_compositor::CompositorHost,
+) -> (TestClient, serde_json::Value, wayrig_host::WindowInfo) {
     assert!(
         have_pyqt6(),
         "PyQt6 is not installed (apt-get install python3-pyqt6 qt6-wayland)"
     );
-    // Server-side decorations: Qt then draws none, and its widgets start at the content.
-    let compositor = Arc::new(start(Config {
-        decorations: Decorations::Server,
-        ..Config::default()
-    }));
-    let host: Arc<dyn Host> = compositor.clone();
-    let mut watch = host.watch_windows().await.unwrap();
+    let mut watch = compositor.watch_windows().await.unwrap();
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qt6-fixture.py");
     let mut app = TestClient::spawn_program(
-        &compositor,
+        compositor,
         Path::new("/usr/bin/python3"),
         &[fixture.to_str().unwrap()],
         &[],
     );
     let layout = app.expect("layout", SHORT, |_| true);
     let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-qt6-fixture").await;
+    (app, layout, win)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qt6_app_is_hosted_and_driven() {
+    // Server-side decorations: Qt then draws none, and its widgets start at the content.
+    let compositor = Arc::new(start(Config {
+        decorations: Decorations::Server,
+        ..Config::default()
+    }));
+    let host: Arc<dyn Host> = compositor.clone();
+    let (mut app, layout, win) = open_fixture(&compositor).await;
     assert_eq!(win.pid, Some(app.pid()));
     host.settle(win.handle, SHORT).await.unwrap();
     let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
@@ -90,10 +98,6 @@ async fn a_qt6_app_is_hosted_and_driven() {
 /// roles, names, keys and bounds, and acted on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_qt6_apps_elements_are_read_and_acted_on() {
-    assert!(
-        have_pyqt6(),
-        "PyQt6 is not installed (apt-get install python3-pyqt6 qt6-wayland)"
-    );
     let bus = PrivateBus::start(&std::env::temp_dir())
         .await
         .expect("private bus");
@@ -104,16 +108,7 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
     }));
     let host: Arc<dyn Host> = compositor.clone();
     let session = Session::new(host.clone(), bus).await.expect("session");
-    let mut watch = host.watch_windows().await.unwrap();
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qt6-fixture.py");
-    let mut app = TestClient::spawn_program(
-        &compositor,
-        Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    let layout = app.expect("layout", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-qt6-fixture").await;
+    let (mut app, layout, win) = open_fixture(&compositor).await;
     session.settle(win.handle, SHORT).await.unwrap();
     let tree = session.tree(win.handle).await.unwrap();
     let button = tree

@@ -547,23 +547,24 @@ pub fn is_text_field(role: Role) -> bool {
     )
 }
 
-/// An Accessible proxy for an object, with caching off.
-pub async fn accessible(
-    conn: &zbus::Connection,
-    obj: &ObjectRefOwned,
-) -> Result<AccessibleProxy<'static>, Error> {
+/// A proxy of any AT-SPI interface for one object, property caching off
+/// (atspi's defaults name the wrong service and cache stale properties).
+pub async fn object_proxy<P>(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Result<P, Error>
+where
+    P: zbus::proxy::Defaults + From<zbus::Proxy<'static>>,
+{
     let name = obj
         .name()
         .ok_or_else(|| Error::NoElement("null object".into()))?
         .clone();
-    AccessibleProxy::builder(conn)
+    zbus::proxy::Builder::<P>::new(conn)
         .destination(name)
         .and_then(|b| b.path(obj.path().clone()))
-        .map_err(|e| failed("accessible", e))?
+        .map_err(|e| failed("proxy", e))?
         .cache_properties(CacheProperties::No)
         .build()
         .await
-        .map_err(|e| failed("accessible", e))
+        .map_err(|e| failed("proxy", e))
 }
 
 /// One object read property by property, as a cache item, with its children.
@@ -574,7 +575,7 @@ async fn read_object(
     index: i32,
     app: ObjectRefOwned,
 ) -> Option<(CacheItem, Vec<ObjectRefOwned>)> {
-    let p = accessible(conn, &object).await.ok()?;
+    let p = object_proxy::<AccessibleProxy>(conn, &object).await.ok()?;
     let (role, name, description, states, ifaces, children) = tokio::join!(
         p.get_role(),
         p.name(),
@@ -705,7 +706,7 @@ impl Watch {
 }
 
 async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {
-    match accessible(conn, obj).await {
+    match object_proxy::<AccessibleProxy>(conn, obj).await {
         Ok(p) => p.get_children().await.unwrap_or_default(),
         Err(_) => Vec::new(),
     }

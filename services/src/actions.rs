@@ -14,9 +14,8 @@ use atspi::proxy::value::ValueProxy;
 use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle};
-use zbus::proxy::CacheProperties;
 
-use crate::a11y::is_text_field;
+use crate::a11y::{is_text_field, object_proxy};
 use crate::model::{Error, Node};
 use crate::session::Session;
 
@@ -57,23 +56,6 @@ pub enum Path {
     Pointer,
     /// Focus, then keys and text.
     Keyboard,
-}
-
-macro_rules! proxy {
-    ($ty:ident, $conn:expr, $obj:expr) => {{
-        let name = $obj
-            .name()
-            .ok_or_else(|| Error::NoElement("null object".into()))?
-            .clone();
-        $ty::builder($conn)
-            .destination(name)
-            .and_then(|b| b.path($obj.path().clone()))
-            .map_err(|e| Error::Failed(e.to_string()))?
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .map_err(|e| Error::Failed(e.to_string()))?
-    }};
 }
 
 /// Wheel clicks scroll this many points each (as the compositor sends them).
@@ -134,7 +116,7 @@ impl Session {
                 // A number into anything with a value (sliders, spin buttons).
                 let number = text.trim().parse::<f64>().ok();
                 if let (true, Some(value)) = (ifaces.contains(Interface::Value), number) {
-                    let proxy = proxy!(ValueProxy, conn, obj);
+                    let proxy = object_proxy::<ValueProxy>(conn, &obj).await?;
                     proxy
                         .set_current_value(value)
                         .await
@@ -145,7 +127,7 @@ impl Session {
                     return Err(Error::InvalidRequest(format!("{text:?} is not a number")));
                 }
                 if ifaces.contains(Interface::EditableText) {
-                    let proxy = proxy!(EditableTextProxy, conn, obj);
+                    let proxy = object_proxy::<EditableTextProxy>(conn, &obj).await?;
                     if proxy.set_text_contents(&text).await.unwrap_or(false) {
                         return Ok(Path::Accessibility);
                     }
@@ -164,7 +146,7 @@ impl Session {
                         "element {id} has no text to select"
                     )));
                 }
-                let proxy = proxy!(TextProxy, conn, obj);
+                let proxy = object_proxy::<TextProxy>(conn, &obj).await?;
                 let n = proxy.get_n_selections().await.unwrap_or(0);
                 let done = if n > 0 {
                     proxy.set_selection(0, from, to).await
@@ -183,7 +165,7 @@ impl Session {
                         "element {id} cannot be scrolled to"
                     )));
                 }
-                let proxy = proxy!(ComponentProxy, conn, obj);
+                let proxy = object_proxy::<ComponentProxy>(conn, &obj).await?;
                 match proxy.scroll_to(ScrollType::Anywhere).await {
                     Ok(true) => Ok(Path::Accessibility),
                     // GTK 4.8 has no ScrollTo: scroll the viewport with the wheel.
@@ -224,7 +206,7 @@ impl Session {
                 if let Some((parent, Some((pobj, pifaces)))) = parent {
                     let index = parent.children.iter().position(|c| *c == id);
                     if let (true, Some(index)) = (pifaces.contains(Interface::Selection), index) {
-                        let proxy = proxy!(SelectionProxy, conn, pobj);
+                        let proxy = object_proxy::<SelectionProxy>(conn, &pobj).await?;
                         if proxy.select_child(index as i32).await.unwrap_or(false) {
                             return Ok(Path::Accessibility);
                         }
@@ -269,7 +251,7 @@ impl Session {
                         "element {id} has no value to step"
                     )));
                 }
-                let proxy = proxy!(ValueProxy, conn, obj);
+                let proxy = object_proxy::<ValueProxy>(conn, &obj).await?;
                 let err = |e: zbus::Error| Error::Failed(e.to_string());
                 let (now, min, max) = (
                     proxy.current_value().await.map_err(err)?,
@@ -391,7 +373,7 @@ impl Session {
                 "the element is not on screen and has no actions".into(),
             ));
         }
-        let proxy = proxy!(ActionProxy, conn, obj);
+        let proxy = object_proxy::<ActionProxy>(conn, obj).await?;
         let count = proxy
             .n_actions()
             .await
@@ -417,7 +399,7 @@ impl Session {
         ifaces: &InterfaceSet,
     ) -> Result<Path, Error> {
         if ifaces.contains(Interface::Component) {
-            let proxy = proxy!(ComponentProxy, conn, obj);
+            let proxy = object_proxy::<ComponentProxy>(conn, obj).await?;
             // GTK 3 grabs focus this way; GTK 4 answers false.
             if proxy.grab_focus().await.unwrap_or(false) {
                 return Ok(Path::Accessibility);

@@ -12,8 +12,8 @@ use atspi::proxy::table_cell::TableCellProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, RelationType};
-use zbus::proxy::CacheProperties;
 
+use crate::a11y::object_proxy;
 use crate::model::{Annotations, Place, Range, Relations, Role, Sort};
 use wayrig_host::Rect;
 
@@ -39,21 +39,6 @@ pub struct Changing {
     pub selection: Option<(i32, i32)>,
 }
 
-macro_rules! build_proxy {
-    ($ty:ident, $conn:expr, $obj:expr) => {{
-        let name = $obj.name()?.clone();
-        $ty::builder($conn)
-            .destination(name)
-            .ok()?
-            .path($obj.path().clone())
-            .ok()?
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .ok()?
-    }};
-}
-
 /// A node's id from an object reference; supplied by the reader.
 pub type IdOf<'a> = &'a (dyn Fn(&ObjectRefOwned) -> Option<u64> + Sync);
 
@@ -66,29 +51,29 @@ pub async fn lasting(
 ) -> Lasting {
     let (key, attributes, relations, actions, table, cell) = tokio::join!(
         async {
-            let p = build_proxy!(AccessibleProxy, conn, obj);
+            let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
             p.accessible_id().await.ok().filter(|k| !k.is_empty())
         },
         async {
-            let p = build_proxy!(AccessibleProxy, conn, obj);
+            let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
             p.get_attributes().await.ok()
         },
         async {
-            let p = build_proxy!(AccessibleProxy, conn, obj);
+            let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
             p.get_relation_set().await.ok()
         },
         async {
             if !ifaces.contains(Interface::Action) {
                 return None;
             }
-            let p = build_proxy!(ActionProxy, conn, obj);
+            let p = object_proxy::<ActionProxy>(conn, obj).await.ok()?;
             p.get_actions().await.ok()
         },
         async {
             if !ifaces.contains(Interface::Table) {
                 return None;
             }
-            let p = build_proxy!(TableProxy, conn, obj);
+            let p = object_proxy::<TableProxy>(conn, obj).await.ok()?;
             let (rows, cols) = tokio::join!(p.n_rows(), p.n_columns());
             Some((rows.ok()?, cols.ok()?))
         },
@@ -96,7 +81,7 @@ pub async fn lasting(
             if !ifaces.contains(Interface::TableCell) {
                 return None;
             }
-            let p = build_proxy!(TableCellProxy, conn, obj);
+            let p = object_proxy::<TableCellProxy>(conn, obj).await.ok()?;
             match p.get_row_column_span().await.ok()? {
                 (true, row, col, row_span, col_span) => Some((row, col, row_span, col_span)),
                 _ => None,
@@ -283,7 +268,7 @@ pub async fn changing(
 }
 
 async fn value_range(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Range> {
-    let p = build_proxy!(ValueProxy, conn, obj);
+    let p = object_proxy::<ValueProxy>(conn, obj).await.ok()?;
     let (min, max, now, step) = tokio::join!(
         p.minimum_value(),
         p.maximum_value(),
@@ -305,7 +290,7 @@ async fn text_and_selection(
     password: bool,
 ) -> (Option<String>, Option<(i32, i32)>) {
     let read = async {
-        let p = build_proxy!(TextProxy, conn, obj);
+        let p = object_proxy::<TextProxy>(conn, obj).await.ok()?;
         // GTK 4.8 answers GetText(0, -1) with "": ask for the character count.
         let count = p.character_count().await.ok()?;
         let (text, selections, caret) = tokio::join!(
@@ -329,7 +314,7 @@ async fn text_and_selection(
 }
 
 async fn extents(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Rect> {
-    let proxy = build_proxy!(ComponentProxy, conn, obj);
+    let proxy = object_proxy::<ComponentProxy>(conn, obj).await.ok()?;
     let (x, y, w, h) = proxy.get_extents(CoordType::Window).await.ok()?;
     // Zero size or the minimum coordinate: not laid out, on a hidden page or
     // in a closed menu (GTK 4 reports 0x0, GTK 3 i32::MIN there).

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use wayrig_compositor::{CompositorHost, Config};
-use wayrig_host::{Capture, WindowEvent, WindowInfo, WindowWatch};
+use wayrig_host::{Capture, Host, LaunchSpec, WindowEvent, WindowInfo, WindowWatch};
 
 /// Generous bound for real apps starting on a loaded 2-core machine.
 pub const APP_START: Duration = Duration::from_secs(30);
@@ -74,6 +74,19 @@ pub async fn wait_window(
             _ => {}
         }
     }
+}
+
+/// Launch an installed app in the host and wait for its first window.
+pub async fn launch_and_wait(host: &dyn Host, argv: &[&str], timeout: Duration) -> WindowInfo {
+    let mut watch = host.watch_windows().await.expect("window watch");
+    let app = host
+        .launch(LaunchSpec {
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("launch {argv:?}: {e}"));
+    wait_window(&mut watch, timeout, |w| w.pid == Some(app.pid)).await
 }
 
 /// Wait for the window with this id to be announced closed.
