@@ -91,7 +91,7 @@ pub fn node_id(bus_name: &str, path: &str) -> u64 {
     hash
 }
 
-fn ref_id(r: &ObjectRefOwned) -> Option<u64> {
+pub(crate) fn ref_id(r: &ObjectRefOwned) -> Option<u64> {
     r.name().map(|n| node_id(n.as_str(), r.path_as_str()))
 }
 
@@ -335,7 +335,14 @@ impl A11y {
         }
         // Facts of objects that are gone are not needed again.
         if let Some(store) = self.lasting.lock().unwrap().get_mut(&app.bus_name) {
-            store.retain(|id, _| ids.contains_key(id));
+            let mut dirty = self.dirty.lock().unwrap();
+            store.retain(|id, _| {
+                let kept = ids.contains_key(id);
+                if !kept {
+                    dirty.remove(id);
+                }
+                kept
+            });
         }
         Ok(frames)
     }
@@ -483,7 +490,6 @@ impl A11y {
                 .collect()
         };
         let known = &known;
-        let id_of = &ref_id;
         let read: HashMap<u64, (Lasting, Changing, bool)> = stream::iter(order.iter().copied())
             .map(|id| async move {
                 let it = &items[ids[&id]];
@@ -498,7 +504,7 @@ impl A11y {
                         match known.get(&id) {
                             Some(facts) => (facts.clone(), false),
                             None if layout => (Lasting::default(), true),
-                            None => (lasting(conn, &it.object, it.ifaces, id_of).await, true),
+                            None => (lasting(conn, &it.object, it.ifaces).await, true),
                         }
                     },
                     changing(conn, &it.object, it.ifaces, text_field, password)

@@ -13,7 +13,7 @@ use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, RelationType};
 
-use crate::a11y::object_proxy;
+use crate::a11y::{object_proxy, ref_id};
 use crate::model::{Annotations, Place, Range, Relations, Role, Sort};
 use wayrig_host::Rect;
 
@@ -39,15 +39,11 @@ pub struct Changing {
     pub selection: Option<(i32, i32)>,
 }
 
-/// A node's id from an object reference; supplied by the reader.
-pub type IdOf<'a> = &'a (dyn Fn(&ObjectRefOwned) -> Option<u64> + Sync);
-
 /// Read the lasting facts of one object, its calls side by side.
 pub async fn lasting(
     conn: &zbus::Connection,
     obj: &ObjectRefOwned,
     ifaces: InterfaceSet,
-    id_of: IdOf<'_>,
 ) -> Lasting {
     let (key, attributes, relations, actions, table, cell) = tokio::join!(
         async {
@@ -112,7 +108,7 @@ pub async fn lasting(
         facts.place.col_span = (col_span > 1).then_some(col_span);
     }
     for (kind, targets) in relations.unwrap_or_default() {
-        let ids = targets.iter().filter_map(id_of);
+        let ids = targets.iter().filter_map(ref_id);
         match kind {
             RelationType::ControllerFor => facts.relations.controls.extend(ids),
             RelationType::DescribedBy => facts.relations.described_by.extend(ids),
