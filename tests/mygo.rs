@@ -27,21 +27,7 @@ fn the_protocol_end_to_end() {
     let mut c = Client::connect(&wayrig.socket);
 
     // windows: wait for the fixture's window through idle on the default window.
-    let windows = loop {
-        let w = c.call("windows", json!({}));
-        if !w["windows"].as_array().unwrap().is_empty() {
-            break w;
-        }
-        // No window yet: the app is starting. idle answers no_window until one
-        // maps, then waits on it (a widget-less moment may end in timeout).
-        let answer = c.send_line(r#"{"id": 0, "method": "idle", "params": {"timeout": 50}}"#);
-        let code = answer["error"]["code"].as_str().unwrap_or("settled");
-        assert!(
-            ["no_window", "timeout", "settled"].contains(&code),
-            "{answer}"
-        );
-    };
-    let win = &windows["windows"][0];
+    let win = &c.first_window();
     assert_eq!(win["title"], "wayrig-gtk4-fixture");
     assert_eq!(win["kind"], "content");
     assert!(win["contentBounds"]["width"].as_i64().unwrap() > 100);
@@ -285,13 +271,7 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
     for app in ["gtk4-widget-factory", "gtk3-widget-factory"] {
         let wayrig = Wayrig::start_app(&[app]);
         let mut c = Client::connect(&wayrig.socket);
-        let window = loop {
-            let windows = c.call("windows", json!({}));
-            if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
-                break w.clone();
-            }
-            c.send_line(r#"{"id": 0, "method": "idle", "params": {"timeout": 50}}"#);
-        };
+        let window = c.first_window();
         let id = window["id"].as_u64().unwrap();
         let tree = c.call("tree", json!({"window": id}));
         let nodes = tree["nodes"].as_array().unwrap();

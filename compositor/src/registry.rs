@@ -233,6 +233,7 @@ mod tests {
             kind: WindowKind::Normal,
             parent: None,
             frame: Rect::default(),
+            surface: Rect::default(),
             content: Rect::new(rec.location.0, rec.location.1, 10, 10),
             maximized: false,
             fullscreen: false,

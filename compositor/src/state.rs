@@ -401,6 +401,22 @@ impl State {
         )
     }
 
+    /// The record's own surface, subsurfaces left out (global, logical).
+    fn surface_rect(&self, id: u64, content: Rect) -> Rect {
+        let Some(rec) = self.windows.get(id) else {
+            return content;
+        };
+        let geo = match &rec.surface.surface {
+            Surface::Toplevel(w) => w.geometry(),
+            Surface::Popup(p) => p.geometry(),
+        };
+        let wl = rec.surface.surface.wl_surface();
+        let size = with_renderer_surface_state(&wl, |s| s.surface_size())
+            .flatten()
+            .unwrap_or_default();
+        Rect::new(content.x - geo.loc.x, content.y - geo.loc.y, size.w, size.h)
+    }
+
     pub fn keyboard_focus(&self) -> Option<WlSurface> {
         self.seat.get_keyboard().and_then(|k| k.current_focus())
     }
@@ -465,6 +481,7 @@ impl State {
         let rec = self.windows.get(id)?;
         let content = self.content_rect(id)?;
         let frame = self.frame_rect(id, content);
+        let surface = self.surface_rect(id, content);
         let wl = rec.surface.surface.wl_surface();
         let pid = wl
             .client()
@@ -525,6 +542,7 @@ impl State {
             kind,
             parent,
             frame,
+            surface,
             content,
             maximized,
             fullscreen,

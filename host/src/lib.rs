@@ -113,6 +113,9 @@ pub struct WindowInfo {
     pub parent: Option<WindowHandle>,
     /// Everything the window draws, shadows and client-side decorations included.
     pub frame: Rect,
+    /// The window's own surface, without its subsurfaces. Toolkits that draw
+    /// their decorations in subsurfaces (winit) measure their elements from it.
+    pub surface: Rect,
     /// The window's content as the client declares it (xdg window geometry);
     /// coordinates "relative to the window" are relative to its top-left corner.
     pub content: Rect,

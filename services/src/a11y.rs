@@ -68,6 +68,8 @@ pub struct A11y {
     dirty: Shared<HashMap<u64, u64>>,
     /// What each app (by bus name) announced and nobody has read yet.
     announcements: Shared<HashMap<String, Vec<String>>>,
+    /// The change count and node id of the last object that gained focus.
+    focus: tokio::sync::watch::Receiver<(u64, u64)>,
 }
 
 type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;
@@ -106,10 +108,12 @@ impl A11y {
         let changes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let dirty: Shared<HashMap<u64, u64>> = Default::default();
         let announcements: Shared<HashMap<String, Vec<String>>> = Default::default();
+        let (focus_to, focus) = tokio::sync::watch::channel((0, 0));
         let watch = Watch {
             changes: changes.clone(),
             dirty: dirty.clone(),
             announcements: announcements.clone(),
+            focus: focus_to,
         };
         let read = watch_changes(&conn, watch).await?;
         Ok(A11y {
@@ -120,6 +124,7 @@ impl A11y {
             lasting: Default::default(),
             dirty,
             announcements,
+            focus,
         })
     }
 
@@ -156,6 +161,43 @@ impl A11y {
             .unwrap()
             .remove(&app.bus_name)
             .unwrap_or_default()
+    }
+
+    /// Wait until an event after change count `since` says the object `id`
+    /// gained focus; whether one did within `timeout`.
+    pub async fn wait_focus(&self, id: u64, since: u64, timeout: Duration) -> bool {
+        let mut focus = self.focus.clone();
+        let gained = async move {
+            focus
+                .wait_for(|&(at, who)| at > since && who == id)
+                .await
+                .is_ok()
+        };
+        tokio::time::timeout(timeout, gained).await.unwrap_or(false)
+    }
+
+    /// Wait until an event after change count `since` names the object `id`;
+    /// whether one did within `timeout`.
+    pub async fn wait_event(&self, id: u64, since: u64, timeout: Duration) -> bool {
+        let mut read = self.read.clone();
+        let named = move || {
+            self.dirty
+                .lock()
+                .unwrap()
+                .get(&id)
+                .is_some_and(|&at| at > since)
+        };
+        let seen = async move {
+            loop {
+                if named() {
+                    return true;
+                }
+                if read.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, seen).await.unwrap_or(false)
     }
 
     /// How many accessibility events have arrived so far.
@@ -667,6 +709,8 @@ struct Watch {
     changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     dirty: Shared<HashMap<u64, u64>>,
     announcements: Shared<HashMap<String, Vec<String>>>,
+    /// The change count and node id of the last object that gained focus.
+    focus: tokio::sync::watch::Sender<(u64, u64)>,
 }
 
 impl Watch {
@@ -680,33 +724,36 @@ impl Watch {
         let (Some(sender), Some(path)) = (header.sender(), header.path()) else {
             return;
         };
-        self.dirty
-            .lock()
-            .unwrap()
-            .insert(node_id(sender.as_str(), path.as_str()), count);
-        if header
-            .member()
-            .is_some_and(|m| m.as_str() == "Announcement")
-        {
-            let body = message.body();
-            let Ok((_, _, _, text, _)) = body.deserialize::<(
-                String,
-                i32,
-                i32,
-                zbus::zvariant::OwnedValue,
-                HashMap<String, zbus::zvariant::OwnedValue>,
-            )>() else {
-                return;
-            };
-            let Ok(text) = String::try_from(text) else {
-                return;
-            };
-            let mut all = self.announcements.lock().unwrap();
-            let list = all.entry(sender.to_string()).or_default();
-            list.push(text);
-            if list.len() > ANNOUNCEMENTS_KEPT {
-                list.remove(0);
+        let id = node_id(sender.as_str(), path.as_str());
+        self.dirty.lock().unwrap().insert(id, count);
+        let member = header.member().map(|m| m.as_str().to_string());
+        let body = message.body();
+        // Object events carry (kind, detail1, detail2, data, properties).
+        let Ok((kind, detail1, _, data, _)) = body.deserialize::<(
+            String,
+            i32,
+            i32,
+            zbus::zvariant::OwnedValue,
+            HashMap<String, zbus::zvariant::OwnedValue>,
+        )>() else {
+            return;
+        };
+        match member.as_deref() {
+            Some("StateChanged") if kind == "focused" && detail1 == 1 => {
+                self.focus.send_replace((count, id));
             }
+            Some("Announcement") => {
+                let Ok(text) = String::try_from(data) else {
+                    return;
+                };
+                let mut all = self.announcements.lock().unwrap();
+                let list = all.entry(sender.to_string()).or_default();
+                list.push(text);
+                if list.len() > ANNOUNCEMENTS_KEPT {
+                    list.remove(0);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -19,6 +19,13 @@ use crate::a11y::{is_text_field, object_proxy};
 use crate::model::{Error, Node};
 use crate::session::Session;
 
+/// How long a focus request may take to show as a focus event.
+const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long an element may take to report the effect of an accessibility
+/// request (an action that changes nothing waits this long).
+const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// What can be done to an element.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]
@@ -86,6 +93,21 @@ fn centre(r: Rect) -> (f64, f64) {
 impl Session {
     /// Do `action` to element `id` of `window`; answers which path it took.
     pub async fn act(&self, window: WindowHandle, id: u64, action: Action) -> Result<Path, Error> {
+        let since = self.a11y().changes();
+        let answer = self.act_once(window, id, action.clone()).await;
+        // GTK answers an accessibility request after applying it; AccessKit
+        // hands it to the app's next frame, out of the settle's sight. The
+        // element's own event says it was applied.
+        let waits = !matches!(action, Action::Focus | Action::ScrollIntoView);
+        if waits && matches!(answer, Ok(Path::Accessibility)) {
+            let seen = self.a11y().wait_event(id, since, EFFECT_LIMIT).await;
+            tracing::debug!(id, seen, "waited for the element's event");
+        }
+        tracing::debug!(window = window.id, id, ?action, ?answer, "acted");
+        answer
+    }
+
+    async fn act_once(&self, window: WindowHandle, id: u64, action: Action) -> Result<Path, Error> {
         let tree = self.tree(window).await?;
         let node = tree
             .node(id)
@@ -400,14 +422,31 @@ impl Session {
     ) -> Result<Path, Error> {
         if ifaces.contains(Interface::Component) {
             let proxy = object_proxy::<ComponentProxy>(conn, obj).await?;
-            // GTK 3 grabs focus this way; GTK 4 answers false.
+            let since = self.a11y().changes();
+            // GTK 3 grabs focus this way, at once; GTK 4 answers false.
+            // AccessKit answers true and hands the request to the app's next
+            // frame, unordered with the keys that may follow: its focus event
+            // says when it is done. A text field that does not report focus
+            // in time is clicked instead, which is ordered with later keys.
             if proxy.grab_focus().await.unwrap_or(false) {
-                return Ok(Path::Accessibility);
+                let reported = self.a11y().wait_focus(node.id, since, FOCUS_LIMIT).await;
+                tracing::debug!(node = node.id, reported, "focus granted");
+                if reported || !is_text_field(node.role) {
+                    return Ok(Path::Accessibility);
+                }
             }
         }
         match node.bounds {
-            // Clicking a text field focuses it without side effects.
-            Some(b) if is_text_field(node.role) => self.click(window, b).await,
+            // Clicking a text field focuses it without side effects. The app
+            // may take the click in the same frame as keys sent right after
+            // (egui does): its focus event says the click was taken alone.
+            Some(b) if is_text_field(node.role) => {
+                let since = self.a11y().changes();
+                let path = self.click(window, b).await?;
+                let reported = self.a11y().wait_focus(node.id, since, FOCUS_LIMIT).await;
+                tracing::debug!(node = node.id, reported, "focused by a click");
+                Ok(path)
+            }
             _ => Err(Error::Unsupported(format!(
                 "element {} cannot be focused: its toolkit refuses GrabFocus and a click would press it",
                 node.id

@@ -173,18 +173,19 @@ impl Session {
 
 /// Toolkits disagree on what "window coordinates" are under Wayland: GTK 4
 /// measures from the window's content, GTK 3 from its surface (shadow
-/// included). The frame's own extents tell which: their size is the content's
-/// or the surface's.
+/// included), AccessKit under winit from its surface while winit draws the
+/// title bar in subsurfaces around it. The frame's own extents tell which:
+/// their size is the content's or the surface's.
 fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
     let root = frame.nodes.first().and_then(|n| n.bounds);
     match root {
         Some(r)
-            if (r.width, r.height) == (window.frame.width, window.frame.height)
+            if (r.width, r.height) == (window.surface.width, window.surface.height)
                 && (r.width, r.height) != (window.content.width, window.content.height) =>
         {
             (
-                window.frame.x - window.content.x,
-                window.frame.y - window.content.y,
+                window.surface.x - window.content.x,
+                window.surface.y - window.content.y,
             )
         }
         _ => (0, 0),

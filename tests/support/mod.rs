@@ -112,17 +112,22 @@ pub struct Image {
 
 impl Image {
     pub fn decode(capture: &Capture) -> Image {
-        let decoder = png::Decoder::new(std::io::Cursor::new(&capture.png));
+        let image = Image::from_png(&capture.png);
+        assert_eq!(
+            (image.width, image.height),
+            (capture.width, capture.height),
+            "reported size is the PNG's"
+        );
+        image
+    }
+
+    pub fn from_png(png: &[u8]) -> Image {
+        let decoder = png::Decoder::new(std::io::Cursor::new(png));
         let mut reader = decoder.read_info().expect("valid PNG");
         let mut buf = vec![0; reader.output_buffer_size()];
         let info = reader.next_frame(&mut buf).expect("PNG frame");
         assert_eq!(info.color_type, png::ColorType::Rgba);
         buf.truncate(info.buffer_size());
-        assert_eq!(
-            (info.width, info.height),
-            (capture.width, capture.height),
-            "reported size is the PNG's"
-        );
         Image {
             width: info.width,
             height: info.height,
@@ -346,6 +351,8 @@ impl Wayrig {
         std::thread::spawn(move || {
             let mut bus = String::new();
             for line in stderr.lines().map_while(Result::ok) {
+                // Shown with the test's output when it fails.
+                eprintln!("{line}");
                 if let Some(address) = line.strip_prefix("wayrig: DBUS_SESSION_BUS_ADDRESS=") {
                     bus = address.to_string();
                 }
@@ -405,6 +412,24 @@ impl ProtocolClient {
         let answer = self.send_line(&line);
         assert!(answer.get("error").is_none(), "{method}: {answer}");
         answer["result"].clone()
+    }
+
+    /// The first window the app maps, waiting on idle (which answers
+    /// no_window until one maps).
+    pub fn first_window(&mut self) -> Value {
+        loop {
+            let windows = self.call("windows", serde_json::json!({}));
+            if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
+                return w.clone();
+            }
+            let answer =
+                self.send_line(r#"{"id": 0, "method": "idle", "params": {"timeout": 50}}"#);
+            let code = answer["error"]["code"].as_str().unwrap_or("settled");
+            assert!(
+                ["no_window", "timeout", "settled"].contains(&code),
+                "{answer}"
+            );
+        }
     }
 
     pub fn error(&mut self, method: &str, params: Value) -> String {

@@ -1,0 +1,229 @@
+//! An egui app (the eframe fixture, AccessKit on, GL on Mesa's software
+//! rasterizer) driven over the MyGo face: its elements are found by their keys,
+//! their bounds match the pixels, and each action shows in a read after idle.
+
+mod support;
+
+use base64::Engine;
+use serde_json::{json, Value};
+use support::{workspace_binary, Image, ProtocolClient as Client, Wayrig};
+use wayrig_host::Rect;
+
+/// The element with this key in a tree answer.
+fn by_key(tree: &Value, key: &str) -> Value {
+    tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["key"] == key)
+        .unwrap_or_else(|| panic!("no element with key {key:?} in {tree:#}"))
+        .clone()
+}
+
+fn bounds(node: &Value) -> Rect {
+    let b = &node["bounds"];
+    let n = |k: &str| b[k].as_i64().unwrap_or_else(|| panic!("{k} of {node}")) as i32;
+    Rect::new(n("x"), n("y"), n("width"), n("height"))
+}
+
+fn states(node: &Value) -> Vec<String> {
+    node["states"]
+        .as_array()
+        .map(|s| s.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Act on the element with `key`, wait for idle, read the tree again.
+fn act(c: &mut Client, window: u64, key: &str, action: Value) -> Value {
+    let mut params = json!({"window": window, "key": key});
+    params
+        .as_object_mut()
+        .unwrap()
+        .extend(action.as_object().unwrap().clone());
+    c.call("act", params);
+    c.call("idle", json!({"window": window, "timeout": 10000}));
+    c.call("tree", json!({"window": window}))
+}
+
+/// The tree once AccessKit has sent it: it builds it only after the
+/// accessibility bus first asks, a moment after the window maps.
+fn first_tree(c: &mut Client, window: u64) -> Value {
+    for _ in 0..100 {
+        let answer = c.send_line(
+            &json!({"id": 1, "method": "tree", "params": {"window": window}}).to_string(),
+        );
+        if answer["result"]["nodes"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n["key"] == "status"))
+        {
+            return answer["result"].clone();
+        }
+        c.call("idle", json!({"window": window, "timeout": 100}));
+    }
+    panic!("the egui fixture's elements never showed");
+}
+
+#[test]
+fn an_egui_app_is_read_and_driven_through_accesskit() {
+    let fixture = workspace_binary("egui-fixture");
+    let wayrig = Wayrig::start_app(&[fixture.to_str().unwrap()]);
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window();
+    assert_eq!(window["title"], "Wayrig egui fixture");
+    let id = window["id"].as_u64().unwrap();
+    c.call("idle", json!({"window": id, "timeout": 10000}));
+    let tree = first_tree(&mut c, id);
+
+    // Roles, labels, keys (AccessKit's author ids), values and ranges.
+    let press = by_key(&tree, "press");
+    assert_eq!(
+        (&press["role"], &press["label"]),
+        (&json!("button"), &json!("Press"))
+    );
+    let enabled = by_key(&tree, "enabled");
+    assert_eq!(enabled["role"], "checkBox");
+    assert!(!states(&enabled).contains(&"checked".into()), "{enabled}");
+    let name = by_key(&tree, "name");
+    assert_eq!(name["role"], "textField");
+    assert_eq!(name["label"], "Name", "labelled by the label beside it");
+    assert_eq!(name["placeholder"], "Your name");
+    assert_eq!(name["value"], "");
+    let amount = by_key(&tree, "amount");
+    assert_eq!(amount["role"], "slider");
+    assert_eq!(
+        (amount["min"].as_f64(), amount["max"].as_f64()),
+        (Some(0.0), Some(100.0))
+    );
+    assert_eq!(amount["now"].as_f64(), Some(0.0));
+    assert!(by_key(&tree, "status")["label"]
+        .as_str()
+        .unwrap()
+        .starts_with("presses 0, enabled false"));
+
+    // Bounds match the pixels. winit draws its title bar in subsurfaces around
+    // egui's surface, and AccessKit measures from that surface: the field's
+    // dark fill lies inside its bounds, the panel just outside them.
+    let shot = c.call("capture", json!({"window": id}));
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(shot["png"].as_str().unwrap())
+        .unwrap();
+    let image = Image::from_png(&png);
+    let field = bounds(&name);
+    let mid = (field.y + field.height / 2) as u32;
+    let fill = image.pixel((field.x + field.width - 6) as u32, mid);
+    let left = image.pixel((field.x - 3) as u32, mid);
+    let below = image.pixel(
+        (field.x + field.width - 6) as u32,
+        (field.y + field.height + 2) as u32,
+    );
+    assert_eq!(left, below, "the panel around the field {field:?}");
+    assert_ne!(fill, left, "the field's fill inside its bounds {field:?}");
+    assert!(
+        image.crop(bounds(&press)).distinct_colours() > 3,
+        "the Press button's label is drawn inside its bounds"
+    );
+
+    // Each action, by key, shows in the next read.
+    let tree = act(&mut c, id, "press", json!({"action": "press"}));
+    let status = by_key(&tree, "status");
+    assert!(
+        status["label"].as_str().unwrap().starts_with("presses 1,"),
+        "{status}"
+    );
+
+    let tree = act(&mut c, id, "enabled", json!({"action": "press"}));
+    assert!(states(&by_key(&tree, "enabled")).contains(&"checked".into()));
+    let status = by_key(&tree, "status");
+    assert!(
+        status["label"]
+            .as_str()
+            .unwrap()
+            .contains("presses 1, enabled true"),
+        "{status}"
+    );
+
+    // AccessKit sets the text through EditableText, in the app's next frame.
+    let tree = act(
+        &mut c,
+        id,
+        "name",
+        json!({"action": "setValue", "text": "Ada"}),
+    );
+    assert_eq!(by_key(&tree, "name")["value"], "Ada");
+    assert!(by_key(&tree, "status")["label"]
+        .as_str()
+        .unwrap()
+        .contains("name \"Ada\""));
+    let tree = act(
+        &mut c,
+        id,
+        "name",
+        json!({"action": "setValue", "text": "Grace"}),
+    );
+    assert_eq!(by_key(&tree, "name")["value"], "Grace", "setValue replaces");
+    // It has no InsertText: the field is focused and the text typed.
+    let tree = act(
+        &mut c,
+        id,
+        "name",
+        json!({"action": "insertText", "text": " Hopper"}),
+    );
+    let name = by_key(&tree, "name");
+    assert_eq!(name["value"], "Grace Hopper");
+    assert_eq!(tree["focus"], name["id"]);
+
+    let tree = act(
+        &mut c,
+        id,
+        "amount",
+        json!({"action": "setValue", "text": "42"}),
+    );
+    assert_eq!(by_key(&tree, "amount")["now"].as_f64(), Some(42.0));
+    let tree = act(&mut c, id, "amount", json!({"action": "increment"}));
+    let now = by_key(&tree, "amount")["now"].as_f64().unwrap();
+    assert!(now > 42.0, "increment moved the slider up: {now}");
+
+    let tree = act(&mut c, id, "press", json!({"action": "focus"}));
+    assert_eq!(tree["focus"], by_key(&tree, "press")["id"]);
+
+    assert_eq!(
+        c.error(
+            "act",
+            json!({"window": id, "key": "nobody", "action": "press"})
+        ),
+        "no_element"
+    );
+
+    // A second native window. eframe gives AccessKit to its root viewport
+    // only: the new window has no tree, and none of its elements land on the
+    // main window.
+    act(&mut c, id, "details", json!({"action": "press"}));
+    let details = loop {
+        let windows = c.call("windows", json!({}));
+        if let Some(w) = windows["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["title"] == "Details")
+        {
+            break w.clone();
+        }
+        c.call("idle", json!({"window": id, "timeout": 100}));
+    };
+    let details_id = details["id"].as_u64().unwrap();
+    assert_ne!(details_id, id);
+    assert_eq!(
+        c.error("tree", json!({"window": details_id})),
+        "unsupported"
+    );
+    let tree = c.call("tree", json!({"window": id}));
+    assert!(
+        !tree["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["key"] == "details-count"),
+        "the details window's label is not on the main window"
+    );
+    assert!(states(&by_key(&tree, "details")).contains(&"checked".into()));
+}
