@@ -426,6 +426,21 @@ async fn elements_of_two_windows_of_one_app_land_on_the_right_window() {
         matches!(err, wayrig_services::Error::NoWindow(_)),
         "{err:?}"
     );
+    // Its elements are no element of the window that stayed.
+    let label = b
+        .nodes
+        .iter()
+        .find(|n| n.name == "Second window label")
+        .unwrap()
+        .id;
+    let err = session
+        .act(first.handle, label, Action::Press)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::NoElement(_)),
+        "{err:?}"
+    );
     // And a dead app too.
     host.window_command(first.handle, wayrig_host::WindowCommand::ForceClose)
         .await
@@ -476,4 +491,61 @@ async fn select_picks_a_list_row_and_show_menu_opens_a_context_menu() {
         Some(win.handle),
         "the menu belongs to the window"
     );
+}
+
+/// The process listening on a Unix socket path given in a D-Bus address, found
+/// by its command line (at-spi-bus-launcher passes the address to its daemon).
+fn daemon_of(address: &str) -> i32 {
+    let path = address
+        .strip_prefix("unix:path=")
+        .and_then(|p| p.split(',').next())
+        .expect("a unix:path address");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(path))
+        })
+        .unwrap_or_else(|| panic!("no process serves {path}"))
+}
+
+/// An app without accessibility, and an accessibility bus that went away, are
+/// answers: the compositor's side keeps working.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_accessibility_and_a_lost_bus_are_answers() {
+    let bus = PrivateBus::start(&std::env::temp_dir())
+        .await
+        .expect("private bus");
+    let a11y_address = bus.a11y_address.clone();
+    let compositor = Arc::new(start(Config {
+        app_env: bus.app_env(),
+        ..Config::default()
+    }));
+    let host: Arc<dyn Host> = compositor.clone();
+    let session = Session::new(host.clone(), bus).await.expect("session");
+
+    // foot speaks no AT-SPI.
+    let foot = launch_and_wait(&*host, &["foot"], APP_START).await;
+    let err = session.tree(foot.handle).await.unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::Unsupported(_)),
+        "{err:?}"
+    );
+
+    let (_app, _layout, win) = open_fixture(&session, &compositor).await;
+    assert!(session.tree(win.handle).await.is_ok());
+    let daemon = daemon_of(&a11y_address);
+    // SAFETY: kill(2) on the accessibility bus daemon this test's session started.
+    assert_eq!(unsafe { libc::kill(daemon, libc::SIGKILL) }, 0);
+    let err = session.settle(win.handle, SHORT).await.unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::Failed(_)),
+        "settling the accessibility side fails plainly: {err:?}"
+    );
+    // Windows, capture and input do not need the bus.
+    assert_eq!(host.windows().await.unwrap().len(), 2);
+    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
+    assert!(shot.distinct_colours() > 3);
+    host.settle(win.handle, SHORT).await.unwrap();
 }
