@@ -51,6 +51,53 @@ pub struct Frame {
     pub nodes: Vec<Node>,
 }
 
+/// An app's objects as one bulk read gives them, before the per-node calls.
+pub struct AppItems {
+    app: App,
+    items: Vec<CacheItem>,
+    /// Index into `items` by node id.
+    ids: HashMap<u64, usize>,
+    /// Children by parent node id, in index order.
+    children: HashMap<u64, Vec<u64>>,
+}
+
+/// A top-level accessible of an app, before its elements are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameHead {
+    pub id: u64,
+    pub name: String,
+    /// An AT-SPI "window": a popup, menu or tooltip rather than a top level.
+    pub popup: bool,
+}
+
+impl AppItems {
+    /// The app's frames, in the order the app lists them.
+    pub fn frames(&self) -> Vec<FrameHead> {
+        let root = node_id(&self.app.bus_name, &self.app.root_path);
+        self.kids(root)
+            .iter()
+            .filter(|id| self.ids.contains_key(id))
+            .map(|&id| {
+                let it = self.item(id);
+                FrameHead {
+                    id,
+                    name: it.short_name.clone(),
+                    popup: it.role == AtspiRole::Window,
+                }
+            })
+            .collect()
+    }
+
+    fn kids(&self, id: u64) -> &[u64] {
+        self.children.get(&id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The item of a node id that is in `ids`.
+    fn item(&self, id: u64) -> &CacheItem {
+        &self.items[self.ids[&id]]
+    }
+}
+
 /// A connection to one session's accessibility bus.
 pub struct A11y {
     conn: zbus::Connection,
@@ -278,9 +325,20 @@ impl A11y {
         }
     }
 
-    /// Every frame of an app with its elements, read in one Cache.GetItems call
-    /// plus concurrent extents requests.
+    /// Every frame of an app with its elements (the whole app, as the
+    /// benchmarks compare it).
     pub async fn read_app(&self, app: &App, how: Read) -> Result<Vec<Frame>, Error> {
+        let items = self.read_items(app, how).await?;
+        let mut frames = Vec::new();
+        for head in items.frames() {
+            frames.push(self.read_frame(&items, &head).await);
+        }
+        Ok(frames)
+    }
+
+    /// An app's objects in one Cache.GetItems call (else a walk): enough to
+    /// tell its frames apart before any per-node call.
+    pub async fn read_items(&self, app: &App, how: Read) -> Result<AppItems, Error> {
         let cache = CacheProxy::builder(&self.conn)
             .destination(app.bus_name.as_str())
             .map_err(|e| failed("cache", e))?
@@ -312,7 +370,6 @@ impl A11y {
             .enumerate()
             .filter_map(|(i, it)| ref_id(&it.object).map(|id| (id, i)))
             .collect();
-        let root_id = node_id(&app.bus_name, &app.root_path);
         // Children in index order, from each item's parent link.
         let mut children: HashMap<u64, Vec<(i32, u64)>> = HashMap::new();
         for it in &items {
@@ -320,61 +377,13 @@ impl A11y {
                 children.entry(parent).or_default().push((it.index, id));
             }
         }
-        for list in children.values_mut() {
-            list.sort();
-        }
-        let kids = |id: u64| -> Vec<u64> {
-            children
-                .get(&id)
-                .map(|l| l.iter().map(|(_, c)| *c).collect())
-                .unwrap_or_default()
-        };
-        let mut frames = Vec::new();
-        for frame_id in kids(root_id) {
-            let Some(&frame_index) = ids.get(&frame_id) else {
-                continue;
-            };
-            // Depth-first, root first, children in order.
-            let mut order = Vec::new();
-            let mut stack = vec![frame_id];
-            while let Some(id) = stack.pop() {
-                if !ids.contains_key(&id) {
-                    continue;
-                }
-                order.push(id);
-                let mut c = kids(id);
-                c.reverse();
-                stack.extend(c);
-            }
-            let details = self.details(app, &items, &ids, &order).await;
-            {
-                let mut objects = self.objects.lock().unwrap();
-                for id in &order {
-                    let it = &items[ids[id]];
-                    objects.insert(*id, (it.object.clone(), it.ifaces));
-                }
-            }
-            let nodes = order
-                .iter()
-                .map(|id| {
-                    let it = &items[ids[id]];
-                    let parent =
-                        ref_id(&it.parent).filter(|p| *id != frame_id && ids.contains_key(p));
-                    to_node(
-                        *id,
-                        parent,
-                        kids(*id),
-                        it,
-                        details.get(id).cloned().unwrap_or_default(),
-                    )
-                })
-                .collect();
-            frames.push(Frame {
-                name: items[frame_index].short_name.clone(),
-                popup: items[frame_index].role == AtspiRole::Window,
-                nodes,
-            });
-        }
+        let children = children
+            .into_iter()
+            .map(|(parent, mut list)| {
+                list.sort();
+                (parent, list.into_iter().map(|(_, c)| c).collect())
+            })
+            .collect();
         // Facts of objects that are gone are not needed again.
         if let Some(store) = self.lasting.lock().unwrap().get_mut(&app.bus_name) {
             let mut dirty = self.dirty.lock().unwrap();
@@ -386,7 +395,57 @@ impl A11y {
                 kept
             });
         }
-        Ok(frames)
+        Ok(AppItems {
+            app: app.clone(),
+            items,
+            ids,
+            children,
+        })
+    }
+
+    /// One frame's elements: its objects in tree order with what the cache
+    /// lacks (bounds, values, keys, relations) read for each, concurrently.
+    pub async fn read_frame(&self, items: &AppItems, head: &FrameHead) -> Frame {
+        // Depth-first, root first, children in order.
+        let mut order = Vec::new();
+        let mut stack = vec![head.id];
+        while let Some(id) = stack.pop() {
+            if !items.ids.contains_key(&id) {
+                continue;
+            }
+            order.push(id);
+            stack.extend(items.kids(id).iter().rev());
+        }
+        let details = self
+            .details(&items.app, &items.items, &items.ids, &order)
+            .await;
+        {
+            let mut objects = self.objects.lock().unwrap();
+            for id in &order {
+                let it = items.item(*id);
+                objects.insert(*id, (it.object.clone(), it.ifaces));
+            }
+        }
+        let nodes = order
+            .iter()
+            .map(|id| {
+                let it = items.item(*id);
+                let parent =
+                    ref_id(&it.parent).filter(|p| *id != head.id && items.ids.contains_key(p));
+                to_node(
+                    *id,
+                    parent,
+                    items.kids(*id).to_vec(),
+                    it,
+                    details.get(id).cloned().unwrap_or_default(),
+                )
+            })
+            .collect();
+        Frame {
+            name: head.name.clone(),
+            popup: head.popup,
+            nodes,
+        }
     }
 
     /// The app's cache, or `None` when it has no GetItems. An app registers a

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use wayrig_host::{Host, Rect, WindowHandle, WindowInfo, WindowKind};
 
-use crate::a11y::{A11y, Frame, Read};
+use crate::a11y::{A11y, Frame, FrameHead, Read};
 use crate::bus::PrivateBus;
 use crate::model::{Error, Tree};
 
@@ -140,10 +140,15 @@ impl Session {
                 "window {handle} has no known process, so no accessibility"
             ))
         })?;
-        let mut frames = Vec::new();
+        let mut apps = Vec::new();
         for app in self.a11y.wait_for_app(pid, APP_REGISTRATION).await? {
-            frames.extend(self.a11y.read_app(&app, Read::Bulk).await?);
+            apps.push(self.a11y.read_items(&app, Read::Bulk).await?);
         }
+        let heads = apps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
+            .collect();
         // The same app's top-level windows, in the order they were made, for
         // matching by order.
         let mut siblings: Vec<&WindowInfo> = windows
@@ -151,11 +156,13 @@ impl Session {
             .filter(|w| w.pid == Some(pid) && is_top_level(w))
             .collect();
         siblings.sort_by_key(|w| w.handle.id);
-        let frame = pick_frame(frames, &window, &siblings).ok_or_else(|| {
+        let (app, head) = pick_frame(heads, &window, &siblings).ok_or_else(|| {
             Error::Unsupported(format!(
                 "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
             ))
         })?;
+        // Only the picked frame's elements cost per-node calls.
+        let frame = self.a11y.read_frame(&apps[app], &head).await;
         let offset = surface_offset(&frame, &window);
         let nodes = frame
             .nodes
@@ -196,19 +203,25 @@ fn is_top_level(w: &WindowInfo) -> bool {
     matches!(w.kind, WindowKind::Normal | WindowKind::Dialog)
 }
 
-/// The frame that is this window: same title, else the same place among the
-/// app's frames. Popups (GTK 3's menus are AT-SPI windows) are not in the count.
+/// The frame that is this window (with the index of the app it is in): same
+/// title, else the same place among the app's frames. Popups (GTK 3's menus
+/// are AT-SPI windows) are not in the count.
 fn pick_frame(
-    mut frames: Vec<Frame>,
+    mut frames: Vec<(usize, FrameHead)>,
     window: &WindowInfo,
     siblings: &[&WindowInfo],
-) -> Option<Frame> {
-    if is_top_level(window) && frames.iter().any(|f| !f.popup) {
-        frames.retain(|f| !f.popup);
+) -> Option<(usize, FrameHead)> {
+    if is_top_level(window) && frames.iter().any(|(_, f)| !f.popup) {
+        frames.retain(|(_, f)| !f.popup);
+    } else if !is_top_level(window) && frames.iter().any(|(_, f)| f.popup) {
+        // A menu or tooltip is the newest popup frame (GTK 3 lists them as
+        // AT-SPI windows); a toolkit without such frames (GTK 4's popovers)
+        // keeps it in its window's frame, which the order below finds.
+        return frames.into_iter().rfind(|(_, f)| f.popup);
     }
     if let Some(i) = frames
         .iter()
-        .position(|f| !f.name.is_empty() && f.name == window.title)
+        .position(|(_, f)| !f.name.is_empty() && f.name == window.title)
     {
         return Some(frames.swap_remove(i));
     }
@@ -217,4 +230,93 @@ fn pick_frame(
         .position(|w| w.handle == window.handle)
         .unwrap_or(0);
     (place < frames.len()).then(|| frames.swap_remove(place))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(id: u64, title: &str, kind: WindowKind) -> WindowInfo {
+        WindowInfo {
+            handle: WindowHandle { id, epoch: 1 },
+            title: title.into(),
+            app_id: String::new(),
+            pid: Some(7),
+            kind,
+            parent: None,
+            frame: Rect::default(),
+            surface: Rect::default(),
+            content: Rect::default(),
+            maximized: false,
+            fullscreen: false,
+            minimized: false,
+            focused: false,
+            on_screen: true,
+            z: 0,
+            scale: 1.0,
+        }
+    }
+
+    fn head(id: u64, name: &str, popup: bool) -> (usize, FrameHead) {
+        (
+            0,
+            FrameHead {
+                id,
+                name: name.into(),
+                popup,
+            },
+        )
+    }
+
+    fn picked(
+        frames: Vec<(usize, FrameHead)>,
+        w: &WindowInfo,
+        siblings: &[&WindowInfo],
+    ) -> Option<u64> {
+        pick_frame(frames, w, siblings).map(|(_, f)| f.id)
+    }
+
+    #[test]
+    fn a_frame_with_the_window_title_wins_over_order() {
+        let a = window(1, "Main", WindowKind::Normal);
+        let b = window(2, "Settings", WindowKind::Normal);
+        let frames = || vec![head(10, "Settings", false), head(11, "Main", false)];
+        assert_eq!(picked(frames(), &a, &[&a, &b]), Some(11));
+        assert_eq!(picked(frames(), &b, &[&a, &b]), Some(10));
+    }
+
+    #[test]
+    fn untitled_frames_match_by_creation_order_and_popups_do_not_count() {
+        let a = window(1, "", WindowKind::Normal);
+        let b = window(2, "", WindowKind::Normal);
+        let frames = || vec![head(20, "", false), head(21, "", true), head(22, "", false)];
+        assert_eq!(picked(frames(), &a, &[&a, &b]), Some(20));
+        assert_eq!(picked(frames(), &b, &[&a, &b]), Some(22));
+    }
+
+    #[test]
+    fn a_window_without_a_frame_of_its_own_gets_none() {
+        // eframe gives AccessKit to its first window only.
+        let a = window(1, "Main", WindowKind::Normal);
+        let b = window(2, "Details", WindowKind::Normal);
+        assert_eq!(picked(vec![head(30, "Main", false)], &b, &[&a, &b]), None);
+        assert_eq!(picked(vec![], &a, &[&a]), None);
+    }
+
+    #[test]
+    fn a_menu_window_matches_a_popup_frame() {
+        let menu = window(3, "", WindowKind::Menu);
+        let frames = || {
+            vec![
+                head(40, "Main", false),
+                head(41, "", true),
+                head(42, "", true),
+            ]
+        };
+        assert_eq!(picked(frames(), &menu, &[]), Some(42), "the newest popup");
+        let main = window(1, "Main", WindowKind::Normal);
+        assert_eq!(picked(frames(), &main, &[&main]), Some(40));
+        // GTK 4 keeps a popover in its window's frame.
+        assert_eq!(picked(vec![head(40, "Main", false)], &menu, &[]), Some(40));
+    }
 }
