@@ -510,10 +510,11 @@ fn daemon_of(address: &str) -> i32 {
         .unwrap_or_else(|| panic!("no process serves {path}"))
 }
 
-/// An app without accessibility, and an accessibility bus that went away, are
-/// answers: the compositor's side keeps working.
+/// An app without accessibility, an app that dies mid-read, and an
+/// accessibility bus that went away are answers: the compositor's side keeps
+/// working.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_accessibility_and_a_lost_bus_are_answers() {
+async fn no_accessibility_a_dying_app_and_a_lost_bus_are_answers() {
     let bus = PrivateBus::start(&std::env::temp_dir())
         .await
         .expect("private bus");
@@ -530,6 +531,22 @@ async fn no_accessibility_and_a_lost_bus_are_answers() {
     let err = session.tree(foot.handle).await.unwrap_err();
     assert!(
         matches!(err, wayrig_services::Error::Unsupported(_)),
+        "{err:?}"
+    );
+
+    // An app that dies while its tree is read: the read ends, with an
+    // answer or an error, and the next one says the window is gone.
+    let factory = launch_and_wait(&*host, &["gtk4-widget-factory"], APP_START).await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let (read, _) = tokio::join!(
+        tokio::time::timeout(SHORT, session.tree(factory.handle)),
+        host.window_command(factory.handle, wayrig_host::WindowCommand::ForceClose)
+    );
+    assert!(read.is_ok(), "a read of a dying app ends");
+    support::wait_closed(&mut watch, factory.handle.id, SHORT).await;
+    let err = session.tree(factory.handle).await.unwrap_err();
+    assert!(
+        matches!(err, wayrig_services::Error::NoWindow(_)),
         "{err:?}"
     );
 
