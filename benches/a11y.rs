@@ -37,7 +37,10 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
     let t0 = Instant::now();
     let first = session.tree(win.handle).await.expect("tree");
     rows.push((
-        format!("{app_name}: first read ({} nodes)", first.nodes.len()),
+        format!(
+            "{app_name}: first read ({} nodes of its window)",
+            first.nodes.len()
+        ),
         ms(t0.elapsed()),
         "registration wait, bulk read, children realized".into(),
     ));
@@ -79,7 +82,7 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
     rows.push((
         format!("{app_name}: read node by node ({count} nodes)"),
         ms(median(walks)),
-        format!("median of {ROUNDS}; concurrent per level, the peers' way"),
+        format!("median of {ROUNDS}; the whole app, concurrent per level, the peers' way"),
     ));
     host.shutdown().await;
 }
