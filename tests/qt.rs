@@ -160,4 +160,46 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
         Some("Ada"),
         "a read after settle shows the new text"
     );
+
+    // A check box and a spin box: each action shows in the next read.
+    let check = after
+        .find(Role::CheckBox, "Enabled")
+        .next()
+        .unwrap_or_else(|| panic!("an Enabled check box in {:#?}", after.nodes))
+        .clone();
+    assert!(!check.states.checked);
+    let spin = after
+        .find(Role::SpinButton, "Amount")
+        .next()
+        .unwrap_or_else(|| panic!("an Amount spin box in {:#?}", after.nodes))
+        .clone();
+    assert_eq!(
+        spin.range.map(|r| (r.min, r.max, r.now)),
+        Some((0.0, 100.0, 0.0))
+    );
+    session
+        .act(win.handle, check.id, Action::Press)
+        .await
+        .unwrap();
+    app.expect("check", SHORT, |v| v["on"] == true);
+    session
+        .act(win.handle, spin.id, Action::SetValue { text: "42".into() })
+        .await
+        .unwrap();
+    app.expect("spin", SHORT, |v| v["value"] == 42);
+    session
+        .act(win.handle, spin.id, Action::Increment)
+        .await
+        .unwrap();
+    app.expect("spin", SHORT, |v| v["value"] == 43);
+    session.settle(win.handle, SHORT).await.unwrap();
+    let last = session.tree(win.handle).await.unwrap();
+    assert!(
+        last.node(check.id).unwrap().states.checked,
+        "checked after settle"
+    );
+    assert_eq!(
+        last.node(spin.id).and_then(|n| n.range).map(|r| r.now),
+        Some(43.0)
+    );
 }
