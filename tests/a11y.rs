@@ -566,3 +566,37 @@ async fn no_accessibility_a_dying_app_and_a_lost_bus_are_answers() {
     assert!(shot.distinct_colours() > 3);
     host.settle(win.handle, SHORT).await.unwrap();
 }
+
+/// An app that stops answering (SIGSTOP) gives a timeout, not a hang, and is
+/// read again once it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_app_times_out_and_is_read_again_once_it_answers() {
+    use wayrig_services::Action;
+    let (session, _host, compositor) = session().await;
+    let stopped = support::Gtk4Fixture::open(&compositor, &[]).await;
+    let other = support::Gtk4Fixture::open(&compositor, &[]).await;
+    let before = session.tree(stopped.window).await.unwrap();
+    let pid = stopped.app.pid() as i32;
+    // SAFETY: kill(2) on the fixture this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    // The other app acts, so the stopped one's tree is no longer current.
+    let tree = session.tree(other.window).await.unwrap();
+    let entry = tree.find(Role::TextInput, "First").next().unwrap().id;
+    session
+        .act(other.window, entry, Action::SetValue { text: "x".into() })
+        .await
+        .unwrap();
+    session.settle(other.window, SHORT).await.unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(60), session.tree(stopped.window))
+        .await
+        .expect("a read of a stopped app answers");
+    let err = read.unwrap_err();
+    assert!(matches!(err, wayrig_services::Error::Timeout(_)), "{err:?}");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let after = session.tree(stopped.window).await.unwrap();
+    // GTK 4 may have made more objects since; none of the earlier ones is lost.
+    for node in &before.nodes {
+        assert!(after.node(node.id).is_some(), "{node:?} is read again");
+    }
+}

@@ -130,6 +130,19 @@ fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Failed(format!("{what}: {e}"))
 }
 
+/// A call that failed, as an answer: one the app did not answer in time is a
+/// timeout (the app is hung or stopped), anything else a failure.
+fn call_failed(what: &str, e: zbus::Error) -> Error {
+    match &e {
+        zbus::Error::InputOutput(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+            Error::Timeout(format!(
+                "{what}: the app did not answer within {CALL_LIMIT:?}"
+            ))
+        }
+        _ => failed(what, e),
+    }
+}
+
 /// A stable 64-bit id for an accessible object: FNV-1a over its bus name and path.
 pub fn node_id(bus_name: &str, path: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -178,18 +191,7 @@ impl A11y {
     /// A round trip to the app's main loop, then a wait until every event it
     /// sent before answering has been counted.
     pub async fn sync(&self, app: &App) -> Result<(), Error> {
-        let reply = self
-            .conn
-            .call_method(
-                Some(app.bus_name.as_str()),
-                app.root_path.as_str(),
-                Some("org.a11y.atspi.Accessible"),
-                "GetRole",
-                &(),
-            )
-            .await
-            .map_err(|e| failed("accessibility round trip", e))?;
-        let position = reply.recv_position();
+        let position = self.round_trip(app).await?;
         let mut read = self.read.clone();
         tokio::time::timeout(
             CALL_LIMIT,
@@ -356,7 +358,10 @@ impl A11y {
                 // Toolkits (GTK 4) put an object in the cache only once a client
                 // has asked for it: walk down to what is missing, then read again.
                 if self.realize_missing(&items).await > 0 {
-                    cache.get_items().await.map_err(|e| failed(&what(), e))?
+                    cache
+                        .get_items()
+                        .await
+                        .map_err(|e| call_failed(&what(), e))?
                 } else {
                     items
                 }
@@ -471,7 +476,7 @@ impl A11y {
                 }
                 // Qt 6.4 answers in the old cache format, with no items.
                 Err(zbus::Error::Variant(_)) => return Ok(None),
-                Err(e) => return Err(failed(&format!("reading {}", app.bus_name), e)),
+                Err(e) => return Err(call_failed(&format!("reading {}", app.bus_name), e)),
             }
         }
         Ok(None)
@@ -479,6 +484,8 @@ impl A11y {
 
     /// Read an app without a cache: each level's objects concurrently.
     async fn walk_items(&self, app: &App) -> Result<Vec<CacheItem>, Error> {
+        // A hung app would leave every object of the walk unanswered: ask once.
+        self.round_trip(app).await?;
         let root = atspi::ObjectRef::new_owned(
             zbus::names::UniqueName::try_from(app.bus_name.clone())
                 .map_err(|e| failed("app name", e))?,
@@ -509,20 +516,21 @@ impl A11y {
         Ok(items)
     }
 
-    /// A call that the app answers from its main loop, after what it queued before.
-    async fn round_trip(&self, app: &App) -> Result<(), Error> {
-        let root = AccessibleProxy::builder(&self.conn)
-            .destination(app.bus_name.as_str())
-            .and_then(|b| b.path(app.root_path.as_str()))
-            .map_err(|e| failed("app root", e))?
-            .cache_properties(CacheProperties::No)
-            .build()
+    /// A call that the app answers from its main loop, after what it queued
+    /// before; returns where its reply arrived on the connection.
+    async fn round_trip(&self, app: &App) -> Result<zbus::message::Sequence, Error> {
+        let reply = self
+            .conn
+            .call_method(
+                Some(app.bus_name.as_str()),
+                app.root_path.as_str(),
+                Some("org.a11y.atspi.Accessible"),
+                "GetRole",
+                &(),
+            )
             .await
-            .map_err(|e| failed("app root", e))?;
-        root.get_role()
-            .await
-            .map_err(|e| failed("app round trip", e))?;
-        Ok(())
+            .map_err(|e| call_failed("accessibility round trip", e))?;
+        Ok(reply.recv_position())
     }
 
     /// Ask for the children the cache lacks, level by level and concurrently, so

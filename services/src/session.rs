@@ -12,6 +12,8 @@ use crate::model::{Error, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
 const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
+/// The longest a tree read may take.
+const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub struct Session {
     host: Arc<dyn Host>,
@@ -120,7 +122,15 @@ impl Session {
                 return Ok(tree.clone());
             }
         }
-        let tree = self.read_tree(handle).await?;
+        // Each call has its own limit; this bounds a read of an app that
+        // stops answering halfway through its many calls.
+        let tree = tokio::time::timeout(READ_LIMIT, self.read_tree(handle))
+            .await
+            .map_err(|_| {
+                Error::Timeout(format!(
+                    "reading the elements of window {handle} took over {READ_LIMIT:?}; is its app hung?"
+                ))
+            })??;
         self.mirror
             .lock()
             .unwrap()

@@ -474,7 +474,11 @@ impl Gtk4Fixture {
             env,
         );
         let layout = app.expect("layout", limit, |_| true);
-        let info = wait_window(&mut watch, limit, |w| w.title == "wayrig-gtk4-fixture").await;
+        let pid = Some(app.pid());
+        let info = wait_window(&mut watch, limit, |w| {
+            w.title == "wayrig-gtk4-fixture" && w.pid == pid
+        })
+        .await;
         host.settle(info.handle, limit).await.unwrap();
         Gtk4Fixture {
             app,
