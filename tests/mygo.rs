@@ -300,15 +300,25 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
 /// GTK 3's menu bar (on the factory's second page) is chosen from through
 /// accessibility: its items are in the tree while their menus are closed.
 fn gtk3_menu_bar(c: &mut Client, id: u64) {
+    // The factory never settles (its spinner turns): a page switched by a
+    // press may show a few frames later, so look again after each idle.
     let find = |c: &mut Client, role: &str, label: &str| -> Value {
-        let tree = c.call("tree", json!({"window": id}));
-        tree["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["role"] == role && n["label"] == label)
-            .unwrap_or_else(|| panic!("a {role} {label:?}"))
-            .clone()
+        for _ in 0..50 {
+            let tree = c.call("tree", json!({"window": id}));
+            if let Some(n) = tree["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|n| n["role"] == role && n["label"] == label)
+            {
+                return n.clone();
+            }
+            c.send_line(
+                &json!({"id": 0, "method": "idle", "params": {"window": id, "timeout": 100}})
+                    .to_string(),
+            );
+        }
+        panic!("no {role} {label:?}")
     };
     let checked = |n: &Value| {
         n["states"]

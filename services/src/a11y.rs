@@ -13,8 +13,9 @@ use atspi::{CacheItem, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, S
 use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
-use crate::facts::{changing, lasting, Changing, Lasting};
+use crate::facts::{bounds, lasting, Lasting};
 use crate::model::{is_layout, Error, Node, Role, States};
+use wayrig_host::Rect;
 
 /// How many extents requests are in flight at once.
 const EXTENTS_IN_FLIGHT: usize = 64;
@@ -571,16 +572,16 @@ impl A11y {
         asked
     }
 
-    /// What the cache lacks, for each node: the lasting facts from the
-    /// store unless an event named the object since they were read, the
-    /// changing ones fetched; all calls concurrent.
+    /// What the cache lacks, for each node: the lasting facts (values and
+    /// text among them) from the store unless an event named the object since
+    /// they were read, the bounds fetched; all calls concurrent.
     async fn details(
         &self,
         app: &App,
         items: &[CacheItem],
         ids: &HashMap<u64, usize>,
         order: &[u64],
-    ) -> HashMap<u64, (Lasting, Changing)> {
+    ) -> HashMap<u64, (Lasting, Option<Rect>)> {
         let conn = &self.conn;
         // Events counted from here on may not be in what is read now.
         let read_at = self.changes();
@@ -599,7 +600,7 @@ impl A11y {
                 .collect()
         };
         let known = &known;
-        let read: HashMap<u64, (Lasting, Changing, bool)> = stream::iter(order.iter().copied())
+        let read: HashMap<u64, (Lasting, Option<Rect>, bool)> = stream::iter(order.iter().copied())
             .map(|id| async move {
                 let it = &items[ids[&id]];
                 let role = role(it.role, &it.states);
@@ -608,17 +609,20 @@ impl A11y {
                 // Containers that only lay others out have no keys, actions or
                 // relations worth a call each (most of a GTK 4 tree).
                 let layout = is_layout(role, &it.short_name);
-                let (lasting, changing) = tokio::join!(
+                let (lasting, bounds) = tokio::join!(
                     async {
                         match known.get(&id) {
                             Some(facts) => (facts.clone(), false),
                             None if layout => (Lasting::default(), true),
-                            None => (lasting(conn, &it.object, it.ifaces).await, true),
+                            None => (
+                                lasting(conn, &it.object, it.ifaces, text_field, password).await,
+                                true,
+                            ),
                         }
                     },
-                    changing(conn, &it.object, it.ifaces, text_field, password)
+                    bounds(conn, &it.object, it.ifaces)
                 );
-                (id, (lasting.0, changing, lasting.1))
+                (id, (lasting.0, bounds, lasting.1))
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
@@ -631,11 +635,11 @@ impl A11y {
         let mut stores = self.lasting.lock().unwrap();
         let store = stores.entry(app.bus_name.clone()).or_default();
         read.into_iter()
-            .map(|(id, (lasting, changing, fresh))| {
+            .map(|(id, (lasting, bounds, fresh))| {
                 if fresh {
                     store.insert(id, (read_at, lasting.clone()));
                 }
-                (id, (lasting, changing))
+                (id, (lasting, bounds))
             })
             .collect()
     }
@@ -837,7 +841,7 @@ fn to_node(
     parent: Option<u64>,
     children: Vec<u64>,
     it: &CacheItem,
-    (lasting, changing): (Lasting, Changing),
+    (lasting, bounds): (Lasting, Option<Rect>),
 ) -> Node {
     let mut states = states(&it.states);
     let role = lasting.role.unwrap_or_else(|| role(it.role, &it.states));
@@ -859,10 +863,10 @@ fn to_node(
         description: it.name.clone(),
         key: lasting.key,
         states,
-        value: changing.value,
-        range: changing.range,
-        selection: changing.selection,
-        bounds: changing.bounds,
+        value: lasting.value,
+        range: lasting.range,
+        selection: lasting.selection,
+        bounds,
         actions: lasting.actions,
         place: lasting.place,
         relations: lasting.relations,

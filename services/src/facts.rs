@@ -1,6 +1,7 @@
 //! What AT-SPI tells of a node beyond the cache: lasting facts (key, actions,
-//! attributes, relations, table place), kept until an event names the object,
-//! and changing ones (bounds, value, text, selection), fetched on each read.
+//! attributes, relations, table place, value, text, selection), kept until an
+//! event names the object, and bounds, fetched on each read (layout moves
+//! elements without an event).
 
 use std::collections::HashMap;
 
@@ -28,24 +29,24 @@ pub struct Lasting {
     pub sort: Option<Sort>,
     /// A finer role the app gave in "xml-roles" (landmarks, grids, switches).
     pub role: Option<Role>,
-}
-
-/// Facts of a node read anew with every tree.
-#[derive(Debug, Default, Clone)]
-pub struct Changing {
-    pub bounds: Option<Rect>,
+    /// Minimum, maximum, current value and step of a ranged element.
     pub range: Option<Range>,
+    /// The text of a text field (not of a password field).
     pub value: Option<String>,
+    /// Selected characters of a text field; the caret when empty.
     pub selection: Option<(i32, i32)>,
 }
 
-/// Read the lasting facts of one object, its calls side by side.
+/// Read the lasting facts of one object, its calls side by side. The text
+/// of a text field is read, but not that of a password field.
 pub async fn lasting(
     conn: &zbus::Connection,
     obj: &ObjectRefOwned,
     ifaces: InterfaceSet,
+    text_field: bool,
+    password: bool,
 ) -> Lasting {
-    let (key, attributes, relations, actions, table, cell) = tokio::join!(
+    let (key, attributes, relations, actions, table, cell, range, text) = tokio::join!(
         async {
             let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
             p.accessible_id().await.ok().filter(|k| !k.is_empty())
@@ -83,10 +84,26 @@ pub async fn lasting(
                 _ => None,
             }
         },
+        async {
+            if ifaces.contains(Interface::Value) {
+                value_range(conn, obj).await
+            } else {
+                None
+            }
+        },
+        async {
+            if text_field && ifaces.contains(Interface::Text) {
+                text_and_selection(conn, obj, password).await
+            } else {
+                (None, None)
+            }
+        },
     );
     let attributes = attributes.unwrap_or_default();
     let mut facts = from_attributes(&attributes);
     facts.key = key;
+    facts.range = range;
+    (facts.value, facts.selection) = text;
     if let Some(actions) = actions {
         // The first action's binding, as GTK 3 gives it ("mnemonic;path;accelerator").
         if facts.annotations.key_shortcuts.is_none() {
@@ -224,42 +241,16 @@ pub fn accelerator_words(binding: &str) -> Option<String> {
     Some(words.join("+"))
 }
 
-/// Read the changing facts of one object, its calls side by side.
-pub async fn changing(
+/// Where the object is, relative to its window (`None` when it reports no size).
+pub async fn bounds(
     conn: &zbus::Connection,
     obj: &ObjectRefOwned,
     ifaces: InterfaceSet,
-    text_field: bool,
-    password: bool,
-) -> Changing {
-    let (bounds, range, text) = tokio::join!(
-        async {
-            if ifaces.contains(Interface::Component) {
-                extents(conn, obj).await
-            } else {
-                None
-            }
-        },
-        async {
-            if ifaces.contains(Interface::Value) {
-                value_range(conn, obj).await
-            } else {
-                None
-            }
-        },
-        async {
-            if text_field && ifaces.contains(Interface::Text) {
-                text_and_selection(conn, obj, password).await
-            } else {
-                (None, None)
-            }
-        }
-    );
-    Changing {
-        bounds,
-        range,
-        value: text.0,
-        selection: text.1,
+) -> Option<Rect> {
+    if ifaces.contains(Interface::Component) {
+        extents(conn, obj).await
+    } else {
+        None
     }
 }
 
