@@ -269,6 +269,59 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
         "a read after settle shows the value"
     );
 
+    // Type at the caret of a field (GTK 4 has no EditableText unfocused).
+    session
+        .act(
+            win.handle,
+            id(Role::TextInput, "First"),
+            Action::InsertText { text: "Ada".into() },
+        )
+        .await
+        .unwrap();
+    app.expect("entry", SHORT, |v| {
+        v["name"] == "first" && v["text"] == "Ada"
+    });
+
+    // Select characters of a field: "da" of "Ada".
+    let first = id(Role::TextInput, "First");
+    assert_eq!(
+        session
+            .act(win.handle, first, Action::SelectText { from: 1, to: 3 })
+            .await
+            .unwrap(),
+        Path::Accessibility
+    );
+    session.settle(win.handle, SHORT).await.unwrap();
+    let after = session.tree(win.handle).await.unwrap();
+    assert_eq!(
+        after.node(first).unwrap().selection,
+        Some((1, 3)),
+        "a read after settle shows the selection"
+    );
+    // GTK 4.8's text view never answers a selection request: the keyboard
+    // selects "beta" in "alpha beta gamma" instead. (Its selection cannot be
+    // read back either, so the app tells.)
+    let view = after
+        .nodes
+        .iter()
+        .find(|n| n.role == Role::TextArea)
+        .expect("the text view")
+        .id;
+    assert_eq!(
+        session
+            .act(win.handle, view, Action::SelectText { from: 6, to: 10 })
+            .await
+            .unwrap(),
+        Path::Keyboard
+    );
+    app.expect("view_selection", SHORT, |v| v["text"] == "beta");
+    assert!(matches!(
+        session
+            .act(win.handle, view, Action::SelectText { from: 4, to: 2 })
+            .await,
+        Err(wayrig_services::Error::InvalidRequest(_))
+    ));
+
     // Errors are answers: an unknown element, a number that is not one.
     let err = session
         .act(win.handle, 12345, Action::Press)

@@ -202,4 +202,34 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
         last.node(spin.id).and_then(|n| n.range).map(|r| r.now),
         Some(43.0)
     );
+
+    // A tree item: expanded and collapsed with the keys a person uses, as
+    // Qt's only action on it ("Toggle") selects it.
+    let parent = last
+        .find(Role::Cell, "Parent")
+        .next()
+        .unwrap_or_else(|| panic!("a Parent item in {:#?}", last.nodes))
+        .clone();
+    assert!(parent.states.expandable && !parent.states.expanded);
+    assert!(last.find(Role::Cell, "Child").next().is_none(), "collapsed");
+    let path = session
+        .act(win.handle, parent.id, Action::Expand)
+        .await
+        .unwrap();
+    assert_eq!(path, wayrig_services::Path::Keyboard);
+    app.expect("tree", SHORT, |v| v["expanded"] == true);
+    session.settle(win.handle, SHORT).await.unwrap();
+    let open = session.tree(win.handle).await.unwrap();
+    // Qt makes new accessible objects for its items as the view changes.
+    let parent = open.find(Role::Cell, "Parent").next().unwrap().clone();
+    assert!(parent.states.expanded, "expanded after settle");
+    assert!(
+        open.find(Role::Cell, "Child").next().is_some(),
+        "the child shows"
+    );
+    session
+        .act(win.handle, parent.id, Action::Collapse)
+        .await
+        .unwrap();
+    app.expect("tree", SHORT, |v| v["expanded"] == false);
 }

@@ -16,11 +16,14 @@ use serde::{Deserialize, Serialize};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle};
 
 use crate::a11y::{is_text_field, object_proxy};
-use crate::model::{Error, Node};
+use crate::model::{Error, Node, Role};
 use crate::session::Session;
 
 /// How long a focus request may take to show as a focus event.
 const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long a toolkit may take to answer a text selection request.
+const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How long an element may take to report the effect of an accessibility
 /// request (an action that changes nothing waits this long).
@@ -163,20 +166,33 @@ impl Session {
                     .await
             }
             Action::SelectText { from, to } => {
+                if from < 0 || to < from {
+                    return Err(Error::InvalidRequest(format!(
+                        "cannot select characters {from} to {to}"
+                    )));
+                }
                 if !ifaces.contains(Interface::Text) {
                     return Err(Error::Unsupported(format!(
                         "element {id} has no text to select"
                     )));
                 }
                 let proxy = object_proxy::<TextProxy>(conn, &obj).await?;
-                let n = proxy.get_n_selections().await.unwrap_or(0);
-                let done = if n > 0 {
-                    proxy.set_selection(0, from, to).await
-                } else {
-                    proxy.add_selection(from, to).await
-                };
-                done.map_err(|e| Error::Failed(e.to_string()))?;
-                Ok(Path::Accessibility)
+                // GTK 4.8's text view applies AddSelection but never answers
+                // it: a short wait, then the keyboard.
+                let set = tokio::time::timeout(SELECT_LIMIT, async {
+                    match proxy.get_n_selections().await {
+                        Ok(n) if n > 0 => proxy.set_selection(0, from, to).await,
+                        _ => proxy.add_selection(from, to).await,
+                    }
+                })
+                .await;
+                match set {
+                    Ok(Ok(true)) => Ok(Path::Accessibility),
+                    _ => {
+                        self.select_by_keys(window, &node, conn, &obj, &ifaces, from, to)
+                            .await
+                    }
+                }
             }
             Action::ScrollIntoView => {
                 if node.bounds.is_some_and(|b| shows_in(b, &tree.window)) {
@@ -202,20 +218,41 @@ impl Session {
                 if node.states.expanded == expand {
                     return Ok(Path::Accessibility);
                 }
-                let names: &[&str] = if expand {
-                    &["expand", "activate", "toggle", "click"]
-                } else {
-                    &["collapse", "activate", "toggle", "click"]
+                // An item of a tree or table toggles its selection with
+                // "toggle" or a click (Qt): only its expand actions will do,
+                // else the keys a person uses on a selected item. A disclosure
+                // widget (GTK's expander, egui's header) opens when activated.
+                let item = matches!(
+                    node.role,
+                    Role::TreeItem | Role::Cell | Role::Row | Role::ListItem
+                );
+                let names: &[&str] = match (expand, item) {
+                    (true, true) => &["expand", "expand or contract"],
+                    (false, true) => &["collapse", "expand or contract"],
+                    (true, false) => &["expand", "activate", "toggle", "click"],
+                    (false, false) => &["collapse", "activate", "toggle", "click"],
                 };
-                match self.do_named_action(conn, &obj, &ifaces, names).await {
-                    Ok(path) => Ok(path),
-                    Err(_) => match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
-                        Some(b) => self.click(window, b).await,
-                        None => Err(Error::Unsupported(format!(
-                            "element {id} has no way to expand"
-                        ))),
-                    },
+                if let Ok(path) = self.do_named_action(conn, &obj, &ifaces, names).await {
+                    return Ok(path);
                 }
+                let Some(b) = node.bounds.filter(|b| shows_in(*b, &tree.window)) else {
+                    return Err(Error::Unsupported(format!(
+                        "element {id} has no way to expand"
+                    )));
+                };
+                self.click(window, b).await?;
+                if !item {
+                    return Ok(Path::Pointer);
+                }
+                let key = if expand { "Right" } else { "Left" };
+                self.host()
+                    .input(
+                        window,
+                        vec![InputEvent::Key { key: key.into() }],
+                        InputOptions::default(),
+                    )
+                    .await?;
+                Ok(Path::Keyboard)
             }
             Action::Select => {
                 if node.states.selected {
@@ -452,6 +489,33 @@ impl Session {
                 node.id
             ))),
         }
+    }
+
+    /// Select characters `from..to` as a person would: focus the field, go to
+    /// its start, step right to `from`, then extend with Shift.
+    #[allow(clippy::too_many_arguments)]
+    async fn select_by_keys(
+        &self,
+        window: WindowHandle,
+        node: &Node,
+        conn: &zbus::Connection,
+        obj: &ObjectRefOwned,
+        ifaces: &InterfaceSet,
+        from: i32,
+        to: i32,
+    ) -> Result<Path, Error> {
+        if !node.states.focused {
+            self.focus(window, node, conn, obj, ifaces).await?;
+        }
+        let key = |key: &str| InputEvent::Key { key: key.into() };
+        let events: Vec<InputEvent> = std::iter::once(key("Ctrl+Home"))
+            .chain((0..from).map(|_| key("Right")))
+            .chain((from..to).map(|_| key("Shift+Right")))
+            .collect();
+        self.host()
+            .input(window, events, InputOptions::default())
+            .await?;
+        Ok(Path::Keyboard)
     }
 
     /// Focus a text field, optionally select all of it, and type.
