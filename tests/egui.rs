@@ -194,6 +194,25 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
         "no_element"
     );
 
+    // A collapsing header: pressed open, its body's elements join the tree.
+    // (AccessKit 0.21 gives AT-SPI no expanded state, so expand is refused.)
+    assert!(!tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["key"] == "detail"));
+    assert_eq!(
+        c.error(
+            "act",
+            json!({"window": id, "key": "more", "action": "expand"})
+        ),
+        "unsupported"
+    );
+    let tree = act(&mut c, id, "more", json!({"action": "press"}));
+    let detail = by_key(&tree, "detail");
+    assert_eq!(detail["label"], "Hidden detail");
+    assert!(bounds(&detail).y > bounds(&by_key(&tree, "more")).y);
+
     // A second native window. eframe gives AccessKit to its root viewport
     // only: the new window has no tree, and none of its elements land on the
     // main window.
