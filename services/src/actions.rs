@@ -29,6 +29,15 @@ const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 /// request (an action that changes nothing waits this long).
 const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// The element an action is for: its window, its node as last read, and the
+/// AT-SPI object behind it.
+struct Target<'a> {
+    window: WindowHandle,
+    node: &'a Node,
+    obj: &'a ObjectRefOwned,
+    ifaces: &'a InterfaceSet,
+}
+
 /// What can be done to an element.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "camelCase")]
@@ -121,6 +130,12 @@ impl Session {
             .object(id)
             .ok_or_else(|| Error::Stale(format!("element {id}")))?;
         let conn = self.a11y().connection();
+        let target = Target {
+            window,
+            node: &node,
+            obj: &obj,
+            ifaces: &ifaces,
+        };
         match action {
             // A click where it shows; an element scrolled out of the window (or
             // never laid out) gets its own action instead.
@@ -136,7 +151,7 @@ impl Session {
                     .await
                 }
             },
-            Action::Focus => self.focus(window, &node, conn, &obj, &ifaces).await,
+            Action::Focus => self.focus(&target).await,
             Action::SetValue { text } => {
                 // A number into anything with a value (sliders, spin buttons).
                 let number = text.trim().parse::<f64>().ok();
@@ -158,13 +173,9 @@ impl Session {
                     }
                 }
                 // GTK 4 offers EditableText only to a focused field; AccessKit none.
-                self.type_into(window, &node, conn, &obj, &ifaces, true, text)
-                    .await
+                self.type_into(&target, true, text).await
             }
-            Action::InsertText { text } => {
-                self.type_into(window, &node, conn, &obj, &ifaces, false, text)
-                    .await
-            }
+            Action::InsertText { text } => self.type_into(&target, false, text).await,
             Action::SelectText { from, to } => {
                 if from < 0 || to < from {
                     return Err(Error::InvalidRequest(format!(
@@ -188,10 +199,7 @@ impl Session {
                 .await;
                 match set {
                     Ok(Ok(true)) => Ok(Path::Accessibility),
-                    _ => {
-                        self.select_by_keys(window, &node, conn, &obj, &ifaces, from, to)
-                            .await
-                    }
+                    _ => self.select_by_keys(&target, from, to).await,
                 }
             }
             Action::ScrollIntoView => {
@@ -293,7 +301,7 @@ impl Session {
                     (Err(_), Some(b)) => self.click_with(window, b, Button::Right).await,
                     // Off screen: focus it, then the keyboard's menu key.
                     (Err(_), None) => {
-                        self.focus(window, &node, conn, &obj, &ifaces).await?;
+                        self.focus(&target).await?;
                         let key = InputEvent::Key {
                             key: "Shift+F10".into(),
                         };
@@ -449,14 +457,14 @@ impl Session {
         )))
     }
 
-    async fn focus(
-        &self,
-        window: WindowHandle,
-        node: &Node,
-        conn: &zbus::Connection,
-        obj: &ObjectRefOwned,
-        ifaces: &InterfaceSet,
-    ) -> Result<Path, Error> {
+    async fn focus(&self, target: &Target<'_>) -> Result<Path, Error> {
+        let Target {
+            window,
+            node,
+            obj,
+            ifaces,
+        } = *target;
+        let conn = self.a11y().connection();
         if ifaces.contains(Interface::Component) {
             let proxy = object_proxy::<ComponentProxy>(conn, obj).await?;
             let since = self.a11y().changes();
@@ -493,19 +501,9 @@ impl Session {
 
     /// Select characters `from..to` as a person would: focus the field, go to
     /// its start, step right to `from`, then extend with Shift.
-    #[allow(clippy::too_many_arguments)]
-    async fn select_by_keys(
-        &self,
-        window: WindowHandle,
-        node: &Node,
-        conn: &zbus::Connection,
-        obj: &ObjectRefOwned,
-        ifaces: &InterfaceSet,
-        from: i32,
-        to: i32,
-    ) -> Result<Path, Error> {
-        if !node.states.focused {
-            self.focus(window, node, conn, obj, ifaces).await?;
+    async fn select_by_keys(&self, target: &Target<'_>, from: i32, to: i32) -> Result<Path, Error> {
+        if !target.node.states.focused {
+            self.focus(target).await?;
         }
         let key = |key: &str| InputEvent::Key { key: key.into() };
         let events: Vec<InputEvent> = std::iter::once(key("Ctrl+Home"))
@@ -513,27 +511,22 @@ impl Session {
             .chain((from..to).map(|_| key("Shift+Right")))
             .collect();
         self.host()
-            .input(window, events, InputOptions::default())
+            .input(target.window, events, InputOptions::default())
             .await?;
         Ok(Path::Keyboard)
     }
 
     /// Focus a text field, optionally select all of it, and type.
-    #[allow(clippy::too_many_arguments)]
     async fn type_into(
         &self,
-        window: WindowHandle,
-        node: &Node,
-        conn: &zbus::Connection,
-        obj: &ObjectRefOwned,
-        ifaces: &InterfaceSet,
+        target: &Target<'_>,
         replace: bool,
         text: String,
     ) -> Result<Path, Error> {
-        if !node.states.focused {
-            self.focus(window, node, conn, obj, ifaces).await?;
+        if !target.node.states.focused {
+            self.focus(target).await?;
             self.host()
-                .settle(window, std::time::Duration::from_secs(5))
+                .settle(target.window, std::time::Duration::from_secs(5))
                 .await?;
         }
         let mut events = Vec::new();
@@ -550,7 +543,7 @@ impl Session {
             events.push(InputEvent::Text { text });
         }
         self.host()
-            .input(window, events, InputOptions::default())
+            .input(target.window, events, InputOptions::default())
             .await?;
         Ok(Path::Keyboard)
     }
