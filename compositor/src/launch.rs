@@ -55,6 +55,30 @@ struct Exits {
     running: Mutex<HashSet<u32>>,
 }
 
+/// The command that starts an app in the session: no shell, stdin closed, a
+/// process group of its own, the session's environment (`env`) in place of
+/// the desktop's display, accessibility bus and automation socket.
+pub fn app_command<'a>(
+    program: &str,
+    args: &[String],
+    env: impl IntoIterator<Item = &'a (String, String)>,
+) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        // The desktop's accessibility bus is not the session's.
+        .env_remove("AT_SPI_BUS_ADDRESS")
+        // The automation socket is Wayrig's, not the app's to open.
+        .env_remove("MYGO_AUTOMATION");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
 /// The apps this session started.
 #[derive(Debug)]
 pub struct Apps {
@@ -84,19 +108,7 @@ impl Apps {
                 "launch needs a program to run".into(),
             ));
         };
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::null())
-            .process_group(0)
-            .env_remove("DISPLAY")
-            .env_remove("WAYLAND_SOCKET")
-            // The desktop's accessibility bus is not the session's.
-            .env_remove("AT_SPI_BUS_ADDRESS")
-            // The automation socket is Wayrig's, not the app's to open.
-            .env_remove("MYGO_AUTOMATION");
-        for (k, v) in self.base_env.iter().chain(spec.env.iter()) {
-            cmd.env(k, v);
-        }
+        let mut cmd = app_command(program, args, self.base_env.iter().chain(spec.env.iter()));
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }

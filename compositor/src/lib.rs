@@ -19,4 +19,4 @@ mod state;
 
 pub use config::{Config, Decorations, Pacing};
 pub use host::{CompositorHost, SessionInfo};
-pub use launch::group_alive;
+pub use launch::{app_command, group_alive};

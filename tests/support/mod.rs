@@ -200,14 +200,17 @@ impl TestClient {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> TestClient {
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .env_remove("AT_SPI_BUS_ADDRESS")
-            .envs(host.session().app_env.iter().map(|(k, v)| (k, v)))
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .process_group(0);
+        // The host's own launcher command, with stdout kept for the events.
+        let env: Vec<(String, String)> = host
+            .session()
+            .app_env
+            .iter()
+            .cloned()
+            .chain(env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .collect();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let mut cmd = wayrig_compositor::app_command(&program.to_string_lossy(), &args, &env);
+        cmd.stdout(Stdio::piped());
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
