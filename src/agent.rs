@@ -391,7 +391,14 @@ fn target(state: &State, t: &str, tree: &Value) -> Result<Value, String> {
 fn settle_and_diff(client: &mut Client, state: &mut State) -> Result<(), String> {
     let mut params = window_params(state);
     params["timeout"] = json!(SETTLE_MS);
-    client.call("idle", params)?;
+    // A window that animates forever never settles: after the wait, what
+    // changed is still the answer, with a note that it may go on changing.
+    if let Err(e) = client.call("idle", params) {
+        if !e.starts_with("timeout:") {
+            return Err(e);
+        }
+        eprintln!("note: the window did not settle within {SETTLE_MS} ms; changes since then are not shown");
+    }
     let before: BTreeMap<String, String> = state.last.iter().cloned().collect();
     let (_, shown) = snapshot(client, state)?;
     let now: Vec<(String, String)> = shown
@@ -428,6 +435,12 @@ fn settle_and_diff(client: &mut Client, state: &mut State) -> Result<(), String>
 }
 
 pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
+    // Piped into `head`, the tool ends quietly when the reader goes, as Unix
+    // tools do (Rust ignores SIGPIPE, and printing would panic).
+    // SAFETY: resets one signal's disposition; the CLI starts no threads.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match command {
         AgentCommand::Skills => {
             print!("{SKILL}");

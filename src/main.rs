@@ -113,6 +113,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| EnvFilter::new("info,smithay=warn")),
         )
         .with_writer(std::io::stderr)
+        // A closed stderr (the reader went away) must not panic the compositor.
+        .log_internal_errors(false)
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -145,6 +147,11 @@ fn run(args: RunArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    // Told to stop, Wayrig stops what it started (its apps, its bus): listen
+    // before starting any of them.
+    let stop = runtime
+        .block_on(async { StopSignals::listen() })
+        .map_err(|e| format!("cannot listen for signals: {e}"))?;
     // Faces read accessibility: their session gets a bus of its own first, so
     // that every app starts on it.
     let bus = match &args.mygo_socket {
@@ -171,17 +178,46 @@ fn run(args: RunArgs) -> Result<(), String> {
         ..Config::default()
     };
     let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
-    let driver = std::thread::spawn(move || runtime.block_on(drive(Arc::new(host), args, bus)));
+    let driver =
+        std::thread::spawn(move || runtime.block_on(drive(Arc::new(host), args, bus, stop)));
     runner.run();
     driver
         .join()
         .map_err(|_| "the driver thread panicked".to_string())?
 }
 
+/// SIGTERM, SIGINT and SIGHUP, caught from the start.
+struct StopSignals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn listen() -> std::io::Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(StopSignals {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Until one of them arrives.
+    async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+            _ = self.hangup.recv() => {}
+        }
+    }
+}
+
 async fn drive(
     host: Arc<CompositorHost>,
     args: RunArgs,
     bus: Option<PrivateBus>,
+    mut stop: StopSignals,
 ) -> Result<(), String> {
     if let (Some(path), Some(bus)) = (&args.mygo_socket, bus) {
         // Other accessibility tools can join the session's bus.
@@ -211,7 +247,14 @@ async fn drive(
 
     if let Some(path) = &args.screenshot {
         let first = loop {
-            match watch.events.recv().await {
+            let event = tokio::select! {
+                event = watch.events.recv() => event,
+                _ = stop.recv() => {
+                    host.shutdown().await;
+                    return Ok(());
+                }
+            };
+            match event {
                 Ok(WindowEvent::Created(info)) => break info,
                 Ok(_) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
@@ -244,16 +287,13 @@ async fn drive(
     }
 
     // Run until the compositor stops by itself (last app exited) or we are told to.
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| e.to_string())?;
     loop {
         tokio::select! {
             ev = watch.events.recv() => match ev {
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                 _ => continue,
             },
-            _ = tokio::signal::ctrl_c() => break,
-            _ = terminate.recv() => break,
+            _ = stop.recv() => break,
         }
     }
     host.shutdown().await;

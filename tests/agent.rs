@@ -141,3 +141,37 @@ fn an_agent_drives_the_app_with_short_commands() {
     assert!(err(&cache, &["snapshot"]).contains("no session"));
     assert!(ok(&cache, &["--session", "other", "windows"]).contains("wayrig-gtk4-fixture"));
 }
+
+/// An app that animates forever never settles: `--settle` still shows what
+/// changed once its wait is over, and says so, where `wait` is an error.
+#[test]
+fn settle_on_an_endless_animation_still_shows_the_change() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    while !ok(&cache, &["windows"]).contains("Widget Factory") {
+        let _ = cli(&cache, &["wait", "--timeout", "100"]);
+    }
+    assert!(err(&cache, &["wait", "--timeout", "300"]).contains("timeout"));
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let check = ref_of(&snap, &["[checkBox]"]);
+    let out = cli(&cache, &["press", &check, "--settle"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains("did not settle"), "{stderr}");
+    let changed = stdout
+        .lines()
+        .find(|l| l.starts_with("+ ") && l.contains(&format!("{check} ")))
+        .unwrap_or_else(|| panic!("the check box changed:\n{stdout}"));
+    assert_ne!(
+        snap.lines().find(|l| l.starts_with(&format!("{check} "))),
+        Some(&changed[2..]),
+        "its line is new"
+    );
+}
