@@ -339,3 +339,66 @@ fn gtk3_menu_bar(c: &mut Client, id: u64) {
         "no_element"
     );
 }
+
+/// Processes whose command line or environment name this Wayrig's bus directory.
+fn bus_processes(wayrig_pid: u32) -> Vec<i32> {
+    let mark = format!("wayrig-bus-{wayrig_pid}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            ["cmdline", "environ"].iter().any(|f| {
+                std::fs::read(format!("/proc/{pid}/{f}"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&mark))
+            })
+        })
+        .filter(|pid| {
+            // A zombie is gone already; only its parent has not reaped it.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+        })
+        .collect()
+}
+
+/// Told to stop, `wayrig run` ends the session's buses with its apps, even
+/// when whoever read its stderr has gone.
+#[test]
+fn stopping_ends_the_session_bus_even_with_stderr_closed() {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let dir = std::env::temp_dir().join(format!("wayrig-stop-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["run", "--mygo-socket"])
+        .arg(dir.join("app.sock"))
+        .args(["--", "foot"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("started foot") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "wayrig ended early"
+        );
+    }
+    assert!(!bus_processes(pid).is_empty(), "the session has its buses");
+    drop(stderr);
+    // SAFETY: kill(2) on the wayrig process this test started.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        bus_processes(pid),
+        Vec::<i32>::new(),
+        "no bus process is left"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
