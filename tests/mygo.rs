@@ -359,14 +359,17 @@ fn bus_processes(wayrig_pid: u32) -> Vec<i32> {
         .collect()
 }
 
-/// Told to stop, `wayrig run` ends the session's buses with its apps, even
-/// when whoever read its stderr has gone.
-#[test]
-fn stopping_ends_the_session_bus_even_with_stderr_closed() {
+/// `wayrig run --mygo-socket DIR/app.sock -- foot`, once foot has started,
+/// with its stderr.
+fn wayrig_hosting_foot(
+    dir: &Path,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+) {
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
-    let dir = std::env::temp_dir().join(format!("wayrig-stop-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(dir).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
         .args(["run", "--mygo-socket"])
         .arg(dir.join("app.sock"))
@@ -377,7 +380,6 @@ fn stopping_ends_the_session_bus_even_with_stderr_closed() {
         .process_group(0)
         .spawn()
         .unwrap();
-    let pid = child.id();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     while !line.contains("started foot") {
@@ -387,7 +389,20 @@ fn stopping_ends_the_session_bus_even_with_stderr_closed() {
             "wayrig ended early"
         );
     }
-    assert!(!bus_processes(pid).is_empty(), "the session has its buses");
+    assert!(
+        !bus_processes(child.id()).is_empty(),
+        "the session has its buses"
+    );
+    (child, stderr)
+}
+
+/// Told to stop, `wayrig run` ends the session's buses with its apps, even
+/// when whoever read its stderr has gone.
+#[test]
+fn stopping_ends_the_session_bus_even_with_stderr_closed() {
+    let dir = std::env::temp_dir().join(format!("wayrig-stop-test-{}", std::process::id()));
+    let (mut child, stderr) = wayrig_hosting_foot(&dir);
+    let pid = child.id();
     drop(stderr);
     // SAFETY: kill(2) on the wayrig process this test started.
     unsafe {
@@ -400,5 +415,27 @@ fn stopping_ends_the_session_bus_even_with_stderr_closed() {
         Vec::<i32>::new(),
         "no bus process is left"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Killed outright (SIGKILL), `wayrig run` still leaves no bus behind: the
+/// kernel ends the bus daemon with it, and the rest of the bus follows.
+#[test]
+fn a_killed_wayrig_leaves_no_bus_behind() {
+    let dir = std::env::temp_dir().join(format!("wayrig-kill-test-{}", std::process::id()));
+    let (mut child, _stderr) = wayrig_hosting_foot(&dir);
+    let pid = child.id();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The bus processes end on their own after the kill: watch them go.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !bus_processes(pid).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bus processes left: {:?}",
+            bus_processes(pid)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -61,6 +61,24 @@ impl PrivateBus {
             .stderr(Stdio::null())
             .kill_on_drop(true);
         cmd.as_std_mut().process_group(0);
+        // Should this process die without stopping it (SIGKILL, a crash), the
+        // kernel kills the daemon; the AT-SPI launcher, its bus and the
+        // registry end with it. The signal follows the spawning thread, which
+        // here is the caller's (it is not a short-lived helper thread).
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec only async-signal-safe calls are made
+        // (prctl, getppid), touching no memory of the parent.
+        unsafe {
+            cmd.as_std_mut().pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::other("the parent is gone"));
+                }
+                Ok(())
+            });
+        }
         let mut daemon = cmd.spawn().map_err(BusError::Spawn)?;
         let stdout = daemon
             .stdout
