@@ -653,3 +653,68 @@ async fn a_stopped_app_times_out_and_is_read_again_once_it_answers() {
         assert!(after.node(node.id).is_some(), "{node:?} is read again");
     }
 }
+
+/// GTK 3: an expander and a tree view row expand and collapse, and a read
+/// after settle shows it. The tree view's rows are read by index, as GTK 3's
+/// bridge lists no children of an object that manages its descendants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk3_expanders_and_tree_rows_expand_and_collapse() {
+    use wayrig_services::{Action, Path};
+    let (session, host, compositor) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk3-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    app.expect("ready", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk3-fixture").await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+
+    let row = tree
+        .find(Role::Cell, "Parent")
+        .next()
+        .expect("the Parent row")
+        .id;
+    assert!(tree.node(row).unwrap().states.expandable);
+    assert!(tree.find(Role::Cell, "Child").next().is_none(), "collapsed");
+    let path = session.act(win.handle, row, Action::Expand).await.unwrap();
+    assert_eq!(path, Path::Accessibility, "GTK 3's \"expand or contract\"");
+    app.expect("tree", SHORT, |v| v["expanded"] == true);
+    session.settle(win.handle, SHORT).await.unwrap();
+    let open = session.tree(win.handle).await.unwrap();
+    assert!(open.node(row).unwrap().states.expanded);
+    let child = open
+        .find(Role::Cell, "Child")
+        .next()
+        .expect("the child row");
+    assert!(child.bounds.is_some(), "the child row shows");
+    session
+        .act(win.handle, row, Action::Collapse)
+        .await
+        .unwrap();
+    app.expect("tree", SHORT, |v| v["expanded"] == false);
+
+    let more = tree
+        .find(Role::ToggleButton, "More")
+        .next()
+        .expect("the expander")
+        .id;
+    session.act(win.handle, more, Action::Expand).await.unwrap();
+    app.expect("expander", SHORT, |v| v["expanded"] == true);
+    session.settle(win.handle, SHORT).await.unwrap();
+    let open = session.tree(win.handle).await.unwrap();
+    assert!(open.node(more).unwrap().states.expanded);
+    session
+        .act(win.handle, more, Action::Collapse)
+        .await
+        .unwrap();
+    app.expect("expander", SHORT, |v| v["expanded"] == false);
+    session.settle(win.handle, SHORT).await.unwrap();
+    let closed = session.tree(win.handle).await.unwrap();
+    assert!(!closed.node(more).unwrap().states.expanded);
+}

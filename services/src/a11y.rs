@@ -21,6 +21,9 @@ use wayrig_host::Rect;
 const EXTENTS_IN_FLIGHT: usize = 64;
 /// Round trips an app gets to export its cache after registering.
 const STARTUP_ROUND_TRIPS: usize = 50;
+/// The most children read of an object that manages its descendants (a
+/// table of a million rows is not read whole).
+const MANAGED_CHILDREN: i32 = 2_000;
 /// A hung app must not hang a read.
 const CALL_LIMIT: Duration = Duration::from_secs(5);
 
@@ -354,6 +357,8 @@ impl A11y {
             Read::Bulk => self.cached_items(&cache, app).await?,
             Read::NodeByNode => None,
         };
+        // A walk reads below objects that manage their descendants itself.
+        let cached_read = cached.is_some();
         let mut items = match cached {
             Some(items) => {
                 // Toolkits (GTK 4) put an object in the cache only once a client
@@ -367,9 +372,13 @@ impl A11y {
                     items
                 }
             }
-            // No cache (GTK 3's bridge here): walk the tree, level by level.
+            // No cache (Qt 6.4): walk the tree, level by level.
             None => self.walk_items(app).await?,
         };
+        if cached_read {
+            let managed = self.managed_items(app, &items).await?;
+            items.extend(managed);
+        }
         items.retain(|it| !it.object.is_null());
         let ids: HashMap<u64, usize> = items
             .iter()
@@ -487,16 +496,21 @@ impl A11y {
     async fn walk_items(&self, app: &App) -> Result<Vec<CacheItem>, Error> {
         // A hung app would leave every object of the walk unanswered: ask once.
         self.round_trip(app).await?;
-        let root = atspi::ObjectRef::new_owned(
-            zbus::names::UniqueName::try_from(app.bus_name.clone())
-                .map_err(|e| failed("app name", e))?,
-            zbus::zvariant::ObjectPath::try_from(app.root_path.clone())
-                .map_err(|e| failed("app path", e))?,
-        );
+        let root = app_root(app)?;
+        let start = vec![(root.clone(), ObjectRefOwned::new(atspi::ObjectRef::Null), 0)];
+        Ok(self.walk_from(&root, start).await)
+    }
+
+    /// Read objects and everything below them, each level's objects
+    /// concurrently; `start` holds (object, parent, index in parent).
+    async fn walk_from(
+        &self,
+        root: &ObjectRefOwned,
+        start: Vec<(ObjectRefOwned, ObjectRefOwned, i32)>,
+    ) -> Vec<CacheItem> {
         let conn = &self.conn;
         let mut items = Vec::new();
-        let mut level: Vec<(ObjectRefOwned, ObjectRefOwned, i32)> =
-            vec![(root.clone(), ObjectRefOwned::new(atspi::ObjectRef::Null), 0)];
+        let mut level = start;
         while !level.is_empty() {
             let read: Vec<Option<(CacheItem, Vec<ObjectRefOwned>)>> = stream::iter(level)
                 .map(|(obj, parent, index)| {
@@ -514,7 +528,35 @@ impl A11y {
                 items.push(item);
             }
         }
-        Ok(items)
+        items
+    }
+
+    /// What the cache leaves out below objects that manage their descendants
+    /// (GTK 3's tree views and tables list no children there), read by index.
+    async fn managed_items(&self, app: &App, items: &[CacheItem]) -> Result<Vec<CacheItem>, Error> {
+        let managed: Vec<ObjectRefOwned> = items
+            .iter()
+            .filter(|it| it.states.contains(State::ManagesDescendants))
+            .map(|it| it.object.clone())
+            .collect();
+        if managed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let root = app_root(app)?;
+        let mut start = Vec::new();
+        for parent in managed {
+            let children = match object_proxy::<AccessibleProxy>(&self.conn, &parent).await {
+                Ok(p) => children_by_index(&p).await,
+                Err(_) => Vec::new(),
+            };
+            start.extend(
+                children
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| (c, parent.clone(), i as i32)),
+            );
+        }
+        Ok(self.walk_from(&root, start).await)
     }
 
     /// A call that the app answers from its main loop, after what it queued
@@ -687,6 +729,32 @@ where
 }
 
 /// One object read property by property, as a cache item, with its children.
+/// The children of an object that manages its descendants: GTK 3's bridge
+/// lists none of them to GetChildren, so ask by index, up to a bound.
+async fn children_by_index(p: &AccessibleProxy<'_>) -> Vec<ObjectRefOwned> {
+    let count = p
+        .child_count()
+        .await
+        .unwrap_or(0)
+        .clamp(0, MANAGED_CHILDREN);
+    stream::iter(0..count)
+        .map(|i| async move { p.get_child_at_index(i).await.ok() })
+        .buffered(EXTENTS_IN_FLIGHT)
+        .filter_map(|c| async move { c.filter(|c| !c.is_null()) })
+        .collect()
+        .await
+}
+
+/// The app's root object.
+fn app_root(app: &App) -> Result<ObjectRefOwned, Error> {
+    Ok(atspi::ObjectRef::new_owned(
+        zbus::names::UniqueName::try_from(app.bus_name.clone())
+            .map_err(|e| failed("app name", e))?,
+        zbus::zvariant::ObjectPath::try_from(app.root_path.clone())
+            .map_err(|e| failed("app path", e))?,
+    ))
+}
+
 async fn read_object(
     conn: &zbus::Connection,
     object: ObjectRefOwned,
@@ -703,7 +771,11 @@ async fn read_object(
         p.get_interfaces(),
         p.get_children()
     );
-    let children = children.unwrap_or_default();
+    let mut children = children.unwrap_or_default();
+    let states = states.unwrap_or_default();
+    if children.is_empty() && states.contains(State::ManagesDescendants) {
+        children = children_by_index(&p).await;
+    }
     Some((
         CacheItem {
             object,
@@ -715,7 +787,7 @@ async fn read_object(
             short_name: name.unwrap_or_default(),
             role: role.ok()?,
             name: description.unwrap_or_default(),
-            states: states.unwrap_or_default(),
+            states,
         },
         children,
     ))
