@@ -21,6 +21,17 @@ async fn session() -> (
     let bus = PrivateBus::start(&std::env::temp_dir())
         .await
         .expect("private bus");
+    session_on(bus).await
+}
+
+/// A compositor whose apps get `bus`, and a session over both.
+async fn session_on(
+    bus: PrivateBus,
+) -> (
+    Session,
+    Arc<dyn Host>,
+    Arc<wayrig_compositor::CompositorHost>,
+) {
     let compositor = Arc::new(start(Config {
         app_env: bus.app_env(),
         ..Config::default()
@@ -553,13 +564,9 @@ fn daemon_of(address: &str) -> i32 {
         .strip_prefix("unix:path=")
         .and_then(|p| p.split(',').next())
         .expect("a unix:path address");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(path))
-        })
+    let found = support::processes_naming(path, false);
+    *found
+        .first()
         .unwrap_or_else(|| panic!("no process serves {path}"))
 }
 
@@ -572,12 +579,7 @@ async fn no_accessibility_a_dying_app_and_a_lost_bus_are_answers() {
         .await
         .expect("private bus");
     let a11y_address = bus.a11y_address.clone();
-    let compositor = Arc::new(start(Config {
-        app_env: bus.app_env(),
-        ..Config::default()
-    }));
-    let host: Arc<dyn Host> = compositor.clone();
-    let session = Session::new(host.clone(), bus).await.expect("session");
+    let (session, host, compositor) = session_on(bus).await;
 
     // foot speaks no AT-SPI.
     let foot = launch_and_wait(&*host, &["foot"], APP_START).await;

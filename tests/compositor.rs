@@ -11,6 +11,27 @@ use wayrig_host::{Host, HostError, LaunchSpec, WindowCommand, WindowHandle, Wind
 
 const SHORT: Duration = Duration::from_secs(10);
 
+/// A capture of the window, checked to be exactly its content as the host
+/// reports it now (the window may have resized since it was first seen).
+async fn capture_of_content(
+    host: &wayrig_compositor::CompositorHost,
+    handle: WindowHandle,
+) -> Image {
+    let shot = Image::decode(&host.capture_window(handle).await.unwrap());
+    let now = host
+        .windows()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|w| w.handle == handle)
+        .unwrap();
+    assert_eq!(
+        (shot.width as i32, shot.height as i32),
+        (now.content.width, now.content.height)
+    );
+    shot
+}
+
 fn launch_spec(argv: &[&str]) -> LaunchSpec {
     LaunchSpec {
         argv: argv.iter().map(|s| s.to_string()).collect(),
@@ -47,18 +68,7 @@ async fn gtk4_widget_factory_is_reported_and_captured() {
         "{win:?}"
     );
 
-    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
-    let now = host
-        .windows()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|w| w.handle == win.handle)
-        .unwrap();
-    assert_eq!(
-        (shot.width as i32, shot.height as i32),
-        (now.content.width, now.content.height)
-    );
+    let shot = capture_of_content(&host, win.handle).await;
     assert!(
         shot.distinct_colours() > 200,
         "a widget factory has many colours, got {}",
@@ -84,18 +94,7 @@ async fn gtk3_widget_factory_is_reported_and_captured() {
     let win = wait_window(&mut watch, APP_START, |w| w.app_id == "gtk3-widget-factory").await;
     assert_eq!(win.pid, Some(app.pid));
     assert!(win.focused && win.on_screen);
-    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
-    let now = host
-        .windows()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|w| w.handle == win.handle)
-        .unwrap();
-    assert_eq!(
-        (shot.width as i32, shot.height as i32),
-        (now.content.width, now.content.height)
-    );
+    let shot = capture_of_content(&host, win.handle).await;
     assert!(
         shot.distinct_colours() > 200,
         "got {} colours",
@@ -119,18 +118,7 @@ async fn foot_is_reported_settles_and_captures() {
         .await
         .expect("an idle terminal settles");
 
-    let shot = Image::decode(&host.capture_window(win.handle).await.unwrap());
-    let win = host
-        .windows()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|w| w.handle == win.handle)
-        .unwrap();
-    assert_eq!(
-        (shot.width as i32, shot.height as i32),
-        (win.content.width, win.content.height)
-    );
+    let shot = capture_of_content(&host, win.handle).await;
     assert!(
         shot.distinct_colours() > 2,
         "foot draws a title bar and a prompt"

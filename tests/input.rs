@@ -63,6 +63,18 @@ fn input_seen(client: &mut TestClient) -> Vec<Value> {
         .collect()
 }
 
+/// A wheel event at (20, 20), without modifiers.
+fn wheel_at_20(dx: f64, dy: f64, precise: bool) -> InputEvent {
+    InputEvent::Wheel {
+        x: 20.0,
+        y: 20.0,
+        dx,
+        dy,
+        precise,
+        mods: Mods::default(),
+    }
+}
+
 fn ev(name: &str) -> impl Fn(&Value) -> bool + '_ {
     move |v: &Value| v["ev"] == name
 }
@@ -196,19 +208,7 @@ async fn wheel_sends_clicks_or_touchpad_scrolling() {
     let host = start(Config::default());
     let (mut client, win) = client_window(&host, &["--title", "wheel"]).await;
     input_seen(&mut client);
-    send(
-        &host,
-        win.handle,
-        vec![InputEvent::Wheel {
-            x: 20.0,
-            y: 20.0,
-            dx: 0.0,
-            dy: 30.0,
-            precise: false,
-            mods: Mods::default(),
-        }],
-    )
-    .await;
+    send(&host, win.handle, vec![wheel_at_20(0.0, 30.0, false)]).await;
     let seen = input_seen(&mut client);
     assert!(
         seen.iter()
@@ -225,19 +225,7 @@ async fn wheel_sends_clicks_or_touchpad_scrolling() {
         .iter()
         .any(|v| ev("axis")(v) && v["axis"] == "horizontal"));
 
-    send(
-        &host,
-        win.handle,
-        vec![InputEvent::Wheel {
-            x: 20.0,
-            y: 20.0,
-            dx: -12.5,
-            dy: 0.0,
-            precise: true,
-            mods: Mods::default(),
-        }],
-    )
-    .await;
+    send(&host, win.handle, vec![wheel_at_20(-12.5, 0.0, true)]).await;
     let seen = input_seen(&mut client);
     assert!(
         seen.iter()

@@ -342,21 +342,7 @@ fn gtk3_menu_bar(c: &mut Client, id: u64) {
 
 /// Processes whose command line or environment name this Wayrig's bus directory.
 fn bus_processes(wayrig_pid: u32) -> Vec<i32> {
-    let mark = format!("wayrig-bus-{wayrig_pid}-");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            ["cmdline", "environ"].iter().any(|f| {
-                std::fs::read(format!("/proc/{pid}/{f}"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&mark))
-            })
-        })
-        .filter(|pid| {
-            // A zombie is gone already; only its parent has not reaped it.
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
-        })
-        .collect()
+    support::processes_naming(&format!("wayrig-bus-{wayrig_pid}-"), true)
 }
 
 /// `wayrig run --mygo-socket DIR/app.sock -- foot`, once foot has started,
@@ -424,18 +410,14 @@ fn stopping_ends_the_session_bus_even_with_stderr_closed() {
 fn a_killed_wayrig_leaves_no_bus_behind() {
     let dir = std::env::temp_dir().join(format!("wayrig-kill-test-{}", std::process::id()));
     let (mut child, _stderr) = wayrig_hosting_foot(&dir);
-    let pid = child.id();
+    let bus = bus_processes(child.id());
     child.kill().unwrap();
     child.wait().unwrap();
-    // The bus processes end on their own after the kill: watch them go.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !bus_processes(pid).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "bus processes left: {:?}",
-            bus_processes(pid)
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    // The bus processes end on their own after the kill: wait for each.
+    assert_eq!(
+        support::wait_ended(&bus, std::time::Duration::from_secs(10)),
+        Vec::<i32>::new(),
+        "bus processes left"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

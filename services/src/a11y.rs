@@ -48,9 +48,7 @@ pub enum Read {
 /// A top-level accessible (frame, window, dialog) of an app, with its elements.
 #[derive(Debug, Clone)]
 pub struct Frame {
-    pub name: String,
-    /// An AT-SPI "window": a popup, menu or tooltip rather than a top level.
-    pub popup: bool,
+    pub head: FrameHead,
     /// Root first; bounds relative to the frame's surface origin.
     pub nodes: Vec<Node>,
 }
@@ -457,8 +455,7 @@ impl A11y {
             })
             .collect();
         Frame {
-            name: head.name.clone(),
-            popup: head.popup,
+            head: head.clone(),
             nodes,
         }
     }

@@ -54,6 +54,59 @@ pub fn have(program: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Live processes (zombies left out) whose command line or environment
+/// contains `text`, each file read as the NUL-separated text /proc gives.
+pub fn processes_naming(text: &str, in_environment: bool) -> Vec<i32> {
+    let files: &[&str] = if in_environment {
+        &["cmdline", "environ"]
+    } else {
+        &["cmdline"]
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            files.iter().any(|f| {
+                std::fs::read(format!("/proc/{pid}/{f}"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(text))
+            })
+        })
+        .filter(|pid| {
+            // A zombie has ended; only its parent has not reaped it yet.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, rest)| !rest.starts_with(" Z"))
+            })
+        })
+        .collect()
+}
+
+/// Wait until each process has ended, on its pidfd (which becomes readable
+/// when it exits); returns those still running after `timeout`.
+pub fn wait_ended(pids: &[i32], timeout: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + timeout;
+    pids.iter()
+        .copied()
+        .filter(|&pid| {
+            // SAFETY: pidfd_open(2) takes a pid and flags and returns a new fd.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+            if fd < 0 {
+                return false; // gone already
+            }
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let wait = deadline.saturating_duration_since(Instant::now());
+            // SAFETY: one pollfd that lives across the call; the fd is ours to close.
+            let ready = unsafe { libc::poll(&mut poll, 1, wait.as_millis() as i32) };
+            unsafe { libc::close(fd) };
+            ready != 1
+        })
+        .collect()
+}
+
 /// Wait on the window event stream until `pred` holds for some window's new state.
 pub async fn wait_window(
     watch: &mut WindowWatch,
