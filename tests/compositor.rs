@@ -221,6 +221,28 @@ async fn settle_times_out_on_endless_animation() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settle_waits_out_a_slow_frame_and_shows_the_last_one() {
+    // Each of 3 frames keeps the client busy for 150 ms (about nine output ticks)
+    // with no commit and no frame request pending: only its late answer to a
+    // ping shows that it is still drawing.
+    let host = start(Config::default());
+    let mut watch = host.watch_windows().await.unwrap();
+    let _client = TestClient::spawn(
+        &host,
+        &["--frames", "3", "--draw-ms", "150", "--color", "0000cc"],
+    );
+    let win = wait_window(&mut watch, SHORT, |w| w.app_id == "wayrig.testclient").await;
+    host.settle(win.handle, SHORT).await.expect("settles");
+    // The test client marks frame n in blue's low bits: the last is frame 3.
+    let shot = capture_of_content(&host, win.handle).await;
+    assert_eq!(
+        shot.pixel(200, 200),
+        [0, 0, 0xcc ^ 3],
+        "settled before the last frame"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fast_pacing_runs_a_short_animation_to_its_end() {
     let host = start(Config {
         pacing: Pacing::Fast,

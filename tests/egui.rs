@@ -58,7 +58,11 @@ fn first_tree(c: &mut Client, window: u64) -> Value {
         {
             return answer["result"].clone();
         }
-        c.call("idle", json!({"window": window, "timeout": 100}));
+        // A short wait between looks; it may time out while the app starts.
+        c.send_line(
+            &json!({"id": 0, "method": "idle", "params": {"window": window, "timeout": 100}})
+                .to_string(),
+        );
     }
     panic!("the egui fixture's elements never showed");
 }
@@ -227,7 +231,11 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
         {
             break w.clone();
         }
-        c.call("idle", json!({"window": id, "timeout": 100}));
+        // A short wait between looks; it may time out while the app starts.
+        c.send_line(
+            &json!({"id": 0, "method": "idle", "params": {"window": id, "timeout": 100}})
+                .to_string(),
+        );
     };
     let details_id = details["id"].as_u64().unwrap();
     assert_ne!(details_id, id);

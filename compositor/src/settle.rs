@@ -4,9 +4,11 @@
 //! A window is settled when it asks for no frame it has not drawn, has no
 //! unacknowledged configure, has read its input (a ping sent after the last input
 //! came back) and has stayed quiet, without a commit or a frame request, for
-//! `QUIET_TICKS` whole ticks of the output clock. The quiet ticks catch toolkits
-//! (GTK) that pace themselves and commit up to one refresh interval after a
-//! frame callback, when no callback is pending for a moment.
+//! `QUIET_TICKS` whole ticks of the output clock, and has then answered a ping.
+//! The quiet ticks catch toolkits (GTK) that pace themselves and commit up to one
+//! refresh interval after a frame callback, when no callback is pending for a
+//! moment. The ping catches an app still busy drawing a slow frame: it reads the
+//! ping only after it has committed that frame, which breaks the quiet.
 
 /// Whole output frames without a commit or a frame request before a window counts as quiet.
 pub const QUIET_TICKS: u32 = 2;
@@ -17,6 +19,8 @@ pub struct Activity {
     commits: u64,
     committed_since_tick: bool,
     quiet_ticks: u32,
+    /// The host's moment when the window last became quiet.
+    quiet_mark: u64,
 }
 
 impl Activity {
@@ -32,18 +36,28 @@ impl Activity {
         self.quiet_ticks = 0;
     }
 
-    /// A tick of the output clock; `wants_frame` is whether a frame callback waits.
-    pub fn tick(&mut self, wants_frame: bool) {
+    /// A tick of the output clock; `wants_frame` is whether a frame callback
+    /// waits, `moment` the host's moment counter now.
+    pub fn tick(&mut self, wants_frame: bool, moment: u64) {
         if self.committed_since_tick || wants_frame {
             self.quiet_ticks = 0;
         } else {
             self.quiet_ticks = self.quiet_ticks.saturating_add(1);
+            if self.quiet_ticks == QUIET_TICKS {
+                self.quiet_mark = moment;
+            }
         }
         self.committed_since_tick = false;
     }
 
     pub fn quiet_ticks(&self) -> u32 {
         self.quiet_ticks
+    }
+
+    /// Whether a ping answered at moment `answered` was sent after the window
+    /// became quiet (pings take moments later than any mark before them).
+    pub fn answered_while_quiet(&self, answered: u64) -> bool {
+        self.quiet_ticks >= QUIET_TICKS && answered > self.quiet_mark
     }
 
     pub fn commits(&self) -> u64 {
@@ -58,6 +72,8 @@ pub struct SettleCheck {
     pub pending_configure: bool,
     pub quiet_ticks: u32,
     pub input_read: bool,
+    /// A ping sent after the window became quiet came back.
+    pub answered_while_quiet: bool,
 }
 
 impl SettleCheck {
@@ -66,6 +82,12 @@ impl SettleCheck {
             && !self.pending_configure
             && self.input_read
             && self.quiet_ticks >= QUIET_TICKS
+            && self.answered_while_quiet
+    }
+
+    /// Quiet for long enough, but no ping has come back since: ask.
+    pub fn needs_ping(&self) -> bool {
+        !self.input_read || (self.quiet_ticks >= QUIET_TICKS && !self.answered_while_quiet)
     }
 
     /// Why the window is not settled, for a timeout message.
@@ -79,6 +101,8 @@ impl SettleCheck {
         }
         if !self.input_read {
             why.push("it has not answered a ping since its last input");
+        } else if self.quiet_ticks >= QUIET_TICKS && !self.answered_while_quiet {
+            why.push("it has not answered a ping since it went quiet");
         }
         if why.is_empty() {
             why.push("no reason left");
@@ -97,6 +121,7 @@ mod tests {
             pending_configure: false,
             quiet_ticks: a.quiet_ticks(),
             input_read: true,
+            answered_while_quiet: a.answered_while_quiet(1),
         }
     }
 
@@ -104,11 +129,11 @@ mod tests {
     fn a_window_that_stops_drawing_settles_after_quiet_ticks() {
         let mut a = Activity::default();
         a.committed();
-        a.tick(false);
+        a.tick(false, 0);
         assert!(!check(&a, false).settled(), "committed during that tick");
-        a.tick(false);
+        a.tick(false, 0);
         assert!(!check(&a, false).settled(), "one quiet tick is not enough");
-        a.tick(false);
+        a.tick(false, 0);
         assert!(check(&a, false).settled());
         assert_eq!(a.commits(), 1);
     }
@@ -118,7 +143,7 @@ mod tests {
         let mut a = Activity::default();
         for _ in 0..100 {
             a.committed();
-            a.tick(true);
+            a.tick(true, 0);
             assert!(!check(&a, true).settled());
         }
         assert_eq!(a.commits(), 100);
@@ -128,7 +153,7 @@ mod tests {
     fn a_pending_frame_request_blocks_even_when_quiet() {
         let mut a = Activity::default();
         for _ in 0..5 {
-            a.tick(false);
+            a.tick(false, 0);
         }
         assert!(check(&a, false).settled());
         assert!(!check(&a, true).settled());
@@ -138,7 +163,7 @@ mod tests {
     fn input_must_be_read() {
         let mut a = Activity::default();
         for _ in 0..5 {
-            a.tick(false);
+            a.tick(false, 0);
         }
         let mut c = check(&a, false);
         assert!(c.settled());
@@ -154,8 +179,36 @@ mod tests {
             pending_configure: true,
             quiet_ticks: 10,
             input_read: true,
+            answered_while_quiet: true,
         };
         assert!(!c.settled());
         assert!(c.reason().contains("configure"));
+    }
+
+    #[test]
+    fn a_quiet_window_must_answer_a_ping_sent_after_it_went_quiet() {
+        // A slow frame: the window looks quiet while the app is busy drawing.
+        let mut a = Activity::default();
+        a.committed();
+        a.tick(false, 3);
+        a.tick(false, 4);
+        assert_eq!(a.quiet_ticks(), 1);
+        a.tick(false, 5);
+        let mut c = check(&a, false);
+        c.answered_while_quiet = a.answered_while_quiet(5);
+        assert!(!c.settled(), "a ping from before the quiet proves nothing");
+        assert!(c.needs_ping());
+        assert!(c.reason().contains("went quiet"));
+        c.answered_while_quiet = a.answered_while_quiet(6);
+        assert!(c.settled());
+        assert!(!c.needs_ping());
+        // A commit (the slow frame landing) starts the quiet over, with a new mark.
+        a.committed();
+        a.tick(false, 7);
+        assert!(!a.answered_while_quiet(6));
+        a.tick(false, 8);
+        a.tick(false, 9);
+        assert!(!a.answered_while_quiet(9));
+        assert!(a.answered_while_quiet(10));
     }
 }

@@ -995,10 +995,11 @@ impl State {
     /// The accounting clock: once per output frame, whatever the pacing.
     pub fn tick(&mut self) {
         let ids: Vec<u64> = self.windows.iter().map(|r| r.id).collect();
+        let moment = self.moment;
         for id in ids {
             let wants = self.wants_frame(id);
             if let Some(rec) = self.windows.get_mut(id) {
-                rec.surface.activity.tick(wants);
+                rec.surface.activity.tick(wants, moment);
             }
         }
         if self.config.pacing == Pacing::Realtime {
@@ -1055,11 +1056,13 @@ impl State {
         };
         let client = wl.client().and_then(|c| self.clients.get(&c.id()));
         let input_read = client.is_none_or(|c| c.answered > c.last_input);
+        let activity = &rec.surface.activity;
         Some(SettleCheck {
             wants_frame: self.wants_frame(id),
             pending_configure,
-            quiet_ticks: rec.surface.activity.quiet_ticks(),
+            quiet_ticks: activity.quiet_ticks(),
             input_read,
+            answered_while_quiet: client.is_none_or(|c| activity.answered_while_quiet(c.answered)),
         })
     }
 
@@ -1209,7 +1212,7 @@ impl State {
                     ),
                 )));
             } else {
-                if !check.input_read {
+                if check.needs_ping() {
                     let wl = self.windows.get(id).map(|r| r.surface.surface.wl_surface());
                     if let Some(wl) = wl {
                         self.ping_client_of(&wl);

@@ -21,6 +21,8 @@ pub struct Options {
     pub height: u32,
     /// Base fill colour as `0xRRGGBB`.
     pub color: u32,
+    /// How long drawing a callback-driven frame keeps the client busy.
+    pub draw_time: std::time::Duration,
 }
 
 impl Default for Options {
@@ -33,6 +35,7 @@ impl Default for Options {
             width: 400,
             height: 300,
             color: 0x3366cc,
+            draw_time: std::time::Duration::ZERO,
         }
     }
 }
@@ -46,6 +49,7 @@ usage: wayrig-testclient [OPTIONS]
   --refuse-close       ignore xdg_toplevel.close instead of exiting
   --size WxH           size used when the compositor leaves it to us (default: 400x300)
   --color RRGGBB       base fill colour (default: 3366cc)
+  --draw-ms MS         busy time per callback-driven frame, as a slow toolkit's (default: 0)
   -h, --help           print this help
 
 Prints one JSON object per line on stdout describing what happens.";
@@ -79,6 +83,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--frames" => opts.frames = parse_frames(&value()?)?,
             "--size" => (opts.width, opts.height) = parse_size(&value()?)?,
             "--color" => opts.color = parse_color(&value()?)?,
+            "--draw-ms" => {
+                let v = value()?;
+                let ms = v
+                    .parse()
+                    .map_err(|_| format!("--draw-ms expects milliseconds, got {v:?}"))?;
+                opts.draw_time = std::time::Duration::from_millis(ms);
+            }
             "--refuse-close" if inline.is_none() => opts.refuse_close = true,
             _ => return Err(format!("unknown argument: {name}")),
         }

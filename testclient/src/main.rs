@@ -164,6 +164,8 @@ impl App {
             Frames::Count(n) => self.frames_seen < n,
         };
         if let Some(size) = self.size {
+            // A slow toolkit: busy drawing, it reads no events until it commits.
+            std::thread::sleep(self.opts.draw_time);
             self.draw(qh, size, more);
         }
         if !more {
