@@ -332,6 +332,20 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
             .await,
         Err(wayrig_services::Error::InvalidRequest(_))
     ));
+    // Past the end of the text: refused, not two billion key presses.
+    assert!(matches!(
+        session
+            .act(
+                win.handle,
+                view,
+                Action::SelectText {
+                    from: 2_000_000_000,
+                    to: 2_000_000_001
+                }
+            )
+            .await,
+        Err(wayrig_services::Error::InvalidRequest(_))
+    ));
 
     // Errors are answers: an unknown element, a number that is not one.
     let err = session

@@ -221,6 +221,8 @@ async fn a_menu_opens_as_a_popup_window_takes_keys_and_closes() {
         (menu.content.width, menu.content.height)
     );
     assert!(shot.distinct_colours() > 2, "the menu shows its items");
+    // The count of changes to what the window shows includes its menu's.
+    let shown_with_menu = host.commits(f.window).await.unwrap();
 
     // The popup grab gives the menu the keyboard; GTK highlights the first
     // item on opening, so Down then Enter chooses the second.
@@ -248,4 +250,7 @@ async fn a_menu_opens_as_a_popup_window_takes_keys_and_closes() {
             _ => {}
         }
     }
+    // The menu going away is a change too: the count never goes back to a
+    // value it had while the window showed something else.
+    assert!(host.commits(f.window).await.unwrap() > shown_with_menu);
 }

@@ -94,6 +94,9 @@ pub struct WindowData {
     pub restore_size: Option<Size<i32, Logical>>,
     /// A configure to fit the output was sent for the current map.
     pub fitted: bool,
+    /// Changes to what a toplevel shows: its commits, its popups' commits and
+    /// its popups going away. Only ever goes up.
+    pub shown_changes: u64,
 }
 
 /// What the compositor knows of one Wayland client.
@@ -323,17 +326,22 @@ impl State {
         root
     }
 
-    /// Commits of a window and of every popup it shows: what it shows cannot
+    /// Changes to what a window shows, with its popups: what it shows cannot
     /// have changed while this stays the same.
     pub fn tree_commits(&self, id: u64) -> u64 {
-        self.windows
-            .iter()
-            .filter(|r| {
-                r.id == id
-                    || matches!(&r.surface.surface, Surface::Popup(p) if self.popup_root_window(p) == Some(id))
-            })
-            .map(|r| r.surface.activity.commits())
-            .sum()
+        self.windows.get(id).map_or(0, |r| r.surface.shown_changes)
+    }
+
+    /// Count a change to what record `id` shows on the toplevel that shows it.
+    fn note_shown_change(&mut self, id: u64) {
+        let owner = match self.windows.get(id).map(|r| &r.surface.surface) {
+            Some(Surface::Popup(p)) => self.popup_root_window(p),
+            Some(Surface::Toplevel(_)) => Some(id),
+            None => None,
+        };
+        if let Some(rec) = owner.and_then(|owner| self.windows.get_mut(owner)) {
+            rec.surface.shown_changes += 1;
+        }
     }
 
     /// The record of the toplevel a popup is attached to, through any popup chain.
@@ -713,6 +721,8 @@ impl State {
         let Some(id) = self.window_id_for_surface(surface) else {
             return;
         };
+        // A popup going away changes what its toplevel shows.
+        self.note_shown_change(id);
         if let Some(rec) = self.windows.remove(id) {
             if let Some(ev) = Registry::closing_event(&rec) {
                 let _ = self.events.send(ev);
@@ -1018,6 +1028,7 @@ impl State {
         if let Some(rec) = self.windows.get_mut(id) {
             rec.surface.activity.committed();
         }
+        self.note_shown_change(id);
         if self.config.pacing == Pacing::Fast {
             self.send_frames_for(id);
         }

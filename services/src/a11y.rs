@@ -134,7 +134,7 @@ fn failed(what: &str, e: impl std::fmt::Display) -> Error {
 
 /// A call that failed, as an answer: one the app did not answer in time is a
 /// timeout (the app is hung or stopped), anything else a failure.
-fn call_failed(what: &str, e: zbus::Error) -> Error {
+pub(crate) fn call_failed(what: &str, e: zbus::Error) -> Error {
     match &e {
         zbus::Error::InputOutput(io) if io.kind() == std::io::ErrorKind::TimedOut => {
             Error::Timeout(format!(

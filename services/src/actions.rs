@@ -15,7 +15,7 @@ use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle};
 
-use crate::a11y::{is_text_field, object_proxy};
+use crate::a11y::{call_failed, is_text_field, object_proxy};
 use crate::model::{Error, Node, Role};
 use crate::session::Session;
 
@@ -160,7 +160,7 @@ impl Session {
                     proxy
                         .set_current_value(value)
                         .await
-                        .map_err(|e| Error::Failed(e.to_string()))?;
+                        .map_err(|e| call_failed("setting the value", e))?;
                     return Ok(Path::Accessibility);
                 }
                 if !is_text_field(node.role) && ifaces.contains(Interface::Value) {
@@ -188,6 +188,15 @@ impl Session {
                     )));
                 }
                 let proxy = object_proxy::<TextProxy>(conn, &obj).await?;
+                let count = proxy
+                    .character_count()
+                    .await
+                    .map_err(|e| call_failed("reading the text's length", e))?;
+                if to > count {
+                    return Err(Error::InvalidRequest(format!(
+                        "cannot select characters {from} to {to}: the text has {count}"
+                    )));
+                }
                 // GTK 4.8's text view applies AddSelection but never answers
                 // it: a short wait, then the keyboard.
                 let set = tokio::time::timeout(SELECT_LIMIT, async {
@@ -319,7 +328,7 @@ impl Session {
                     )));
                 }
                 let proxy = object_proxy::<ValueProxy>(conn, &obj).await?;
-                let err = |e: zbus::Error| Error::Failed(e.to_string());
+                let err = |e| call_failed("stepping the value", e);
                 let (now, min, max) = (
                     proxy.current_value().await.map_err(err)?,
                     proxy.minimum_value().await.map_err(err)?,
@@ -440,11 +449,11 @@ impl Session {
                 "the element is not on screen and has no actions".into(),
             ));
         }
-        let proxy = object_proxy::<ActionProxy>(conn, obj).await?;
+        let proxy = object_proxy::<ActionProxy>(self.a11y().connection(), obj).await?;
         let count = proxy
             .n_actions()
             .await
-            .map_err(|e| Error::Failed(e.to_string()))?;
+            .map_err(|e| call_failed("reading the actions", e))?;
         for i in 0..count {
             let name = proxy.get_name(i).await.unwrap_or_default();
             let named = names.iter().any(|n| n.eq_ignore_ascii_case(&name));
@@ -464,6 +473,11 @@ impl Session {
             obj,
             ifaces,
         } = *target;
+        // Already focused, as accessibility reports: a grab would bring no
+        // focus event to wait for, and a click could move the caret.
+        if node.states.focused {
+            return Ok(Path::Accessibility);
+        }
         let conn = self.a11y().connection();
         if ifaces.contains(Interface::Component) {
             let proxy = object_proxy::<ComponentProxy>(conn, obj).await?;
@@ -502,9 +516,7 @@ impl Session {
     /// Select characters `from..to` as a person would: focus the field, go to
     /// its start, step right to `from`, then extend with Shift.
     async fn select_by_keys(&self, target: &Target<'_>, from: i32, to: i32) -> Result<Path, Error> {
-        if !target.node.states.focused {
-            self.focus(target).await?;
-        }
+        self.focus(target).await?;
         let key = |key: &str| InputEvent::Key { key: key.into() };
         let events: Vec<InputEvent> = std::iter::once(key("Ctrl+Home"))
             .chain((0..from).map(|_| key("Right")))

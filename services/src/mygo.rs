@@ -678,8 +678,10 @@ fn action_of(params: &Map<String, Value>) -> Result<Action, Fail> {
         params
             .get(k)
             .and_then(Value::as_i64)
-            .map(|v| v as i32)
             .ok_or_else(|| invalid(format!("selectText needs {k}")))
+            .and_then(|v| {
+                i32::try_from(v).map_err(|_| invalid(format!("{k} {v} is past any text's length")))
+            })
     };
     match params.get("action").and_then(Value::as_str) {
         Some("press") => Ok(Action::Press),

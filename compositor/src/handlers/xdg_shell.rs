@@ -22,6 +22,7 @@ impl State {
             grabbed: false,
             restore_size: None,
             fitted: false,
+            shown_changes: 0,
         }
     }
 
