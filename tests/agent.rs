@@ -36,6 +36,15 @@ fn err(cache: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
+/// Wait, through the CLI's own `wait`, until `windows` lists `title`.
+fn wait_for_window(cache: &Path, title: &str) {
+    let deadline = std::time::Instant::now() + support::APP_START;
+    while !ok(cache, &["windows"]).contains(title) {
+        assert!(std::time::Instant::now() < deadline, "no window {title:?}");
+        let _ = cli(cache, &["wait", "--timeout", "100"]);
+    }
+}
+
 /// The ref of the first line matching all `parts`.
 fn ref_of(snapshot: &str, parts: &[&str]) -> String {
     let line = snapshot
@@ -53,9 +62,7 @@ fn an_agent_drives_the_app_with_short_commands() {
     let opened = ok(&cache, &["open", "--socket", socket]);
     assert!(opened.contains("session default"), "{opened}");
     // The app may still be mapping its window: wait knows when it has settled.
-    while !ok(&cache, &["windows"]).contains("wayrig-gtk4-fixture") {
-        let _ = cli(&cache, &["wait", "--timeout", "100"]);
-    }
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
     ok(&cache, &["wait"]);
 
     let snap = ok(&cache, &["snapshot", "-i"]);
@@ -152,9 +159,7 @@ fn settle_on_an_endless_animation_still_shows_the_change() {
         &cache,
         &["open", "--socket", wayrig.socket.to_str().unwrap()],
     );
-    while !ok(&cache, &["windows"]).contains("Widget Factory") {
-        let _ = cli(&cache, &["wait", "--timeout", "100"]);
-    }
+    wait_for_window(&cache, "Widget Factory");
     assert!(err(&cache, &["wait", "--timeout", "300"]).contains("timeout"));
     let snap = ok(&cache, &["snapshot", "-i"]);
     let check = ref_of(&snap, &["[checkBox]"]);

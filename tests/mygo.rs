@@ -284,7 +284,15 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
             .as_str()
             .is_some_and(|s| s.chars().all(|c| c.is_ascii_digit()))));
         let shot = c.call("capture", json!({"window": id}));
-        assert_eq!(shot["width"], window["contentBounds"]["width"], "{app}");
+        // The window may have been resized since it mapped: compare with now.
+        let windows = c.call("windows", json!({}));
+        let now = windows["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["id"] == window["id"])
+            .unwrap();
+        assert_eq!(shot["width"], now["contentBounds"]["width"], "{app}");
         // Both factories keep a spinner going: idle gives up with timeout.
         assert_eq!(
             c.error("idle", json!({"window": id, "timeout": 300})),
@@ -300,16 +308,17 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
 /// GTK 3's menu bar (on the factory's second page) is chosen from through
 /// accessibility: its items are in the tree while their menus are closed.
 fn gtk3_menu_bar(c: &mut Client, id: u64) {
-    // The factory never settles (its spinner turns): a page switched by a
-    // press may show a few frames later, so look again after each idle.
-    let find = |c: &mut Client, role: &str, label: &str| -> Value {
+    // The factory never settles (its spinner turns): a page switched or a
+    // check toggled may show a few frames later, so look again after each idle
+    // until the element is there and as `want` says.
+    let find_where = |c: &mut Client, role: &str, label: &str, want: &dyn Fn(&Value) -> bool| {
         for _ in 0..50 {
             let tree = c.call("tree", json!({"window": id}));
             if let Some(n) = tree["nodes"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .find(|n| n["role"] == role && n["label"] == label)
+                .find(|n| n["role"] == role && n["label"] == label && want(n))
             {
                 return n.clone();
             }
@@ -318,8 +327,9 @@ fn gtk3_menu_bar(c: &mut Client, id: u64) {
                     .to_string(),
             );
         }
-        panic!("no {role} {label:?}")
+        panic!("no {role} {label:?} as wanted")
     };
+    let find = |c: &mut Client, role: &str, label: &str| find_where(c, role, label, &|_| true);
     let checked = |n: &Value| {
         n["states"]
             .as_array()
@@ -332,7 +342,9 @@ fn gtk3_menu_bar(c: &mut Client, id: u64) {
     );
     let before = checked(&find(c, "menuItemCheckBox", "Statusbar"));
     c.call("menu", json!({"window": id, "path": ["View", "Statusbar"]}));
-    let after = checked(&find(c, "menuItemCheckBox", "Statusbar"));
+    let after = checked(&find_where(c, "menuItemCheckBox", "Statusbar", &|n| {
+        checked(n) != before
+    }));
     assert_ne!(before, after, "View > Statusbar toggled its check");
     assert_eq!(
         c.error("menu", json!({"window": id, "path": ["View", "Nope"]})),
@@ -346,27 +358,29 @@ fn bus_processes(wayrig_pid: u32) -> Vec<i32> {
 }
 
 /// `wayrig run --mygo-socket DIR/app.sock -- foot`, once foot has started,
-/// with its stderr.
+/// with its stderr; its process group ends when the first is dropped.
 fn wayrig_hosting_foot(
     dir: &Path,
 ) -> (
-    std::process::Child,
+    support::OwnedGroup,
     std::io::BufReader<std::process::ChildStderr>,
 ) {
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
     std::fs::create_dir_all(dir).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
-        .args(["run", "--mygo-socket"])
-        .arg(dir.join("app.sock"))
-        .args(["--", "foot"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut child = support::OwnedGroup(
+        Command::new(env!("CARGO_BIN_EXE_wayrig"))
+            .args(["run", "--mygo-socket"])
+            .arg(dir.join("app.sock"))
+            .args(["--", "foot"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = std::io::BufReader::new(child.0.stderr.take().unwrap());
     let mut line = String::new();
     while !line.contains("started foot") {
         line.clear();
@@ -376,7 +390,7 @@ fn wayrig_hosting_foot(
         );
     }
     assert!(
-        !bus_processes(child.id()).is_empty(),
+        !bus_processes(child.0.id()).is_empty(),
         "the session has its buses"
     );
     (child, stderr)
@@ -388,16 +402,19 @@ fn wayrig_hosting_foot(
 fn stopping_ends_the_session_bus_even_with_stderr_closed() {
     let dir = std::env::temp_dir().join(format!("wayrig-stop-test-{}", std::process::id()));
     let (mut child, stderr) = wayrig_hosting_foot(&dir);
-    let pid = child.id();
+    let pid = child.0.id();
     drop(stderr);
     // SAFETY: kill(2) on the wayrig process this test started.
     unsafe {
         libc::kill(pid as i32, libc::SIGTERM);
     }
-    let status = child.wait().unwrap();
+    let exited = support::wait_ended(&[pid as i32], std::time::Duration::from_secs(20));
+    assert!(exited.is_empty(), "wayrig did not stop");
+    let status = child.0.wait().unwrap();
     assert!(status.success(), "{status:?}");
+    // Wayrig killed them as it stopped: wait for each to be gone.
     assert_eq!(
-        bus_processes(pid),
+        support::wait_ended(&bus_processes(pid), std::time::Duration::from_secs(10)),
         Vec::<i32>::new(),
         "no bus process is left"
     );
@@ -410,9 +427,9 @@ fn stopping_ends_the_session_bus_even_with_stderr_closed() {
 fn a_killed_wayrig_leaves_no_bus_behind() {
     let dir = std::env::temp_dir().join(format!("wayrig-kill-test-{}", std::process::id()));
     let (mut child, _stderr) = wayrig_hosting_foot(&dir);
-    let bus = bus_processes(child.id());
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let bus = bus_processes(child.0.id());
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
     // The bus processes end on their own after the kill: wait for each.
     assert_eq!(
         support::wait_ended(&bus, std::time::Duration::from_secs(10)),

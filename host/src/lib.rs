@@ -57,6 +57,14 @@ impl Rect {
             && other.y < self.y + self.height
     }
 
+    /// `other` lies wholly inside this rectangle.
+    pub fn contains_rect(&self, other: &Rect) -> bool {
+        other.x >= self.x
+            && other.y >= self.y
+            && other.x + other.width <= self.x + self.width
+            && other.y + other.height <= self.y + self.height
+    }
+
     pub fn contains_point(&self, x: f64, y: f64) -> bool {
         x >= self.x as f64
             && y >= self.y as f64

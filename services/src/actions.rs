@@ -77,22 +77,18 @@ pub enum Path {
     Keyboard,
 }
 
+/// Action names that press an element, as toolkits name them.
+pub(crate) const PRESS_ACTIONS: [&str; 4] = ["click", "activate", "press", "toggle"];
+
 /// Wheel clicks scroll this many points each (as the compositor sends them).
 const WHEEL_CLICK: f64 = 15.0;
 /// Rounds of wheeling towards an element before giving up.
 const WHEEL_ROUNDS: usize = 8;
 
-fn contains(outer: &Rect, inner: &Rect) -> bool {
-    inner.x >= outer.x
-        && inner.y >= outer.y
-        && inner.x + inner.width <= outer.x + outer.width
-        && inner.y + inner.height <= outer.y + outer.height
-}
-
 /// The element's centre lies inside the window's content.
 fn shows_in(b: Rect, window: &wayrig_host::WindowInfo) -> bool {
     let (x, y) = centre(b);
-    x >= 0.0 && y >= 0.0 && x < window.content.width as f64 && y < window.content.height as f64
+    Rect::new(0, 0, window.content.width, window.content.height).contains_point(x, y)
 }
 
 fn centre(r: Rect) -> (f64, f64) {
@@ -141,15 +137,7 @@ impl Session {
             // never laid out) gets its own action instead.
             Action::Press => match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
                 Some(b) => self.click(window, b).await,
-                None => {
-                    self.do_named_action(
-                        conn,
-                        &obj,
-                        &ifaces,
-                        &["click", "activate", "press", "toggle"],
-                    )
-                    .await
-                }
+                None => self.do_named_action(&obj, &ifaces, &PRESS_ACTIONS).await,
             },
             Action::Focus => self.focus(&target).await,
             Action::SetValue { text } => {
@@ -249,7 +237,7 @@ impl Session {
                     (true, false) => &["expand", "activate", "toggle", "click"],
                     (false, false) => &["collapse", "activate", "toggle", "click"],
                 };
-                if let Ok(path) = self.do_named_action(conn, &obj, &ifaces, names).await {
+                if let Ok(path) = self.do_named_action(&obj, &ifaces, names).await {
                     return Ok(path);
                 }
                 let Some(b) = node.bounds.filter(|b| shows_in(*b, &tree.window)) else {
@@ -291,19 +279,14 @@ impl Session {
                 match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
                     Some(b) => self.click(window, b).await,
                     None => {
-                        self.do_named_action(conn, &obj, &ifaces, &["select", "activate", "click"])
+                        self.do_named_action(&obj, &ifaces, &["select", "activate", "click"])
                             .await
                     }
                 }
             }
             Action::ShowMenu => {
                 let named = self
-                    .do_named_action(
-                        conn,
-                        &obj,
-                        &ifaces,
-                        &["showmenu", "show menu", "menu", "popup"],
-                    )
+                    .do_named_action(&obj, &ifaces, &["showmenu", "show menu", "menu", "popup"])
                     .await;
                 match (named, node.bounds.filter(|b| shows_in(*b, &tree.window))) {
                     (Ok(path), _) => Ok(path),
@@ -377,7 +360,7 @@ impl Session {
                     })?)
                     .ok_or_else(|| Error::NoElement(id.to_string()))?;
                 match p.bounds {
-                    Some(pb) if contains(&content, &pb) => break pb,
+                    Some(pb) if content.contains_rect(&pb) => break pb,
                     _ => parent = p.parent,
                 }
             };
@@ -439,7 +422,6 @@ impl Session {
 
     pub(crate) async fn do_named_action(
         &self,
-        conn: &zbus::Connection,
         obj: &ObjectRefOwned,
         ifaces: &InterfaceSet,
         names: &[&str],

@@ -121,9 +121,8 @@ impl Session {
                 .a11y()
                 .object(id)
                 .ok_or_else(|| Error::Stale(format!("element {id}")))?;
-            let names = ["click", "activate", "press", "toggle"];
             let done = match self
-                .do_named_action(self.a11y().connection(), &obj, &ifaces, &names)
+                .do_named_action(&obj, &ifaces, &crate::actions::PRESS_ACTIONS)
                 .await
             {
                 Ok(path) => path,
@@ -162,8 +161,7 @@ impl Session {
             match self.a11y().object(id) {
                 Some((obj, ifaces)) => {
                     let names = ["click", "activate", "press", "expand"];
-                    self.do_named_action(self.a11y().connection(), &obj, &ifaces, &names)
-                        .await
+                    self.do_named_action(&obj, &ifaces, &names).await
                 }
                 None => Err(Error::Stale(format!("element {id}"))),
             }
@@ -318,23 +316,10 @@ pub fn plain_label(label: &str) -> String {
 }
 
 impl Exported<'_> {
-    fn menubar_path(&self) -> String {
-        format!("{}/menus/menubar", self.app_path)
-    }
-
     /// Subscribe to groups and read their menus.
     async fn start(&self, groups: &[u32]) -> Result<HashMap<(u32, u32), Vec<Item>>, zbus::Error> {
         type Menus = Vec<(u32, u32, Vec<HashMap<String, OwnedValue>>)>;
-        let reply = self
-            .conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                self.menubar_path().as_str(),
-                Some(MENUS),
-                "Start",
-                &(groups,),
-            )
-            .await?;
+        let reply = self.call_menus("Start", groups).await?;
         let menus: Menus = reply.body().deserialize()?;
         Ok(menus
             .into_iter()
@@ -343,16 +328,20 @@ impl Exported<'_> {
     }
 
     async fn end(&self, groups: &[u32]) {
-        let _ = self
-            .conn
+        let _ = self.call_menus("End", groups).await;
+    }
+
+    /// One of the menu bar's group calls (`Start`, `End`).
+    async fn call_menus(&self, method: &str, groups: &[u32]) -> zbus::Result<zbus::Message> {
+        self.conn
             .call_method(
                 Some(self.bus_name.as_str()),
-                self.menubar_path().as_str(),
+                format!("{}/menus/menubar", self.app_path).as_str(),
                 Some(MENUS),
-                "End",
+                method,
                 &(groups,),
             )
-            .await;
+            .await
     }
 
     /// Whether the app exports a menu bar at all.

@@ -364,12 +364,33 @@ pub struct Wayrig {
 
 impl Drop for Wayrig {
     fn drop(&mut self) {
-        // SAFETY: kill(2) on the process group we started; no memory is touched.
-        unsafe {
-            libc::kill(-(self.child.id() as i32), libc::SIGTERM);
-        }
-        let _ = self.child.wait();
+        end_group(&mut self.child, Duration::from_secs(20));
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// End the process group `leader` leads: TERM, then KILL if the leader is still
+/// running after `grace`; then reap it. A stuck process cannot hang the test.
+pub fn end_group(leader: &mut Child, grace: Duration) {
+    let group = leader.id() as i32;
+    // SAFETY: kill(2) on the process group we started; no memory is touched.
+    unsafe { libc::kill(-group, libc::SIGTERM) };
+    if !wait_ended(&[group], grace).is_empty() {
+        // SAFETY: as above.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    let _ = leader.wait();
+}
+
+/// A process group started by a test, killed (the whole group) when dropped,
+/// on success and panic alike.
+pub struct OwnedGroup(pub Child);
+
+impl Drop for OwnedGroup {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the process group we started; no memory is touched.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
     }
 }
 
@@ -473,7 +494,12 @@ impl ProtocolClient {
     /// The first window the app maps, waiting on idle (which answers
     /// no_window until one maps).
     pub fn first_window(&mut self) -> Value {
+        let deadline = Instant::now() + APP_START;
         loop {
+            assert!(
+                Instant::now() < deadline,
+                "no window mapped in {APP_START:?}"
+            );
             let windows = self.call("windows", serde_json::json!({}));
             if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
                 return w.clone();
