@@ -119,6 +119,14 @@ pub struct A11y {
     announcements: Shared<HashMap<String, Vec<String>>>,
     /// The change count and node id of the last object that gained focus.
     focus: tokio::sync::watch::Receiver<(u64, u64)>,
+    /// The event task; its message stream holds the connection open.
+    events: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for A11y {
+    fn drop(&mut self) {
+        self.events.abort();
+    }
 }
 
 type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;
@@ -177,7 +185,7 @@ impl A11y {
             announcements: announcements.clone(),
             focus: focus_to,
         };
-        let read = watch_changes(&conn, watch).await?;
+        let (read, events) = watch_changes(&conn, watch).await?;
         Ok(A11y {
             conn,
             changes,
@@ -187,6 +195,7 @@ impl A11y {
             dirty,
             announcements,
             focus,
+            events,
         })
     }
 
@@ -531,9 +540,13 @@ impl A11y {
     /// What the cache leaves out below objects that manage their descendants
     /// (GTK 3's tree views and tables list no children there), read by index.
     async fn managed_items(&self, app: &App, items: &[CacheItem]) -> Result<Vec<CacheItem>, Error> {
+        // Only those whose children the cache left out (GTK 3 lists none).
+        let listed: std::collections::HashSet<&str> =
+            items.iter().map(|it| it.parent.path().as_str()).collect();
         let managed: Vec<ObjectRefOwned> = items
             .iter()
             .filter(|it| it.states.contains(State::ManagesDescendants))
+            .filter(|it| !listed.contains(it.object.path().as_str()))
             .map(|it| it.object.clone())
             .collect();
         if managed.is_empty() {
@@ -798,7 +811,13 @@ async fn read_object(
 async fn watch_changes(
     conn: &zbus::Connection,
     watch: Watch,
-) -> Result<tokio::sync::watch::Receiver<Option<zbus::message::Sequence>>, Error> {
+) -> Result<
+    (
+        tokio::sync::watch::Receiver<Option<zbus::message::Sequence>>,
+        tokio::task::JoinHandle<()>,
+    ),
+    Error,
+> {
     use atspi::events::{DBusMatchRule, RegistryEventString};
     // Made before the match rules so that nothing after them is missed.
     let mut messages = zbus::MessageStream::from(conn);
@@ -827,7 +846,7 @@ async fn watch_changes(
             .map_err(|e| failed("registering events", e))?;
     }
     let (read_to, read) = tokio::sync::watch::channel(None);
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         while let Some(message) = messages.next().await {
             let Ok(message) = message else { continue };
             let header = message.header();
@@ -841,7 +860,7 @@ async fn watch_changes(
             read_to.send_replace(Some(message.recv_position()));
         }
     });
-    Ok(read)
+    Ok((read, task))
 }
 
 /// Where the event task writes what it saw.
@@ -913,7 +932,11 @@ fn to_node(
     (lasting, bounds): (Lasting, Option<Rect>),
 ) -> Node {
     let mut states = states(&it.states);
-    let role = lasting.role.unwrap_or_else(|| role(it.role, &it.states));
+    let role = match lasting.role.unwrap_or_else(|| role(it.role, &it.states)) {
+        // As ARIA has it: a separator a person can focus (and move) is a splitter.
+        Role::Separator if states.focusable => Role::Splitter,
+        role => role,
+    };
     if role == Role::PasswordInput {
         states.password = true;
     }

@@ -121,8 +121,8 @@ pub async fn lasting(
         // AT-SPI counts from 0; the model, as ARIA, from 1.
         facts.place.row_index = facts.place.row_index.or(Some(row + 1));
         facts.place.col_index = facts.place.col_index.or(Some(col + 1));
-        facts.place.row_span = (row_span > 1).then_some(row_span);
-        facts.place.col_span = (col_span > 1).then_some(col_span);
+        facts.place.row_span = facts.place.row_span.or((row_span > 1).then_some(row_span));
+        facts.place.col_span = facts.place.col_span.or((col_span > 1).then_some(col_span));
     }
     for (kind, targets) in relations.unwrap_or_default() {
         let ids = targets.iter().filter_map(ref_id);
@@ -201,7 +201,7 @@ fn xml_role(roles: &str) -> Option<Role> {
             "treegrid" => Role::TreeGrid,
             "switch" => Role::Switch,
             "meter" => Role::Meter,
-            "separator" => Role::Splitter,
+            "separator" => Role::Separator,
             "radiogroup" => Role::Group,
             _ => return None,
         })
