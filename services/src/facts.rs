@@ -46,19 +46,16 @@ pub async fn lasting(
     text_field: bool,
     password: bool,
 ) -> Lasting {
+    // Building a proxy makes no call: one serves the three Accessible calls.
+    let accessible = object_proxy::<AccessibleProxy>(conn, obj).await.ok();
+    let accessible = accessible.as_ref();
     let (key, attributes, relations, actions, table, cell, range, text) = tokio::join!(
         async {
-            let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
-            p.accessible_id().await.ok().filter(|k| !k.is_empty())
+            let id = accessible?.accessible_id().await.ok()?;
+            (!id.is_empty()).then_some(id)
         },
-        async {
-            let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
-            p.get_attributes().await.ok()
-        },
-        async {
-            let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
-            p.get_relation_set().await.ok()
-        },
+        async { accessible?.get_attributes().await.ok() },
+        async { accessible?.get_relation_set().await.ok() },
         async {
             if !ifaces.contains(Interface::Action) {
                 return None;
