@@ -238,7 +238,14 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     app.expect("entry", SHORT, |v| v["text"] == "Grace Hopper");
     session.settle(win.handle, SHORT).await.unwrap();
     let after = session.tree(win.handle).await.unwrap();
-    assert!(after.node(second).is_some(), "the field keeps its id");
+    assert_eq!(
+        after
+            .node(second)
+            .expect("the field keeps its id")
+            .value
+            .as_deref(),
+        Some("Grace Hopper")
+    );
 
     // Focus moves to the other field.
     let path = session
@@ -373,9 +380,16 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gtk3_widget_factory_tree_is_read_and_placed() {
     let (session, host, _c) = session().await;
-    let win = launch_and_wait(&*host, &["gtk3-widget-factory"], APP_START).await;
-    host.settle(win.handle, SHORT).await.ok();
-    let tree = session.tree(win.handle).await.unwrap();
+    let mapped = launch_and_wait(&*host, &["gtk3-widget-factory"], APP_START).await;
+    let tree = session.tree(mapped.handle).await.unwrap();
+    // Its geometry as the tree was placed on (it may have been fitted since it mapped).
+    let win = host
+        .windows()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|w| w.handle == mapped.handle)
+        .unwrap();
     assert!(
         tree.nodes.len() > 150,
         "GTK3's widget factory has ~260 elements, read {}",
