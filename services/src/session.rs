@@ -140,6 +140,11 @@ impl Session {
 
     async fn read_tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let windows = self.host.windows().await?;
+        // Trees of windows that have closed are kept no longer.
+        self.mirror
+            .lock()
+            .unwrap()
+            .retain(|kept, _| windows.iter().any(|w| w.handle == *kept));
         let window = windows
             .iter()
             .find(|w| w.handle == handle)
