@@ -15,9 +15,9 @@ use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
 use smithay::reexports::wayland_server::{Display, ListeningSocket};
 use tokio::sync::oneshot;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, Host, HostError, HostResult, InputEvent, InputOptions,
-    InputReport, LaunchSpec, Settled, Stepped, WindowCommand, WindowHandle, WindowInfo,
-    WindowWatch,
+    AppInfo, Capabilities, Capture, DisplayInfo, Host, HostError, HostResult, InputEvent,
+    InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped, WindowCommand,
+    WindowHandle, WindowInfo, WindowWatch,
 };
 
 use crate::capture::{self, Pixels};
@@ -50,6 +50,7 @@ pub enum Command {
     ),
     CaptureWindow(WindowHandle, oneshot::Sender<HostResult<Pixels>>),
     CaptureOutput(oneshot::Sender<HostResult<Pixels>>),
+    Pointer(oneshot::Sender<PointerState>),
     AppExited(u32, Option<i32>),
     Shutdown,
 }
@@ -69,6 +70,8 @@ pub struct CompositorHost {
     /// Disconnects when the compositor loop has ended and its apps are gone.
     stopped: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
     info: SessionInfo,
+    /// The one virtual output, fixed for the compositor's life.
+    display: DisplayInfo,
 }
 
 /// The compositor's event loop, to be run on the thread that made it (winit,
@@ -103,11 +106,13 @@ impl CompositorHost {
     pub fn start_here(config: Config) -> HostResult<(Self, Runner)> {
         let (commands, channel) = channel::channel::<Command>();
         let (stopped_tx, stopped_rx) = std::sync::mpsc::channel();
+        let display = display_of(&config);
         let parts = prepare(config, channel, commands.clone()).map_err(HostError::Failed)?;
         let host = CompositorHost {
             commands,
             stopped: Mutex::new(Some(stopped_rx)),
             info: parts.info.clone(),
+            display,
         };
         Ok((
             host,
@@ -221,10 +226,32 @@ impl Host for CompositorHost {
         encode(self.ask(Command::CaptureOutput).await?).await
     }
 
+    async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {
+        Ok(vec![self.display.clone()])
+    }
+
+    async fn pointer(&self) -> HostResult<PointerState> {
+        self.ask(Command::Pointer).await
+    }
+
     async fn shutdown(&self) {
         if let Some(stopped) = self.request_stop() {
             let _ = tokio::task::spawn_blocking(move || stopped.recv()).await;
         }
+    }
+}
+
+/// The virtual output a configuration makes.
+fn display_of(config: &Config) -> DisplayInfo {
+    DisplayInfo {
+        id: 1,
+        name: crate::state::OUTPUT_NAME.into(),
+        primary: true,
+        bounds: Rect::new(0, 0, config.width, config.height),
+        pixel_width: (f64::from(config.width) * config.scale).round() as u32,
+        pixel_height: (f64::from(config.height) * config.scale).round() as u32,
+        scale: config.scale,
+        refresh_mhz: config.refresh_mhz,
     }
 }
 
@@ -467,6 +494,9 @@ impl State {
             }
             Command::CaptureOutput(reply) => {
                 let _ = reply.send(self.capture_output());
+            }
+            Command::Pointer(reply) => {
+                let _ = reply.send(self.pointer_state());
             }
             Command::AppExited(pid, code) => {
                 tracing::info!(pid, ?code, "app exited");

@@ -18,8 +18,8 @@ use smithay::reexports::wayland_server::backend::ClientId;
 use smithay::reexports::wayland_server::Resource;
 use tokio::sync::oneshot;
 use wayrig_host::{
-    Button, HostError, HostResult, InputEvent, InputOptions, InputReport, Mods, Rect, TextPath,
-    WindowHandle,
+    Button, HostError, HostResult, InputEvent, InputOptions, InputReport, Mods, PointerState, Rect,
+    TextPath, WindowHandle,
 };
 
 use crate::keys::{self, Chord, KeyPosition};
@@ -519,6 +519,35 @@ impl State {
         Ok(())
     }
 
+    /// Where the pointer is, what it holds down and which window it is over.
+    pub fn pointer_state(&self) -> PointerState {
+        let pointer = self.seat.get_pointer();
+        let at = pointer
+            .as_ref()
+            .map(|p| p.current_location())
+            .unwrap_or_default();
+        let window = pointer
+            .and_then(|p| p.current_focus())
+            .and_then(|s| self.window_id_for_surface(&Self::root_surface(&s)))
+            .and_then(|id| self.windows.get(id))
+            .map(|r| r.handle());
+        PointerState {
+            x: at.x,
+            y: at.y,
+            buttons: self
+                .buttons_down
+                .iter()
+                .filter_map(|code| match *code {
+                    BTN_LEFT => Some(Button::Left),
+                    BTN_RIGHT => Some(Button::Right),
+                    BTN_MIDDLE => Some(Button::Middle),
+                    _ => None,
+                })
+                .collect(),
+            window,
+        }
+    }
+
     fn pointer_move(&mut self, target: &Target) {
         let Some(pointer) = self.seat.get_pointer() else {
             return;
@@ -537,8 +566,10 @@ impl State {
             return;
         };
         let time = self.now_ms();
+        self.buttons_down.retain(|b| *b != button);
         if state == ButtonState::Pressed {
             self.last_press_time = Some(time);
+            self.buttons_down.push(button);
         }
         let event = ButtonEvent {
             serial: SERIAL_COUNTER.next_serial(),

@@ -56,6 +56,9 @@ use crate::launch::{self, Apps};
 use crate::registry::{self, Lookup, Registry};
 use crate::settle::{Activity, SettleCheck};
 
+/// The name of the one virtual output.
+pub const OUTPUT_NAME: &str = "WAYRIG-1";
+
 /// The surface behind a registry record.
 #[derive(Debug, Clone)]
 pub enum Surface {
@@ -173,6 +176,8 @@ pub struct State {
     pub input_time: u32,
     /// Time stamp of the last button press, to keep click series apart.
     pub last_press_time: Option<u32>,
+    /// Pointer buttons pressed and not yet released, in press order.
+    pub buttons_down: Vec<u32>,
     pub settle_waiters: Vec<SettleWaiter>,
     pub step_job: Option<StepJob>,
     pub input_jobs: std::collections::VecDeque<crate::input::InputJob>,
@@ -219,7 +224,7 @@ impl State {
         seat.add_pointer();
 
         let output = Output::new(
-            "WAYRIG-1".into(),
+            OUTPUT_NAME.into(),
             PhysicalProperties {
                 // As a 96 DPI monitor, so toolkits that read DPI pick the usual sizes.
                 size: (
@@ -289,6 +294,7 @@ impl State {
             frame_seq: 0,
             input_time: 0,
             last_press_time: None,
+            buttons_down: Vec::new(),
             settle_waiters: Vec::new(),
             step_job: None,
             input_jobs: Default::default(),

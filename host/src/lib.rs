@@ -397,6 +397,37 @@ pub struct InputReport {
     pub text_paths: Vec<TextPath>,
 }
 
+/// One output (monitor) of the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisplayInfo {
+    /// Stable for the life of the output.
+    pub id: u32,
+    /// The output's connector-like name ("WAYRIG-1", "HDMI-A-1").
+    pub name: String,
+    pub primary: bool,
+    /// Where it sits in the global space, logical points.
+    pub bounds: Rect,
+    /// Its size in device pixels.
+    pub pixel_width: u32,
+    pub pixel_height: u32,
+    /// Device pixels per logical point.
+    pub scale: f64,
+    /// Refresh rate in millihertz (60 Hz is 60000).
+    pub refresh_mhz: u32,
+}
+
+/// Where the pointer is and what it holds down, as the seat has it now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointerState {
+    /// Global position, logical points.
+    pub x: f64,
+    pub y: f64,
+    /// Buttons pressed and not released.
+    pub buttons: Vec<Button>,
+    /// The window whose surface has pointer focus.
+    pub window: Option<WindowHandle>,
+}
+
 /// What the host can do; faces answer `unsupported` for the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
@@ -475,6 +506,12 @@ pub trait Host: Send + Sync {
 
     /// The whole output as a person would see it.
     async fn capture_output(&self) -> HostResult<Capture>;
+
+    /// The outputs, primary first.
+    async fn displays(&self) -> HostResult<Vec<DisplayInfo>>;
+
+    /// The pointer as the seat has it now.
+    async fn pointer(&self) -> HostResult<PointerState>;
 
     /// Stop the host and every app it started.
     async fn shutdown(&self);
