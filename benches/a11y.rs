@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use table::{median, ms};
 
-use support::{launch_and_wait, start};
+use support::{launch_and_wait, start, ActById};
 use wayrig_compositor::Config;
 use wayrig_host::Host;
 use wayrig_services::a11y::{A11y, App, Read};
@@ -128,7 +128,7 @@ async fn measure_warm(rows: &mut Vec<(String, String, String)>) {
         let before = now(&session.tree(win.handle).await.unwrap());
         let t0 = Instant::now();
         session
-            .act(win.handle, spin, Action::Increment)
+            .act_by_id(win.handle, spin, Action::Increment)
             .await
             .expect("increment");
         loop {

@@ -13,7 +13,8 @@ use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
 use wayrig_host::{Host, LaunchSpec, WindowEvent};
-use wayrig_services::{mygo, PrivateBus, Session};
+use wayrig_mygo as mygo;
+use wayrig_services::{PrivateBus, Session};
 
 #[derive(Parser)]
 #[command(

@@ -6,7 +6,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{launch_and_wait, start, wait_window, Image, TestClient, APP_START};
+use support::{launch_and_wait, start, wait_window, ActById, Image, TestClient, APP_START};
 use wayrig_compositor::Config;
 use wayrig_host::{Host, Rect};
 use wayrig_services::{PrivateBus, Role, Session};
@@ -213,7 +213,10 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     // Press: a pointer click at the button's centre, effective at once.
     let press = id(Role::Button, "Press");
     assert!(!tree.node(press).unwrap().states.focused);
-    let path = session.act(win.handle, press, Action::Press).await.unwrap();
+    let path = session
+        .act_by_id(win.handle, press, Action::Press)
+        .await
+        .unwrap();
     assert_eq!(path, Path::Pointer);
     app.expect("clicked", SHORT, |_| true);
     session.settle(win.handle, SHORT).await.unwrap();
@@ -226,7 +229,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     // Set a text field's value: replaced whole, and a read after settle shows it.
     let second = id(Role::TextInput, "Second");
     session
-        .act(
+        .act_by_id(
             win.handle,
             second,
             Action::SetValue {
@@ -249,7 +252,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
 
     // Focus moves to the other field.
     let path = session
-        .act(win.handle, id(Role::TextInput, "First"), Action::Focus)
+        .act_by_id(win.handle, id(Role::TextInput, "First"), Action::Focus)
         .await
         .unwrap();
     assert_eq!(
@@ -263,19 +266,19 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     let spin = id(Role::SpinButton, "Amount");
     assert_eq!(
         session
-            .act(win.handle, spin, Action::Increment)
+            .act_by_id(win.handle, spin, Action::Increment)
             .await
             .unwrap(),
         Path::Accessibility
     );
     app.expect("spin", SHORT, |v| v["value"] == 1.0);
     session
-        .act(win.handle, spin, Action::SetValue { text: "42".into() })
+        .act_by_id(win.handle, spin, Action::SetValue { text: "42".into() })
         .await
         .unwrap();
     app.expect("spin", SHORT, |v| v["value"] == 42.0);
     session
-        .act(win.handle, spin, Action::Decrement)
+        .act_by_id(win.handle, spin, Action::Decrement)
         .await
         .unwrap();
     app.expect("spin", SHORT, |v| v["value"] == 41.0);
@@ -289,7 +292,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
 
     // Type at the caret of a field (GTK 4 has no EditableText unfocused).
     session
-        .act(
+        .act_by_id(
             win.handle,
             id(Role::TextInput, "First"),
             Action::InsertText { text: "Ada".into() },
@@ -304,7 +307,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     let first = id(Role::TextInput, "First");
     assert_eq!(
         session
-            .act(win.handle, first, Action::SelectText { from: 1, to: 3 })
+            .act_by_id(win.handle, first, Action::SelectText { from: 1, to: 3 })
             .await
             .unwrap(),
         Path::Accessibility
@@ -327,7 +330,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
         .id;
     assert_eq!(
         session
-            .act(win.handle, view, Action::SelectText { from: 6, to: 10 })
+            .act_by_id(win.handle, view, Action::SelectText { from: 6, to: 10 })
             .await
             .unwrap(),
         Path::Keyboard
@@ -335,14 +338,14 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     app.expect("view_selection", SHORT, |v| v["text"] == "beta");
     assert!(matches!(
         session
-            .act(win.handle, view, Action::SelectText { from: 4, to: 2 })
+            .act_by_id(win.handle, view, Action::SelectText { from: 4, to: 2 })
             .await,
         Err(wayrig_services::Error::InvalidRequest(_))
     ));
     // Past the end of the text: refused, not two billion key presses.
     assert!(matches!(
         session
-            .act(
+            .act_by_id(
                 win.handle,
                 view,
                 Action::SelectText {
@@ -356,7 +359,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
 
     // Errors are answers: an unknown element, a number that is not one.
     let err = session
-        .act(win.handle, 12345, Action::Press)
+        .act_by_id(win.handle, 12345, Action::Press)
         .await
         .unwrap_err();
     assert!(
@@ -365,7 +368,7 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
     );
     // A spin button is a text field too: a word goes in as text, not refused.
     let typed = session
-        .act(
+        .act_by_id(
             win.handle,
             spin,
             Action::SetValue {
@@ -455,7 +458,7 @@ async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
     let far_id = far.id;
     // Out of view, press uses the element's own action (or says it has none):
     // never a click outside the window.
-    let result = session.act(win.handle, far_id, Action::Press).await;
+    let result = session.act_by_id(win.handle, far_id, Action::Press).await;
     assert!(
         matches!(
             result,
@@ -466,7 +469,7 @@ async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
     // Scrolled into view (GTK 4.8 has no Component.ScrollTo: the viewport is
     // wheeled), a read after settle shows it inside the window.
     let path = session
-        .act(win.handle, far_id, Action::ScrollIntoView)
+        .act_by_id(win.handle, far_id, Action::ScrollIntoView)
         .await
         .unwrap();
     assert!(matches!(path, Path::Accessibility | Path::Pointer));
@@ -492,7 +495,7 @@ async fn elements_of_two_windows_of_one_app_land_on_the_right_window() {
         .expect("the opener")
         .id;
     session
-        .act(first.handle, opener, Action::Press)
+        .act_by_id(first.handle, opener, Action::Press)
         .await
         .unwrap();
     app.expect("opened", SHORT, |_| true);
@@ -526,7 +529,7 @@ async fn elements_of_two_windows_of_one_app_land_on_the_right_window() {
         .unwrap()
         .id;
     let err = session
-        .act(first.handle, label, Action::Press)
+        .act_by_id(first.handle, label, Action::Press)
         .await
         .unwrap_err();
     assert!(
@@ -554,7 +557,10 @@ async fn select_picks_a_list_row_and_show_menu_opens_a_context_menu() {
     let label = tree.find(Role::Label, "row 3").next().expect("row 3");
     let row = label.parent.expect("the label's row");
     assert!(!tree.node(row).unwrap().states.selected);
-    session.act(win.handle, row, Action::Select).await.unwrap();
+    session
+        .act_by_id(win.handle, row, Action::Select)
+        .await
+        .unwrap();
     session.settle(win.handle, SHORT).await.unwrap();
     let after = session.tree(win.handle).await.unwrap();
     assert!(
@@ -571,7 +577,7 @@ async fn select_picks_a_list_row_and_show_menu_opens_a_context_menu() {
         .expect("First")
         .id;
     session
-        .act(win.handle, first, Action::ShowMenu)
+        .act_by_id(win.handle, first, Action::ShowMenu)
         .await
         .unwrap();
     let menu = wait_window(&mut watch, SHORT, |w| {
@@ -666,7 +672,7 @@ async fn a_stopped_app_times_out_and_is_read_again_once_it_answers() {
     let tree = session.tree(other.window).await.unwrap();
     let entry = tree.find(Role::TextInput, "First").next().unwrap().id;
     session
-        .act(other.window, entry, Action::SetValue { text: "x".into() })
+        .act_by_id(other.window, entry, Action::SetValue { text: "x".into() })
         .await
         .unwrap();
     session.settle(other.window, SHORT).await.unwrap();
@@ -712,7 +718,10 @@ async fn gtk3_expanders_and_tree_rows_expand_and_collapse() {
         .id;
     assert!(tree.node(row).unwrap().states.expandable);
     assert!(tree.find(Role::Cell, "Child").next().is_none(), "collapsed");
-    let path = session.act(win.handle, row, Action::Expand).await.unwrap();
+    let path = session
+        .act_by_id(win.handle, row, Action::Expand)
+        .await
+        .unwrap();
     assert_eq!(path, Path::Accessibility, "GTK 3's \"expand or contract\"");
     app.expect("tree", SHORT, |v| v["expanded"] == true);
     session.settle(win.handle, SHORT).await.unwrap();
@@ -724,7 +733,7 @@ async fn gtk3_expanders_and_tree_rows_expand_and_collapse() {
         .expect("the child row");
     assert!(child.bounds.is_some(), "the child row shows");
     session
-        .act(win.handle, row, Action::Collapse)
+        .act_by_id(win.handle, row, Action::Collapse)
         .await
         .unwrap();
     app.expect("tree", SHORT, |v| v["expanded"] == false);
@@ -734,13 +743,16 @@ async fn gtk3_expanders_and_tree_rows_expand_and_collapse() {
         .next()
         .expect("the expander")
         .id;
-    session.act(win.handle, more, Action::Expand).await.unwrap();
+    session
+        .act_by_id(win.handle, more, Action::Expand)
+        .await
+        .unwrap();
     app.expect("expander", SHORT, |v| v["expanded"] == true);
     session.settle(win.handle, SHORT).await.unwrap();
     let open = session.tree(win.handle).await.unwrap();
     assert!(open.node(more).unwrap().states.expanded);
     session
-        .act(win.handle, more, Action::Collapse)
+        .act_by_id(win.handle, more, Action::Collapse)
         .await
         .unwrap();
     app.expect("expander", SHORT, |v| v["expanded"] == false);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{layout_centre, start, wait_window, Image, TestClient};
+use support::{layout_centre, start, wait_window, ActById, Image, TestClient};
 use wayrig_compositor::{Config, Decorations};
 use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods};
 use wayrig_services::{Action, PrivateBus, Role, Session};
@@ -137,12 +137,12 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
     );
 
     session
-        .act(win.handle, button.id, Action::Press)
+        .act_by_id(win.handle, button.id, Action::Press)
         .await
         .unwrap();
     app.expect("clicked", SHORT, |_| true);
     session
-        .act(
+        .act_by_id(
             win.handle,
             entry.id,
             Action::SetValue { text: "Ada".into() },
@@ -178,17 +178,17 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
         Some((0.0, 100.0, 0.0))
     );
     session
-        .act(win.handle, check.id, Action::Press)
+        .act_by_id(win.handle, check.id, Action::Press)
         .await
         .unwrap();
     app.expect("check", SHORT, |v| v["on"] == true);
     session
-        .act(win.handle, spin.id, Action::SetValue { text: "42".into() })
+        .act_by_id(win.handle, spin.id, Action::SetValue { text: "42".into() })
         .await
         .unwrap();
     app.expect("spin", SHORT, |v| v["value"] == 42);
     session
-        .act(win.handle, spin.id, Action::Increment)
+        .act_by_id(win.handle, spin.id, Action::Increment)
         .await
         .unwrap();
     app.expect("spin", SHORT, |v| v["value"] == 43);
@@ -213,7 +213,7 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
     assert!(parent.states.expandable && !parent.states.expanded);
     assert!(last.find(Role::Cell, "Child").next().is_none(), "collapsed");
     let path = session
-        .act(win.handle, parent.id, Action::Expand)
+        .act_by_id(win.handle, parent.id, Action::Expand)
         .await
         .unwrap();
     assert_eq!(path, wayrig_services::Path::Keyboard);
@@ -228,7 +228,7 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
         "the child shows"
     );
     session
-        .act(win.handle, parent.id, Action::Collapse)
+        .act_by_id(win.handle, parent.id, Action::Collapse)
         .await
         .unwrap();
     app.expect("tree", SHORT, |v| v["expanded"] == false);

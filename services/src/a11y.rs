@@ -971,6 +971,7 @@ fn states(s: &StateSet) -> States {
         focusable: s.contains(State::Focusable),
         focused: s.contains(State::Focused),
         disabled: !s.contains(State::Sensitive) && !s.contains(State::Enabled),
+        checkable: s.contains(State::Checkable),
         checked: s.contains(State::Checked),
         mixed: s.contains(State::Indeterminate),
         selected: s.contains(State::Selected),

@@ -4,15 +4,14 @@
 //! Faces use this crate only; it reaches the compositor through `wayrig_host::Host`.
 
 pub mod a11y;
-pub mod actions;
 pub mod bus;
 mod facts;
-pub mod menus;
 pub mod model;
-pub mod mygo;
 pub mod session;
 
-pub use actions::{Action, Path};
 pub use bus::PrivateBus;
-pub use model::{Error, Node, Role, States, Tree};
-pub use session::Session;
+pub use model::{Checked, Error, Node, Role, States, Tree};
+pub use session::{
+    ActOptions, ActReport, Action, AppIdentity, Buses, CloseOutcome, Delivery, Element, ElementRef,
+    MenuPath, Path, Query, ReadOptions, Session, Snapshot, WindowFilter, WindowOp, WindowPick,
+};

@@ -95,6 +95,9 @@ pub struct States {
     pub focusable: bool,
     pub focused: bool,
     pub disabled: bool,
+    /// It can be checked (a check box, a switch, a checkable menu item),
+    /// whether it is now or not.
+    pub checkable: bool,
     pub checked: bool,
     pub mixed: bool,
     pub selected: bool,
@@ -113,6 +116,15 @@ pub struct States {
     pub horizontal: bool,
     pub pressed: bool,
     pub sort: Option<Sort>,
+}
+
+/// A checkable element's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Checked {
+    True,
+    False,
+    Mixed,
 }
 
 /// Where an element sits in a set, a tree or a table, as the app numbered it
@@ -193,6 +205,31 @@ impl Node {
     pub fn is_layout(&self) -> bool {
         is_layout(self.role, &self.name)
     }
+
+    /// Checked, unchecked or mixed; `None` for what cannot be checked.
+    /// Check boxes, switches, radio and toggle buttons and their menu items
+    /// are checkable whether or not the toolkit says so.
+    pub fn checked(&self) -> Option<Checked> {
+        let checkable = self.states.checkable
+            || matches!(
+                self.role,
+                Role::CheckBox
+                    | Role::Switch
+                    | Role::RadioButton
+                    | Role::ToggleButton
+                    | Role::CheckMenuItem
+                    | Role::RadioMenuItem
+            );
+        if self.states.mixed {
+            Some(Checked::Mixed)
+        } else if self.states.checked {
+            Some(Checked::True)
+        } else if checkable {
+            Some(Checked::False)
+        } else {
+            None
+        }
+    }
 }
 
 /// Whether an element of this role and name only lays others out.
@@ -244,21 +281,34 @@ impl Tree {
     }
 }
 
-/// Errors of the model, mapped by each face to its codes.
+/// Errors of the model; each face maps them one to one to its codes.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     #[error("no window {0}")]
     NoWindow(String),
+    /// The window was unmapped and mapped again since it was named.
+    #[error("window {0} is stale")]
+    StaleWindow(String),
     #[error("no element {0}")]
     NoElement(String),
-    #[error("{0} is stale")]
-    Stale(String),
+    /// Its window's tree moved on, and the element cannot be shown unchanged.
+    #[error("element {0} is stale: read the tree again")]
+    StaleElement(String),
+    /// Several elements match where one was asked for.
+    #[error("{what} matches {} elements ({}); name one by id", ids.len(), ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
+    Ambiguous { what: String, ids: Vec<u64> },
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// Not now: work is in flight, or the window cannot take it yet.
+    #[error("busy: {0}")]
+    Busy(String),
+    /// Accepted, but never delivered.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
     #[error("unsupported: {0}")]
     Unsupported(String),
     #[error("timed out: {0}")]
     Timeout(String),
-    #[error("invalid request: {0}")]
-    InvalidRequest(String),
     #[error("{0}")]
     Failed(String),
 }
@@ -268,7 +318,7 @@ impl From<wayrig_host::HostError> for Error {
         use wayrig_host::HostError as H;
         match e {
             H::NoWindow(h) => Error::NoWindow(h.to_string()),
-            H::StaleWindow(h, _) => Error::Stale(format!("window {h}")),
+            H::StaleWindow(h, _) => Error::StaleWindow(h.to_string()),
             H::Timeout(_, why) => Error::Timeout(why),
             H::Unsupported(why) => Error::Unsupported(why),
             H::InvalidRequest(why) => Error::InvalidRequest(why),

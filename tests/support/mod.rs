@@ -574,3 +574,32 @@ impl Gtk4Fixture {
         layout_centre(&self.layout, widget)
     }
 }
+
+/// Acting on an element by id in the window's tree as it is now, answering
+/// the path the action took: what most end-to-end tests check.
+pub trait ActById {
+    async fn act_by_id(
+        &self,
+        window: wayrig_host::WindowHandle,
+        id: u64,
+        action: wayrig_services::Action,
+    ) -> Result<wayrig_services::Path, wayrig_services::Error>;
+}
+
+impl ActById for wayrig_services::Session {
+    async fn act_by_id(
+        &self,
+        window: wayrig_host::WindowHandle,
+        id: u64,
+        action: wayrig_services::Action,
+    ) -> Result<wayrig_services::Path, wayrig_services::Error> {
+        self.act(
+            window,
+            wayrig_services::ElementRef::Id(id),
+            action,
+            wayrig_services::ActOptions::default(),
+        )
+        .await
+        .map(|report| report.path)
+    }
+}

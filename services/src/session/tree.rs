@@ -1,13 +1,11 @@
-//! A session: one host of apps joined with their accessibility, serving the one
-//! model. Windows come from the host; elements from AT-SPI, matched by pid and title.
+//! Reading a window's elements: its app found by pid, its AT-SPI frame matched
+//! to the surface, bounds made relative to the window's content, reads kept.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use wayrig_host::{Rect, WindowHandle, WindowInfo};
 
-use wayrig_host::{Host, Rect, WindowHandle, WindowInfo, WindowKind};
-
-use crate::a11y::{A11y, Frame, FrameHead, Read};
-use crate::bus::PrivateBus;
+use super::windows::is_top_level;
+use super::Session;
+use crate::a11y::{Frame, FrameHead, Read};
 use crate::model::{Error, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
@@ -15,102 +13,7 @@ const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
 /// The longest a tree read may take.
 const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-pub struct Session {
-    host: Arc<dyn Host>,
-    a11y: A11y,
-    /// The last tree of each window, with the window's commit count and the
-    /// accessibility change count it was read at.
-    mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
-    /// The session bus the apps are on (for the menus they export).
-    session_bus: zbus::Connection,
-    _bus: PrivateBus,
-}
-
 impl Session {
-    /// Join a host whose apps were given `bus.app_env()` with that bus's accessibility.
-    pub async fn new(host: Arc<dyn Host>, bus: PrivateBus) -> Result<Self, Error> {
-        let a11y = A11y::connect(&bus.a11y_address).await?;
-        let session_bus = zbus::connection::Builder::address(bus.address.as_str())
-            .map_err(|e| Error::Failed(format!("bad session bus address: {e}")))?
-            .method_timeout(std::time::Duration::from_secs(5))
-            .build()
-            .await
-            .map_err(|e| Error::Failed(format!("cannot reach the session bus: {e}")))?;
-        Ok(Session {
-            host,
-            a11y,
-            mirror: Default::default(),
-            session_bus,
-            _bus: bus,
-        })
-    }
-
-    /// Wait until the window has settled (frames, configures, input read) and
-    /// every accessibility event its app sent before then has arrived.
-    pub async fn settle(
-        &self,
-        handle: WindowHandle,
-        timeout: std::time::Duration,
-    ) -> Result<(), Error> {
-        self.host.settle(handle, timeout).await?;
-        self.sync_apps(handle).await
-    }
-
-    /// Wait until every accessibility event the window's app sent before now
-    /// has arrived.
-    pub(crate) async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
-        if let Some(pid) = self.pid_of(handle).await? {
-            for app in self
-                .a11y
-                .apps()
-                .await?
-                .into_iter()
-                .filter(|a| a.pid == Some(pid))
-            {
-                self.a11y.sync(&app).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// What the window's app announced to assistive technology since the last
-    /// time this was asked (AT-SPI announcement events), oldest first.
-    pub async fn announcements(&self, handle: WindowHandle) -> Result<Vec<String>, Error> {
-        let Some(pid) = self.pid_of(handle).await? else {
-            return Ok(Vec::new());
-        };
-        Ok(self
-            .a11y
-            .apps()
-            .await?
-            .iter()
-            .filter(|a| a.pid == Some(pid))
-            .flat_map(|a| self.a11y.take_announcements(a))
-            .collect())
-    }
-
-    pub(crate) fn session_bus(&self) -> &zbus::Connection {
-        &self.session_bus
-    }
-
-    pub(crate) async fn pid_of(&self, handle: WindowHandle) -> Result<Option<u32>, Error> {
-        Ok(self
-            .host
-            .windows()
-            .await?
-            .into_iter()
-            .find(|w| w.handle == handle)
-            .and_then(|w| w.pid))
-    }
-
-    pub fn host(&self) -> &Arc<dyn Host> {
-        &self.host
-    }
-
-    pub(crate) fn a11y(&self) -> &A11y {
-        &self.a11y
-    }
-
     /// A window with its elements; bounds relative to the window's content.
     /// Read again only when the window drew a new frame or an app reported a
     /// change since the last read; else the mirror is what the user sees.
@@ -139,7 +42,7 @@ impl Session {
     }
 
     async fn read_tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
-        let windows = self.host.windows().await?;
+        let windows = self.windows.now();
         // Trees of windows that have closed are kept no longer.
         self.mirror
             .lock()
@@ -214,10 +117,6 @@ fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
     }
 }
 
-fn is_top_level(w: &WindowInfo) -> bool {
-    matches!(w.kind, WindowKind::Normal | WindowKind::Dialog)
-}
-
 /// The frame that is this window (with the index of the app it is in): same
 /// title, else the same place among the app's frames. Popups (GTK 3's menus
 /// are AT-SPI windows) are not in the count.
@@ -250,6 +149,7 @@ fn pick_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wayrig_host::WindowKind;
 
     fn window(id: u64, title: &str, kind: WindowKind) -> WindowInfo {
         WindowInfo {

@@ -11,13 +11,18 @@ use atspi::proxy::editable_text::EditableTextProxy;
 use atspi::proxy::selection::SelectionProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
-use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle};
+use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo};
 
+use super::elements::Query;
+use super::snapshots::still_shown;
+use super::windows::WindowOp;
+use super::Session;
 use crate::a11y::{call_failed, is_text_field, object_proxy};
-use crate::model::{Error, Node, Role};
-use crate::session::Session;
+use crate::model::{Error, Node, Role, Tree};
 
 /// How long a focus request may take to show as a focus event.
 const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -29,13 +34,70 @@ const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 /// request (an action that changes nothing waits this long).
 const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// The element an action is for: its window, its node as last read, and the
-/// AT-SPI object behind it.
+/// The element an action is for: its window, its node as last read, the
+/// AT-SPI object behind it, and how input reaches it.
 struct Target<'a> {
     window: WindowHandle,
     node: &'a Node,
     obj: &'a ObjectRefOwned,
     ifaces: &'a InterfaceSet,
+    delivery: &'a Delivered,
+}
+
+/// Which element an action is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElementRef {
+    /// By id, in the window's tree as it is now.
+    Id(u64),
+    /// By id, as an earlier read named it: it acts only while it shows
+    /// unchanged, else `StaleElement`.
+    InSnapshot { snapshot: String, id: u64 },
+    /// The one element a query means.
+    Query(Query),
+}
+
+/// How an action's input reaches a window that is not in front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Delivery {
+    /// As a person would: input raises and focuses the window; accessibility
+    /// actions leave it where it is.
+    #[default]
+    Auto,
+    /// Never raise or focus the window (input gets keyboard focus only).
+    Background,
+    /// Raise and focus the window first, whatever the path.
+    Foreground,
+}
+
+/// How to act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ActOptions {
+    pub delivery: Delivery,
+}
+
+/// What an action did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActReport {
+    /// The element acted on.
+    pub element: u64,
+    pub path: Path,
+    /// The window was raised and focused for it.
+    pub activated: bool,
+    /// Keyboard focus moved to another window or element.
+    pub focus_changed: bool,
+    /// The pointer moved.
+    pub pointer_moved: bool,
+}
+
+/// What the input of one action did, noted as it is sent.
+#[derive(Default)]
+struct Delivered {
+    background: bool,
+    activated: AtomicBool,
+    pointer_moved: AtomicBool,
+    focus_requested: AtomicBool,
 }
 
 /// What can be done to an element.
@@ -63,6 +125,10 @@ pub enum Action {
     Select,
     /// Open the element's context menu.
     ShowMenu,
+    /// A toolkit action by its own name (AT-SPI's action names: "click").
+    Custom {
+        name: String,
+    },
 }
 
 /// The path an action took.
@@ -86,7 +152,7 @@ const WHEEL_CLICK: f64 = 15.0;
 const WHEEL_ROUNDS: usize = 8;
 
 /// The element's centre lies inside the window's content.
-fn shows_in(b: Rect, window: &wayrig_host::WindowInfo) -> bool {
+fn shows_in(b: Rect, window: &WindowInfo) -> bool {
     let (x, y) = centre(b);
     Rect::new(0, 0, window.content.width, window.content.height).contains_point(x, y)
 }
@@ -99,46 +165,124 @@ fn centre(r: Rect) -> (f64, f64) {
 }
 
 impl Session {
-    /// Do `action` to element `id` of `window`; answers which path it took.
-    pub async fn act(&self, window: WindowHandle, id: u64, action: Action) -> Result<Path, Error> {
+    /// Do `action` to an element of `window`: the window, its tree and the
+    /// element are resolved once, and input takes one trip to the host.
+    pub async fn act(
+        &self,
+        window: WindowHandle,
+        element: ElementRef,
+        action: Action,
+        options: ActOptions,
+    ) -> Result<ActReport, Error> {
+        let info = self.window(&super::WindowPick::Handle(window))?;
+        let tree = self.tree(window).await?;
+        let node = match &element {
+            ElementRef::Id(id) => tree
+                .node(*id)
+                .ok_or_else(|| Error::NoElement(format!("{id} in window {window}")))?,
+            ElementRef::InSnapshot { snapshot, id } => {
+                let then = self.snapshot_tree(snapshot)?;
+                if then.window.handle != window {
+                    return Err(Error::InvalidRequest(format!(
+                        "snapshot {snapshot} is of window {}, not {window}",
+                        then.window.handle
+                    )));
+                }
+                still_shown(&then, &tree, *id)?
+            }
+            ElementRef::Query(q) => q.find_one(&tree)?,
+        }
+        .clone();
+        let activated = match options.delivery {
+            Delivery::Foreground if !info.focused => {
+                self.window_op(window, WindowOp::Activate).await?;
+                true
+            }
+            _ => false,
+        };
+        let delivered = Delivered {
+            background: options.delivery == Delivery::Background,
+            activated: AtomicBool::new(activated),
+            ..Delivered::default()
+        };
         let since = self.a11y().changes();
-        let answer = self.act_once(window, id, action.clone()).await;
+        let answer = self
+            .act_once(&tree, &node, action.clone(), &delivered)
+            .await;
         // GTK answers an accessibility request after applying it; AccessKit
         // hands it to the app's next frame, out of the settle's sight. The
         // element's own event says it was applied.
         let waits = !matches!(action, Action::Focus | Action::ScrollIntoView);
         if waits && matches!(answer, Ok(Path::Accessibility)) {
-            let seen = self.a11y().wait_event(id, since, EFFECT_LIMIT).await;
-            tracing::debug!(id, seen, "waited for the element's event");
+            let seen = self.a11y().wait_event(node.id, since, EFFECT_LIMIT).await;
+            tracing::debug!(id = node.id, seen, "waited for the element's event");
         }
-        tracing::debug!(window = window.id, id, ?action, ?answer, "acted");
-        answer
+        tracing::debug!(window = window.id, id = node.id, ?action, ?answer, "acted");
+        let path = answer?;
+        let activated = delivered.activated.load(Ordering::Relaxed);
+        Ok(ActReport {
+            element: node.id,
+            path,
+            activated,
+            focus_changed: activated
+                || (delivered.focus_requested.load(Ordering::Relaxed) && !node.states.focused),
+            pointer_moved: delivered.pointer_moved.load(Ordering::Relaxed),
+        })
     }
 
-    async fn act_once(&self, window: WindowHandle, id: u64, action: Action) -> Result<Path, Error> {
-        let tree = self.tree(window).await?;
-        let node = tree
-            .node(id)
-            .cloned()
-            .ok_or_else(|| Error::NoElement(id.to_string()))?;
+    /// Send input for an action, noting what it did.
+    async fn deliver(&self, target: &Target<'_>, events: Vec<InputEvent>) -> Result<(), Error> {
+        let d = target.delivery;
+        if events.iter().any(|e| {
+            matches!(
+                e,
+                InputEvent::Click { .. }
+                    | InputEvent::PointerMove { .. }
+                    | InputEvent::PointerDown { .. }
+                    | InputEvent::Wheel { .. }
+            )
+        }) {
+            d.pointer_moved.store(true, Ordering::Relaxed);
+        }
+        let options = InputOptions {
+            activate: !d.background,
+        };
+        let report = self.input(target.window, events, options).await?;
+        if report.activated {
+            d.activated.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    async fn act_once(
+        &self,
+        tree: &Tree,
+        node: &Node,
+        action: Action,
+        delivered: &Delivered,
+    ) -> Result<Path, Error> {
+        let id = node.id;
+        let window = tree.window.handle;
         let (obj, ifaces) = self
             .a11y()
             .object(id)
-            .ok_or_else(|| Error::Stale(format!("element {id}")))?;
+            .ok_or_else(|| Error::StaleElement(id.to_string()))?;
         let conn = self.a11y().connection();
         let target = Target {
             window,
-            node: &node,
+            node,
             obj: &obj,
             ifaces: &ifaces,
+            delivery: delivered,
         };
         match action {
             // A click where it shows; an element scrolled out of the window (or
             // never laid out) gets its own action instead.
             Action::Press => match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
-                Some(b) => self.click(window, b).await,
+                Some(b) => self.click(&target, b).await,
                 None => self.do_named_action(&obj, &ifaces, &PRESS_ACTIONS).await,
             },
+            Action::Custom { name } => self.do_named_action(&obj, &ifaces, &[&name]).await,
             Action::Focus => self.focus(&target).await,
             Action::SetValue { text } => {
                 // A number into anything with a value (sliders, spin buttons).
@@ -212,7 +356,7 @@ impl Session {
                 match proxy.scroll_to(ScrollType::Anywhere).await {
                     Ok(true) => Ok(Path::Accessibility),
                     // GTK 4.8 has no ScrollTo: scroll the viewport with the wheel.
-                    Ok(false) | Err(_) => self.scroll_by_wheel(window, id).await,
+                    Ok(false) | Err(_) => self.scroll_by_wheel(&target).await,
                 }
             }
             Action::Expand | Action::Collapse => {
@@ -245,17 +389,12 @@ impl Session {
                         "element {id} has no way to expand"
                     )));
                 };
-                self.click(window, b).await?;
+                self.click(&target, b).await?;
                 if !item {
                     return Ok(Path::Pointer);
                 }
                 let key = if expand { "Right" } else { "Left" };
-                self.host()
-                    .input(
-                        window,
-                        vec![InputEvent::Key { key: key.into() }],
-                        InputOptions::default(),
-                    )
+                self.deliver(&target, vec![InputEvent::Key { key: key.into() }])
                     .await?;
                 Ok(Path::Keyboard)
             }
@@ -277,7 +416,7 @@ impl Session {
                     }
                 }
                 match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
-                    Some(b) => self.click(window, b).await,
+                    Some(b) => self.click(&target, b).await,
                     None => {
                         self.do_named_action(&obj, &ifaces, &["select", "activate", "click"])
                             .await
@@ -290,16 +429,14 @@ impl Session {
                     .await;
                 match (named, node.bounds.filter(|b| shows_in(*b, &tree.window))) {
                     (Ok(path), _) => Ok(path),
-                    (Err(_), Some(b)) => self.click_with(window, b, Button::Right).await,
+                    (Err(_), Some(b)) => self.click_with(&target, b, Button::Right).await,
                     // Off screen: focus it, then the keyboard's menu key.
                     (Err(_), None) => {
                         self.focus(&target).await?;
                         let key = InputEvent::Key {
                             key: "Shift+F10".into(),
                         };
-                        self.host()
-                            .input(window, vec![key], InputOptions::default())
-                            .await?;
+                        self.deliver(&target, vec![key]).await?;
                         Ok(Path::Keyboard)
                     }
                 }
@@ -339,7 +476,8 @@ impl Session {
 
     /// Wheel the element's viewport (its nearest ancestor lying wholly in the
     /// window) towards it until it shows, reading where it went each time.
-    async fn scroll_by_wheel(&self, window: WindowHandle, id: u64) -> Result<Path, Error> {
+    async fn scroll_by_wheel(&self, target: &Target<'_>) -> Result<Path, Error> {
+        let (window, id) = (target.window, target.node.id);
         for _ in 0..WHEEL_ROUNDS {
             let tree = self.tree(window).await?;
             let node = tree
@@ -384,10 +522,8 @@ impl Session {
                 precise: false,
                 mods: Mods::default(),
             };
-            self.host()
-                .input(window, vec![wheel], InputOptions::default())
-                .await?;
-            self.host()
+            self.deliver(target, vec![wheel]).await?;
+            self.host
                 .settle(window, std::time::Duration::from_secs(5))
                 .await?;
         }
@@ -396,13 +532,13 @@ impl Session {
         )))
     }
 
-    async fn click(&self, window: WindowHandle, bounds: Rect) -> Result<Path, Error> {
-        self.click_with(window, bounds, Button::Left).await
+    async fn click(&self, target: &Target<'_>, bounds: Rect) -> Result<Path, Error> {
+        self.click_with(target, bounds, Button::Left).await
     }
 
     async fn click_with(
         &self,
-        window: WindowHandle,
+        target: &Target<'_>,
         bounds: Rect,
         button: Button,
     ) -> Result<Path, Error> {
@@ -414,9 +550,7 @@ impl Session {
             clicks: 1,
             mods: Mods::default(),
         };
-        self.host()
-            .input(window, vec![click], InputOptions::default())
-            .await?;
+        self.deliver(target, vec![click]).await?;
         Ok(Path::Pointer)
     }
 
@@ -450,11 +584,13 @@ impl Session {
 
     async fn focus(&self, target: &Target<'_>) -> Result<Path, Error> {
         let Target {
-            window,
             node,
             obj,
             ifaces,
+            delivery,
+            ..
         } = *target;
+        delivery.focus_requested.store(true, Ordering::Relaxed);
         // Already focused, as accessibility reports: a grab would bring no
         // focus event to wait for, and a click could move the caret.
         if node.states.focused {
@@ -483,7 +619,7 @@ impl Session {
             // (egui does): its focus event says the click was taken alone.
             Some(b) if is_text_field(node.role) => {
                 let since = self.a11y().changes();
-                let path = self.click(window, b).await?;
+                let path = self.click(target, b).await?;
                 let reported = self.a11y().wait_focus(node.id, since, FOCUS_LIMIT).await;
                 tracing::debug!(node = node.id, reported, "focused by a click");
                 Ok(path)
@@ -504,9 +640,7 @@ impl Session {
             .chain((0..from).map(|_| key("Right")))
             .chain((from..to).map(|_| key("Shift+Right")))
             .collect();
-        self.host()
-            .input(target.window, events, InputOptions::default())
-            .await?;
+        self.deliver(target, events).await?;
         Ok(Path::Keyboard)
     }
 
@@ -519,7 +653,7 @@ impl Session {
     ) -> Result<Path, Error> {
         if !target.node.states.focused {
             self.focus(target).await?;
-            self.host()
+            self.host
                 .settle(target.window, std::time::Duration::from_secs(5))
                 .await?;
         }
@@ -536,9 +670,7 @@ impl Session {
         } else {
             events.push(InputEvent::Text { text });
         }
-        self.host()
-            .input(target.window, events, InputOptions::default())
-            .await?;
+        self.deliver(target, events).await?;
         Ok(Path::Keyboard)
     }
 }

@@ -11,9 +11,9 @@ use std::time::Duration;
 use wayrig_host::{InputEvent, InputOptions, WindowHandle, WindowKind};
 use zbus::zvariant::{OwnedValue, Value};
 
-use crate::actions::{Action, Path};
+use super::act::{ActOptions, Action, ElementRef, Path};
+use super::Session;
 use crate::model::{Error, Node, Role, Tree};
-use crate::session::Session;
 
 /// How long an opened menu gets to show its items.
 const MENU_OPENS: Duration = Duration::from_secs(2);
@@ -36,7 +36,7 @@ impl Session {
                 "path lists the labels from the menu bar to the item, none empty".into(),
             ));
         }
-        let windows = self.host().windows().await?;
+        let windows = self.windows();
         let window = windows
             .iter()
             .find(|w| w.handle == handle)
@@ -120,13 +120,22 @@ impl Session {
             let (obj, ifaces) = self
                 .a11y()
                 .object(id)
-                .ok_or_else(|| Error::Stale(format!("element {id}")))?;
+                .ok_or_else(|| Error::StaleElement(id.to_string()))?;
             let done = match self
-                .do_named_action(&obj, &ifaces, &crate::actions::PRESS_ACTIONS)
+                .do_named_action(&obj, &ifaces, &super::act::PRESS_ACTIONS)
                 .await
             {
                 Ok(path) => path,
-                Err(_) => self.act(handle, id, Action::Press).await?,
+                Err(_) => {
+                    self.act(
+                        handle,
+                        ElementRef::Id(id),
+                        Action::Press,
+                        ActOptions::default(),
+                    )
+                    .await?
+                    .path
+                }
             };
             self.settle_briefly(handle).await?;
             return Ok(done);
@@ -145,7 +154,7 @@ impl Session {
     ) -> Result<(), Error> {
         let node = tree
             .node(id)
-            .ok_or_else(|| Error::Stale(format!("element {id}")))?;
+            .ok_or_else(|| Error::StaleElement(id.to_string()))?;
         if node.states.expanded {
             return Ok(());
         }
@@ -156,14 +165,21 @@ impl Session {
                     node.name
                 )));
             }
-            self.act(handle, id, Action::Press).await
+            self.act(
+                handle,
+                ElementRef::Id(id),
+                Action::Press,
+                ActOptions::default(),
+            )
+            .await
+            .map(|report| report.path)
         } else {
             match self.a11y().object(id) {
                 Some((obj, ifaces)) => {
                     let names = ["click", "activate", "press", "expand"];
                     self.do_named_action(&obj, &ifaces, &names).await
                 }
-                None => Err(Error::Stale(format!("element {id}"))),
+                None => Err(Error::StaleElement(id.to_string())),
             }
         };
         opened?;
@@ -173,7 +189,7 @@ impl Session {
     /// Settle, but an app that animates forever gets only a moment; then its
     /// accessibility events are caught up with.
     async fn settle_briefly(&self, handle: WindowHandle) -> Result<(), Error> {
-        match self.host().settle(handle, MENU_OPENS).await {
+        match self.host.settle(handle, MENU_OPENS).await {
             Ok(_) | Err(wayrig_host::HostError::Timeout(..)) => {}
             Err(e) => return Err(e.into()),
         }
@@ -186,7 +202,6 @@ impl Session {
             key: "Escape".into(),
         };
         let _ = self
-            .host()
             .input(handle, vec![key.clone(), key], InputOptions::default())
             .await;
     }

@@ -1,0 +1,6 @@
+//! Wayrig's wire types, one module per protocol, shared by the servers (the
+//! faces), their clients (the agent CLI), the tests and the benchmarks.
+//!
+//! Plain serde data: nothing here knows a session, a compositor or a bus.
+
+pub mod mygo;

@@ -1,0 +1,968 @@
+//! MyGo automation's wire: newline-delimited JSON requests, their answers and
+//! error codes, as `shared/spec/mygo-automation.md` gives them, parsed strictly.
+//!
+//! A request parses into a typed [`Call`] (or the error its answer carries);
+//! a client builds the same `Call` and writes it with [`Request::to_line`].
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// The longest request line a server takes; longer ones are answered with an error.
+pub const MAX_LINE: usize = 8 * 1024 * 1024;
+
+/// An error's code, for clients to test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    /// The line is not a JSON object (its id is then null).
+    ParseError,
+    /// No method, params the method does not take, or values it cannot use.
+    InvalidRequest,
+    UnknownMethod,
+    /// No window has the id, or the app has none.
+    NoWindow,
+    /// No element of the window's last frame has the id or the key.
+    NoElement,
+    /// The window cannot do it.
+    Unsupported,
+    /// `idle` gave up after its timeout.
+    Timeout,
+    /// The app could not do it.
+    Failed,
+}
+
+/// An answer's error: a code to test and a message to read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireError {
+    pub code: Code,
+    pub message: String,
+}
+
+impl WireError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        WireError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        WireError::new(Code::InvalidRequest, message)
+    }
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// One request: its id (any JSON value, which the answer repeats) and its call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub id: Value,
+    pub call: Call,
+}
+
+/// What a request asks, with its params checked. `window` is the id `windows`
+/// lists; left out, the focused window, else the first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    Windows,
+    Tree {
+        window: Option<u64>,
+    },
+    Act {
+        window: Option<u64>,
+        element: ElementPick,
+        action: Action,
+    },
+    Input {
+        window: Option<u64>,
+        events: Vec<Event>,
+    },
+    Menu {
+        window: Option<u64>,
+        path: Vec<String>,
+    },
+    Capture {
+        window: Option<u64>,
+    },
+    Eval {
+        window: Option<u64>,
+        script: String,
+    },
+    /// `timeout_ms` left out waits as long as it takes.
+    Idle {
+        window: Option<u64>,
+        timeout_ms: Option<u64>,
+    },
+}
+
+/// How `act` names its element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElementPick {
+    Id(u64),
+    /// The app's own name for the element, as the tree writes it.
+    Key(String),
+}
+
+/// An `act` action with its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Press,
+    Focus,
+    SetValue {
+        text: String,
+    },
+    InsertText {
+        text: String,
+    },
+    /// Runes `from` to `to` of a text field.
+    SelectText {
+        from: i32,
+        to: i32,
+    },
+    Increment,
+    Decrement,
+    ScrollIntoView,
+    Expand,
+    Collapse,
+}
+
+impl Action {
+    /// The action's name on the wire.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Press => "press",
+            Action::Focus => "focus",
+            Action::SetValue { .. } => "setValue",
+            Action::InsertText { .. } => "insertText",
+            Action::SelectText { .. } => "selectText",
+            Action::Increment => "increment",
+            Action::Decrement => "decrement",
+            Action::ScrollIntoView => "scrollIntoView",
+            Action::Expand => "expand",
+            Action::Collapse => "collapse",
+        }
+    }
+}
+
+/// A pointer button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Button {
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+/// Modifier keys held during a pointer event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mods {
+    pub shift: bool,
+    /// `ctrl`, or `cmdOrCtrl` (Ctrl off macOS).
+    pub ctrl: bool,
+    pub alt: bool,
+    pub logo: bool,
+}
+
+/// One `input` event; coordinates are DIPs relative to the window's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    PointerMove {
+        x: f64,
+        y: f64,
+        mods: Mods,
+    },
+    PointerDown {
+        x: f64,
+        y: f64,
+        button: Button,
+        clicks: u32,
+        mods: Mods,
+    },
+    PointerUp {
+        x: f64,
+        y: f64,
+        button: Button,
+        clicks: u32,
+        mods: Mods,
+    },
+    Click {
+        x: f64,
+        y: f64,
+        button: Button,
+        clicks: u32,
+        mods: Mods,
+    },
+    Wheel {
+        x: f64,
+        y: f64,
+        dx: f64,
+        dy: f64,
+        precise: bool,
+        mods: Mods,
+    },
+    KeyDown {
+        key: String,
+    },
+    KeyUp {
+        key: String,
+    },
+    Key {
+        key: String,
+    },
+    Text {
+        text: String,
+    },
+}
+
+impl Request {
+    /// Parse one request line. A line that is no JSON object fails with its id
+    /// null; anything else wrong fails with the request's id.
+    pub fn parse(line: &[u8]) -> Result<Request, (Value, WireError)> {
+        let request: Map<String, Value> = match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(map)) => map,
+            _ => {
+                return Err((
+                    Value::Null,
+                    WireError::new(Code::ParseError, "the line is not a JSON object"),
+                ))
+            }
+        };
+        let id = request.get("id").cloned().unwrap_or(Value::Null);
+        let call = Call::parse(&request).map_err(|e| (id.clone(), e))?;
+        Ok(Request { id, call })
+    }
+
+    /// The request as one line, newline included.
+    pub fn to_line(&self) -> String {
+        let mut o = Map::new();
+        o.insert("id".into(), self.id.clone());
+        o.insert("method".into(), Value::String(self.call.method().into()));
+        let params = self.call.params();
+        if !params.is_empty() {
+            o.insert("params".into(), Value::Object(params));
+        }
+        let mut line = Value::Object(o).to_string();
+        line.push('\n');
+        line
+    }
+}
+
+impl Call {
+    /// The method's name on the wire.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Call::Windows => "windows",
+            Call::Tree { .. } => "tree",
+            Call::Act { .. } => "act",
+            Call::Input { .. } => "input",
+            Call::Menu { .. } => "menu",
+            Call::Capture { .. } => "capture",
+            Call::Eval { .. } => "eval",
+            Call::Idle { .. } => "idle",
+        }
+    }
+
+    /// The window the call names, if any.
+    pub fn window(&self) -> Option<u64> {
+        match self {
+            Call::Windows => None,
+            Call::Tree { window }
+            | Call::Act { window, .. }
+            | Call::Input { window, .. }
+            | Call::Menu { window, .. }
+            | Call::Capture { window }
+            | Call::Eval { window, .. }
+            | Call::Idle { window, .. } => *window,
+        }
+    }
+
+    fn parse(request: &Map<String, Value>) -> Result<Call, WireError> {
+        let method = match request.get("method") {
+            Some(Value::String(m)) => m.as_str(),
+            Some(_) => return Err(WireError::invalid("method must be a string")),
+            None => return Err(WireError::invalid("no method")),
+        };
+        let empty = Map::new();
+        let params = match request.get("params") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(p)) => p,
+            Some(_) => return Err(WireError::invalid("params must be an object")),
+        };
+        let p = Params(params);
+        let call = match method {
+            "windows" => {
+                p.only(&[])?;
+                Call::Windows
+            }
+            "tree" => {
+                p.only(&["window"])?;
+                Call::Tree {
+                    window: p.window()?,
+                }
+            }
+            "act" => {
+                p.only(&["window", "id", "key", "action", "text", "from", "to"])?;
+                // The action first: a name no element could take is wrong
+                // whatever the element.
+                let action = p.action()?;
+                Call::Act {
+                    window: p.window()?,
+                    element: p.element()?,
+                    action,
+                }
+            }
+            "input" => {
+                p.only(&["window", "events"])?;
+                let events = match params.get("events") {
+                    Some(Value::Array(events)) => events
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| parse_event(i, e))
+                        .collect::<Result<Vec<_>, _>>()?,
+                    _ => return Err(WireError::invalid("input needs events, a list")),
+                };
+                Call::Input {
+                    window: p.window()?,
+                    events,
+                }
+            }
+            "menu" => {
+                p.only(&["window", "path"])?;
+                let path = match params.get("path") {
+                    Some(Value::Array(labels)) => labels
+                        .iter()
+                        .map(|l| l.as_str().map(str::to_string))
+                        .collect::<Option<Vec<String>>>()
+                        .ok_or_else(|| WireError::invalid("path is a list of labels (strings)"))?,
+                    _ => return Err(WireError::invalid("menu needs path, a list of labels")),
+                };
+                Call::Menu {
+                    window: p.window()?,
+                    path,
+                }
+            }
+            "capture" => {
+                p.only(&["window"])?;
+                Call::Capture {
+                    window: p.window()?,
+                }
+            }
+            "eval" => {
+                p.only(&["window", "script"])?;
+                let script = match params.get("script") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(_) => return Err(WireError::invalid("script is a string")),
+                    None => return Err(WireError::invalid("eval needs a script")),
+                };
+                Call::Eval {
+                    window: p.window()?,
+                    script,
+                }
+            }
+            "idle" => {
+                p.only(&["window", "timeout"])?;
+                let timeout_ms = match params.get("timeout") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_u64().ok_or_else(|| {
+                        WireError::invalid("timeout is a number of milliseconds")
+                    })?),
+                };
+                Call::Idle {
+                    window: p.window()?,
+                    timeout_ms,
+                }
+            }
+            other => {
+                return Err(WireError::new(
+                    Code::UnknownMethod,
+                    format!("no method {other:?}"),
+                ))
+            }
+        };
+        Ok(call)
+    }
+
+    /// The call's params as the wire writes them.
+    pub fn params(&self) -> Map<String, Value> {
+        let mut o = Map::new();
+        if let Some(w) = self.window() {
+            o.insert("window".into(), json!(w));
+        }
+        match self {
+            Call::Windows | Call::Tree { .. } | Call::Capture { .. } => {}
+            Call::Act {
+                element, action, ..
+            } => {
+                match element {
+                    ElementPick::Id(id) => o.insert("id".into(), json!(id.to_string())),
+                    ElementPick::Key(k) => o.insert("key".into(), json!(k)),
+                };
+                o.insert("action".into(), json!(action.name()));
+                match action {
+                    Action::SetValue { text } | Action::InsertText { text } => {
+                        o.insert("text".into(), json!(text));
+                    }
+                    Action::SelectText { from, to } => {
+                        o.insert("from".into(), json!(from));
+                        o.insert("to".into(), json!(to));
+                    }
+                    _ => {}
+                }
+            }
+            Call::Input { events, .. } => {
+                o.insert(
+                    "events".into(),
+                    Value::Array(events.iter().map(event_json).collect()),
+                );
+            }
+            Call::Menu { path, .. } => {
+                o.insert("path".into(), json!(path));
+            }
+            Call::Eval { script, .. } => {
+                o.insert("script".into(), json!(script));
+            }
+            Call::Idle { timeout_ms, .. } => {
+                if let Some(t) = timeout_ms {
+                    o.insert("timeout".into(), json!(t));
+                }
+            }
+        }
+        o
+    }
+}
+
+/// A request's params, read with the protocol's checks.
+struct Params<'a>(&'a Map<String, Value>);
+
+impl Params<'_> {
+    fn only(&self, allowed: &[&str]) -> Result<(), WireError> {
+        match self.0.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(k) => Err(WireError::invalid(format!("unknown parameter {k:?}"))),
+            None => Ok(()),
+        }
+    }
+
+    fn window(&self) -> Result<Option<u64>, WireError> {
+        match self.0.get("window") {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| WireError::invalid("window is the number windows lists")),
+        }
+    }
+
+    fn element(&self) -> Result<ElementPick, WireError> {
+        match (self.0.get("id"), self.0.get("key")) {
+            (Some(id), None) => {
+                let bad = || WireError::invalid("id is a string of digits");
+                let id = match id {
+                    Value::String(s) => s.parse().map_err(|_| bad())?,
+                    Value::Number(n) => n.as_u64().ok_or_else(bad)?,
+                    _ => return Err(bad()),
+                };
+                Ok(ElementPick::Id(id))
+            }
+            // A key is a string, a boolean or an integer as itself.
+            (None, Some(key)) => Ok(ElementPick::Key(
+                key.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| key.to_string()),
+            )),
+            (Some(_), Some(_)) => Err(WireError::invalid("give id or key, not both")),
+            (None, None) => Err(WireError::invalid("act needs an id or a key")),
+        }
+    }
+
+    fn text(&self) -> Result<String, WireError> {
+        self.0
+            .get("text")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| WireError::invalid("this action needs text"))
+    }
+
+    fn rune(&self, k: &str) -> Result<i32, WireError> {
+        let v = self
+            .0
+            .get(k)
+            .and_then(Value::as_i64)
+            .ok_or_else(|| WireError::invalid(format!("selectText needs {k}")))?;
+        i32::try_from(v)
+            .map_err(|_| WireError::invalid(format!("{k} {v} is past any text's length")))
+    }
+
+    fn action(&self) -> Result<Action, WireError> {
+        Ok(match self.0.get("action").and_then(Value::as_str) {
+            Some("press") => Action::Press,
+            Some("focus") => Action::Focus,
+            Some("setValue") => Action::SetValue { text: self.text()? },
+            Some("insertText") => Action::InsertText { text: self.text()? },
+            Some("selectText") => Action::SelectText {
+                from: self.rune("from")?,
+                to: self.rune("to")?,
+            },
+            Some("increment") => Action::Increment,
+            Some("decrement") => Action::Decrement,
+            Some("scrollIntoView") => Action::ScrollIntoView,
+            Some("expand") => Action::Expand,
+            Some("collapse") => Action::Collapse,
+            Some(other) => return Err(WireError::invalid(format!("unknown action {other:?}"))),
+            None => return Err(WireError::invalid("act needs an action")),
+        })
+    }
+}
+
+fn parse_mods(v: Option<&Value>) -> Result<Mods, String> {
+    let mut mods = Mods::default();
+    let Some(v) = v else { return Ok(mods) };
+    let list = v.as_array().ok_or("mods is a list")?;
+    for m in list {
+        match m.as_str() {
+            Some("shift") => mods.shift = true,
+            Some("ctrl") | Some("cmdOrCtrl") => mods.ctrl = true,
+            Some("alt") => mods.alt = true,
+            Some("super") => mods.logo = true,
+            other => return Err(format!("unknown modifier {other:?}")),
+        }
+    }
+    Ok(mods)
+}
+
+fn parse_event(i: usize, e: &Value) -> Result<Event, WireError> {
+    let bad = |m: String| WireError::invalid(format!("event {i}: {m}"));
+    let obj = e
+        .as_object()
+        .ok_or_else(|| bad("an event is an object".into()))?;
+    let num = |k: &str| -> Result<f64, WireError> {
+        obj.get(k)
+            .and_then(Value::as_f64)
+            .ok_or_else(|| bad(format!("needs a number {k}")))
+    };
+    let string = |k: &str| -> Result<String, WireError> {
+        obj.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| bad(format!("needs a string {k}")))
+    };
+    let mods = parse_mods(obj.get("mods")).map_err(bad)?;
+    let button = match obj.get("button").and_then(Value::as_str) {
+        None | Some("left") => Button::Left,
+        Some("right") => Button::Right,
+        Some("middle") => Button::Middle,
+        Some(other) => return Err(bad(format!("unknown button {other:?}"))),
+    };
+    let clicks = match obj.get("clicks") {
+        None => 1,
+        Some(v) => v
+            .as_u64()
+            .and_then(|c| u32::try_from(c).ok())
+            .ok_or_else(|| bad("clicks is a number".into()))?,
+    };
+    Ok(match obj.get("type").and_then(Value::as_str) {
+        Some("pointerMove") => Event::PointerMove {
+            x: num("x")?,
+            y: num("y")?,
+            mods,
+        },
+        Some("pointerDown") => Event::PointerDown {
+            x: num("x")?,
+            y: num("y")?,
+            button,
+            clicks,
+            mods,
+        },
+        Some("pointerUp") => Event::PointerUp {
+            x: num("x")?,
+            y: num("y")?,
+            button,
+            clicks,
+            mods,
+        },
+        Some("click") => Event::Click {
+            x: num("x")?,
+            y: num("y")?,
+            button,
+            clicks,
+            mods,
+        },
+        Some("wheel") => Event::Wheel {
+            x: num("x")?,
+            y: num("y")?,
+            dx: num("dx")?,
+            dy: num("dy")?,
+            precise: obj.get("precise").and_then(Value::as_bool).unwrap_or(false),
+            mods,
+        },
+        Some("keyDown") => Event::KeyDown {
+            key: string("key")?,
+        },
+        Some("keyUp") => Event::KeyUp {
+            key: string("key")?,
+        },
+        Some("key") => Event::Key {
+            key: string("key")?,
+        },
+        Some("text") => Event::Text {
+            text: string("text")?,
+        },
+        Some(other) => return Err(bad(format!("unknown event type {other:?}"))),
+        None => return Err(bad("needs a type".into())),
+    })
+}
+
+fn event_json(e: &Event) -> Value {
+    let mods = |m: &Mods| -> Vec<&'static str> {
+        [
+            (m.shift, "shift"),
+            (m.ctrl, "ctrl"),
+            (m.alt, "alt"),
+            (m.logo, "super"),
+        ]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
+        .collect()
+    };
+    let button = |b: &Button| match b {
+        Button::Left => "left",
+        Button::Right => "right",
+        Button::Middle => "middle",
+    };
+    let pointer = |kind: &str, x: &f64, y: &f64, b: &Button, clicks: &u32, m: &Mods| json!({"type": kind, "x": x, "y": y, "button": button(b), "clicks": clicks, "mods": mods(m)});
+    match e {
+        Event::PointerMove { x, y, mods: m } => {
+            json!({"type": "pointerMove", "x": x, "y": y, "mods": mods(m)})
+        }
+        Event::PointerDown {
+            x,
+            y,
+            button: b,
+            clicks,
+            mods: m,
+        } => pointer("pointerDown", x, y, b, clicks, m),
+        Event::PointerUp {
+            x,
+            y,
+            button: b,
+            clicks,
+            mods: m,
+        } => pointer("pointerUp", x, y, b, clicks, m),
+        Event::Click {
+            x,
+            y,
+            button: b,
+            clicks,
+            mods: m,
+        } => pointer("click", x, y, b, clicks, m),
+        Event::Wheel {
+            x,
+            y,
+            dx,
+            dy,
+            precise,
+            mods: m,
+        } => json!({"type": "wheel", "x": x, "y": y, "dx": dx, "dy": dy,
+                    "precise": precise, "mods": mods(m)}),
+        Event::KeyDown { key } => json!({"type": "keyDown", "key": key}),
+        Event::KeyUp { key } => json!({"type": "keyUp", "key": key}),
+        Event::Key { key } => json!({"type": "key", "key": key}),
+        Event::Text { text } => json!({"type": "text", "text": text}),
+    }
+}
+
+/// The answer line to a request: its result or its error, newline included.
+pub fn answer_line(id: &Value, result: Result<Value, WireError>) -> String {
+    let mut line = match result {
+        Ok(result) => json!({"id": id, "result": result}),
+        Err(e) => json!({"id": id, "error": {"code": e.code, "message": e.message}}),
+    }
+    .to_string();
+    line.push('\n');
+    line
+}
+
+/// Read an answer line: its id and its result or error.
+pub fn parse_answer(line: &str) -> Result<(Value, Result<Value, WireError>), String> {
+    #[derive(Deserialize)]
+    struct Answer {
+        #[serde(default)]
+        id: Value,
+        result: Option<Value>,
+        error: Option<WireError>,
+    }
+    let a: Answer =
+        serde_json::from_str(line).map_err(|e| format!("the answer is not MyGo's: {e}"))?;
+    match (a.result, a.error) {
+        (_, Some(e)) => Ok((a.id, Err(e))),
+        (Some(r), None) => Ok((a.id, Ok(r))),
+        (None, None) => Err("the answer has neither result nor error".into()),
+    }
+}
+
+/// A rectangle in DIPs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rect {
+    pub x: i32,
+    pub y: i32,
+    pub width: i32,
+    pub height: i32,
+}
+
+/// `windows`' answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowsAnswer {
+    pub windows: Vec<Window>,
+}
+
+/// One window as `windows` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Window {
+    pub id: u64,
+    pub title: String,
+    /// `content` for native UI, `page` for a web page.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    pub bounds: Rect,
+    pub content_bounds: Rect,
+    pub focused: bool,
+    pub visible: bool,
+}
+
+/// `tree`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TreeAnswer {
+    pub window: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    pub nodes: Vec<Element>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub announcements: Vec<String>,
+}
+
+/// One element of `tree`, with what it has; ids are strings of digits.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Element {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    pub role: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Rect>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<[i32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pos_in_set: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_size: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_count: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub col_count: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_index: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub col_index: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_span: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub col_span: Option<i32>,
+    /// `true`, or what it is the current one of (page, step, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_complete: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_popup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_shortcuts: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub controls: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub described_by: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub error_message: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+}
+
+/// `capture`'s answer: a PNG in base64, in device pixels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureAnswer {
+    pub png: String,
+    pub width: u32,
+    pub height: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Call, WireError> {
+        Request::parse(line.as_bytes())
+            .map(|r| r.call)
+            .map_err(|(_, e)| e)
+    }
+
+    #[test]
+    fn a_line_that_is_no_object_is_a_parse_error_with_a_null_id() {
+        let (id, e) = Request::parse(b"[1, 2]").unwrap_err();
+        assert_eq!((id, e.code), (Value::Null, Code::ParseError));
+    }
+
+    #[test]
+    fn an_unknown_action_is_refused_before_its_element_is_looked_at() {
+        let e = parse(r#"{"method": "act", "params": {"action": "fly"}}"#).unwrap_err();
+        assert_eq!(e.code, Code::InvalidRequest);
+        assert!(e.message.contains("fly"), "{e}");
+    }
+
+    #[test]
+    fn eval_without_a_script_is_invalid() {
+        let e = parse(r#"{"method": "eval"}"#).unwrap_err();
+        assert_eq!(e.code, Code::InvalidRequest);
+    }
+
+    #[test]
+    fn params_a_method_does_not_take_are_named() {
+        let e = parse(r#"{"method": "tree", "params": {"windw": 1}}"#).unwrap_err();
+        assert_eq!(e.code, Code::InvalidRequest);
+        assert!(e.message.contains("windw"));
+    }
+
+    #[test]
+    fn keys_of_any_json_kind_are_kept_as_written() {
+        let call = parse(r#"{"method": "act", "params": {"key": 7, "action": "press"}}"#).unwrap();
+        assert!(matches!(call, Call::Act { element: ElementPick::Key(k), .. } if k == "7"));
+    }
+
+    #[test]
+    fn calls_written_by_a_client_parse_back_the_same() {
+        let calls = [
+            Call::Windows,
+            Call::Tree { window: Some(3) },
+            Call::Act {
+                window: None,
+                element: ElementPick::Id(u64::MAX),
+                action: Action::SelectText { from: 1, to: 4 },
+            },
+            Call::Act {
+                window: Some(1),
+                element: ElementPick::Key("name".into()),
+                action: Action::SetValue {
+                    text: "Grace".into(),
+                },
+            },
+            Call::Input {
+                window: Some(2),
+                events: vec![
+                    Event::Click {
+                        x: 1.5,
+                        y: 2.0,
+                        button: Button::Right,
+                        clicks: 2,
+                        mods: Mods {
+                            shift: true,
+                            ..Mods::default()
+                        },
+                    },
+                    Event::Wheel {
+                        x: 0.0,
+                        y: 0.0,
+                        dx: 0.0,
+                        dy: -30.0,
+                        precise: true,
+                        mods: Mods::default(),
+                    },
+                    Event::Text { text: "é".into() },
+                    Event::Key {
+                        key: "CmdOrCtrl+A".into(),
+                    },
+                ],
+            },
+            Call::Menu {
+                window: None,
+                path: vec!["File".into(), "Quit".into()],
+            },
+            Call::Eval {
+                window: None,
+                script: "1".into(),
+            },
+            Call::Idle {
+                window: Some(1),
+                timeout_ms: Some(5000),
+            },
+        ];
+        for call in calls {
+            let line = Request {
+                id: json!(9),
+                call: call.clone(),
+            }
+            .to_line();
+            let back = Request::parse(line.trim_end().as_bytes()).unwrap();
+            assert_eq!(back.call, call, "{line}");
+            assert_eq!(back.id, json!(9));
+        }
+    }
+
+    #[test]
+    fn answers_read_back_with_their_error_codes() {
+        let line = answer_line(
+            &json!("a"),
+            Err(WireError::new(Code::NoWindow, "no window 7")),
+        );
+        assert_eq!(
+            line,
+            "{\"error\":{\"code\":\"no_window\",\"message\":\"no window 7\"},\"id\":\"a\"}\n"
+        );
+        let (id, result) = parse_answer(&line).unwrap();
+        assert_eq!(id, json!("a"));
+        assert_eq!(result.unwrap_err().code, Code::NoWindow);
+    }
+
+    #[test]
+    fn an_element_leaves_out_what_it_does_not_have() {
+        let e = Element {
+            id: "5".into(),
+            role: "button".into(),
+            label: Some("Add".into()),
+            ..Element::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"id": "5", "role": "button", "label": "Add"})
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! The MyGo socket: bound by the protocol's rules, each connection's requests
+//! read a line at a time and answered in order.
+//!
+//! Socket rules: mode 0600; a socket left by an ended process is replaced, a
+//! live one or a file that is no socket is not; removed when the server stops.
+
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use wayrig_proto::mygo::{answer_line, Code, Request, WireError, MAX_LINE};
+use wayrig_services::Session;
+
+use crate::translate;
+
+/// A bound automation socket; dropping it removes the socket file.
+pub struct Listener {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Bind the socket at `path`, following the protocol's rules.
+pub async fn bind(path: &Path) -> Result<Listener, String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_socket() => {
+            return Err(format!(
+                "{} exists and is not a socket; not replacing it",
+                path.display()
+            ));
+        }
+        Ok(_) => {
+            if UnixStream::connect(path).await.is_ok() {
+                return Err(format!("another process listens on {}", path.display()));
+            }
+            std::fs::remove_file(path)
+                .map_err(|e| format!("cannot replace the stale socket {}: {e}", path.display()))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot use {}: {e}", path.display())),
+    }
+    let listener = UnixListener::bind(path)
+        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+    Ok(Listener {
+        listener,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Serve connections until the task is dropped; each connection runs on its own.
+pub async fn serve(listener: Listener, session: Arc<Session>) {
+    loop {
+        match listener.listener.accept().await {
+            Ok((stream, _)) => {
+                let session = session.clone();
+                tokio::spawn(async move { connection(stream, session).await });
+            }
+            Err(e) => {
+                tracing::warn!(%e, "automation socket accept failed");
+                return;
+            }
+        }
+    }
+}
+
+/// One client: requests in order, each answered before the next is read.
+async fn connection(stream: UnixStream, session: Arc<Session>) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let out = match read_line(&mut reader, &mut line).await {
+            Ok(Line::End) => return,
+            Ok(Line::TooLong) => answer_line(
+                &Value::Null,
+                Err(WireError::new(
+                    Code::InvalidRequest,
+                    format!("request line longer than {MAX_LINE} bytes"),
+                )),
+            ),
+            Ok(Line::Complete) => match Request::parse(&line) {
+                Ok(request) => {
+                    answer_line(&request.id, translate::answer(&session, request.call).await)
+                }
+                Err((id, e)) => answer_line(&id, Err(e)),
+            },
+            Err(_) => return,
+        };
+        if write.write_all(out.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+enum Line {
+    Complete,
+    TooLong,
+    End,
+}
+
+/// Read one line, keeping at most `MAX_LINE` bytes; a half line at the end is dropped.
+async fn read_line(
+    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    let mut too_long = false;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(Line::End);
+        }
+        let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if !too_long && line.len() + chunk.len() <= MAX_LINE {
+            line.extend_from_slice(chunk);
+        } else {
+            too_long = true;
+            line.clear();
+        }
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! MyGo's calls as session calls, and the one model in MyGo's words: roles,
+//! states and actions, windows and elements, errors as the spec's codes.
+//!
+//! No rule lives here: windows are picked, elements found and pruned, and
+//! actions offered by the session; this file only names them.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+use wayrig_host::{InputEvent, InputOptions, WindowInfo};
+use wayrig_proto::mygo::{
+    self as wire, Call, CaptureAnswer, Code, ElementPick, TreeAnswer, WindowsAnswer, WireError,
+};
+use wayrig_services::model::{Place, Sort};
+use wayrig_services::session::{offered, Offered};
+use wayrig_services::{
+    ActOptions, Action, Element, ElementRef, Error, Node, Query, ReadOptions, Role, Session,
+    WindowFilter, WindowPick,
+};
+
+/// `idle` without a timeout waits this long at most.
+const IDLE_FOREVER: Duration = Duration::from_secs(24 * 3600);
+
+/// The session's errors as MyGo's codes.
+fn wire_error(e: Error) -> WireError {
+    let code = match &e {
+        Error::NoWindow(_) | Error::StaleWindow(_) => Code::NoWindow,
+        Error::NoElement(_) | Error::StaleElement(_) | Error::Ambiguous { .. } => Code::NoElement,
+        Error::Unsupported(_) => Code::Unsupported,
+        Error::Timeout(_) => Code::Timeout,
+        Error::InvalidRequest(_) => Code::InvalidRequest,
+        Error::Busy(_) | Error::Cancelled(_) | Error::Failed(_) => Code::Failed,
+    };
+    WireError::new(code, e.to_string())
+}
+
+/// Answer one call.
+pub async fn answer(session: &Session, call: Call) -> Result<Value, WireError> {
+    run(session, call).await.map_err(wire_error)
+}
+
+async fn run(session: &Session, call: Call) -> Result<Value, Error> {
+    let named = call.window();
+    let window = || -> Result<WindowInfo, Error> {
+        session.window(&match named {
+            Some(id) => WindowPick::Id(id),
+            None => WindowPick::Default,
+        })
+    };
+    match call {
+        Call::Windows => {
+            let windows = session
+                .list_windows(&WindowFilter::default())
+                .iter()
+                .map(window_wire)
+                .collect();
+            Ok(value(WindowsAnswer { windows }))
+        }
+        Call::Tree { .. } => {
+            let handle = window()?.handle;
+            let read = session.snapshot(handle, &ReadOptions::default()).await?;
+            let announcements = session.announcements(handle).await?;
+            Ok(value(tree_wire(&read.elements, handle.id, announcements)))
+        }
+        Call::Act {
+            element, action, ..
+        } => {
+            let handle = window()?.handle;
+            let element = match element {
+                ElementPick::Id(id) => ElementRef::Id(id),
+                ElementPick::Key(key) => ElementRef::Query(Query::key(key)),
+            };
+            session
+                .act(handle, element, action_of(action), ActOptions::default())
+                .await?;
+            Ok(json!({}))
+        }
+        Call::Input { events, .. } => {
+            let handle = window()?.handle;
+            let events = events.into_iter().map(event_of).collect();
+            session
+                .input(handle, events, InputOptions::default())
+                .await?;
+            Ok(json!({}))
+        }
+        Call::Capture { .. } => {
+            let capture = session.capture(window()?.handle).await?;
+            Ok(value(CaptureAnswer {
+                png: base64::engine::general_purpose::STANDARD.encode(&capture.png),
+                width: capture.width,
+                height: capture.height,
+            }))
+        }
+        Call::Idle { timeout_ms, .. } => {
+            let timeout = timeout_ms.map_or(IDLE_FOREVER, Duration::from_millis);
+            session.settle(window()?.handle, timeout).await?;
+            Ok(json!({}))
+        }
+        Call::Eval { .. } => {
+            window()?;
+            Err(Error::Unsupported(
+                "the window shows native UI, not a page: there is no script to evaluate".into(),
+            ))
+        }
+        Call::Menu { path, .. } => {
+            session.menu(window()?.handle, &path).await?;
+            Ok(json!({}))
+        }
+    }
+}
+
+/// An answer as JSON; these plain types always serialise.
+fn value(answer: impl serde::Serialize) -> Value {
+    serde_json::to_value(answer).expect("answers are plain data")
+}
+
+fn action_of(a: wire::Action) -> Action {
+    match a {
+        wire::Action::Press => Action::Press,
+        wire::Action::Focus => Action::Focus,
+        wire::Action::SetValue { text } => Action::SetValue { text },
+        wire::Action::InsertText { text } => Action::InsertText { text },
+        wire::Action::SelectText { from, to } => Action::SelectText { from, to },
+        wire::Action::Increment => Action::Increment,
+        wire::Action::Decrement => Action::Decrement,
+        wire::Action::ScrollIntoView => Action::ScrollIntoView,
+        wire::Action::Expand => Action::Expand,
+        wire::Action::Collapse => Action::Collapse,
+    }
+}
+
+fn mods_of(m: wire::Mods) -> wayrig_host::Mods {
+    wayrig_host::Mods {
+        shift: m.shift,
+        ctrl: m.ctrl,
+        alt: m.alt,
+        logo: m.logo,
+    }
+}
+
+fn button_of(b: wire::Button) -> wayrig_host::Button {
+    match b {
+        wire::Button::Left => wayrig_host::Button::Left,
+        wire::Button::Right => wayrig_host::Button::Right,
+        wire::Button::Middle => wayrig_host::Button::Middle,
+    }
+}
+
+fn event_of(e: wire::Event) -> InputEvent {
+    use wire::Event as E;
+    match e {
+        E::PointerMove { x, y, mods } => InputEvent::PointerMove {
+            x,
+            y,
+            mods: mods_of(mods),
+        },
+        E::PointerDown {
+            x,
+            y,
+            button,
+            clicks,
+            mods,
+        } => InputEvent::PointerDown {
+            x,
+            y,
+            button: button_of(button),
+            clicks,
+            mods: mods_of(mods),
+        },
+        E::PointerUp {
+            x,
+            y,
+            button,
+            clicks,
+            mods,
+        } => InputEvent::PointerUp {
+            x,
+            y,
+            button: button_of(button),
+            clicks,
+            mods: mods_of(mods),
+        },
+        E::Click {
+            x,
+            y,
+            button,
+            clicks,
+            mods,
+        } => InputEvent::Click {
+            x,
+            y,
+            button: button_of(button),
+            clicks,
+            mods: mods_of(mods),
+        },
+        E::Wheel {
+            x,
+            y,
+            dx,
+            dy,
+            precise,
+            mods,
+        } => InputEvent::Wheel {
+            x,
+            y,
+            dx,
+            dy,
+            precise,
+            mods: mods_of(mods),
+        },
+        E::KeyDown { key } => InputEvent::KeyDown { key },
+        E::KeyUp { key } => InputEvent::KeyUp { key },
+        E::Key { key } => InputEvent::Key { key },
+        E::Text { text } => InputEvent::Text { text },
+    }
+}
+
+fn rect_wire(r: &wayrig_host::Rect) -> wire::Rect {
+    wire::Rect {
+        x: r.x,
+        y: r.y,
+        width: r.width,
+        height: r.height,
+    }
+}
+
+fn window_wire(w: &WindowInfo) -> wire::Window {
+    wire::Window {
+        id: w.handle.id,
+        title: w.title.clone(),
+        kind: "content".into(),
+        url: None,
+        bounds: rect_wire(&w.frame),
+        content_bounds: rect_wire(&w.content),
+        focused: w.focused,
+        visible: w.on_screen,
+    }
+}
+
+/// MyGo's role word for a model role.
+pub fn role_word(role: Role) -> &'static str {
+    match role {
+        Role::Dialog => "dialog",
+        Role::Alert => "alert",
+        Role::Button => "button",
+        Role::ToggleButton => "toggleButton",
+        Role::CheckBox => "checkBox",
+        Role::RadioButton => "radio",
+        Role::Switch => "switch",
+        Role::ComboBox => "comboBox",
+        Role::MenuButton => "menuButton",
+        Role::TextInput | Role::PasswordInput | Role::TextArea | Role::SearchInput => "textField",
+        Role::SpinButton => "stepper",
+        Role::Slider => "slider",
+        Role::ProgressBar => "progress",
+        Role::ScrollBar => "scroll",
+        Role::Label | Role::Paragraph => "text",
+        Role::Heading => "heading",
+        Role::Link => "link",
+        Role::Image => "image",
+        Role::List => "list",
+        Role::ListItem => "listItem",
+        Role::Tree => "tree",
+        Role::TreeItem => "treeItem",
+        Role::Table => "table",
+        Role::Row => "row",
+        Role::Cell => "cell",
+        Role::ColumnHeader => "columnHeader",
+        Role::RowHeader => "rowHeader",
+        Role::TabList => "tabList",
+        Role::Tab => "tab",
+        Role::TabPanel => "tabPanel",
+        Role::MenuBar => "menuBar",
+        Role::Menu => "menu",
+        Role::MenuItem => "menuItem",
+        Role::CheckMenuItem => "menuItemCheckBox",
+        Role::RadioMenuItem => "menuItemRadio",
+        Role::Separator => "separator",
+        Role::Toolbar => "toolbar",
+        Role::StatusBar => "status",
+        Role::Tooltip => "tooltip",
+        Role::Document | Role::Region => "region",
+        Role::Meter => "meter",
+        Role::Log => "log",
+        Role::Timer => "timer",
+        Role::Article => "article",
+        Role::Navigation => "navigation",
+        Role::Main => "main",
+        Role::Banner => "banner",
+        Role::ContentInfo => "contentInfo",
+        Role::Complementary => "complementary",
+        Role::Search => "search",
+        Role::Deletion => "deletion",
+        Role::Insertion => "insertion",
+        Role::Grid => "grid",
+        Role::TreeGrid => "treeGrid",
+        Role::Splitter => "splitter",
+        Role::Window
+        | Role::Application
+        | Role::Group
+        | Role::Panel
+        | Role::ScrollView
+        | Role::Canvas
+        | Role::Unknown => "group",
+    }
+}
+
+fn state_words(n: &Node) -> Vec<String> {
+    let s = &n.states;
+    [
+        (s.focusable, "focusable"),
+        (s.disabled, "disabled"),
+        (s.checked, "checked"),
+        (s.mixed, "mixed"),
+        (s.selected, "selected"),
+        (s.expanded, "expanded"),
+        (s.multiline, "multiline"),
+        (s.password, "password"),
+        (s.read_only, "readOnly"),
+        (s.selectable, "selectable"),
+        (s.offscreen, "offscreen"),
+        (s.multiselectable, "multiselectable"),
+        (s.invalid, "invalid"),
+        (s.expandable, "expandable"),
+        (s.vertical, "vertical"),
+        (s.busy, "busy"),
+        (s.horizontal, "horizontal"),
+        (n.role == Role::SearchInput, "search"),
+        (s.sort == Some(Sort::Ascending), "sortAscending"),
+        (s.sort == Some(Sort::Descending), "sortDescending"),
+        (s.sort == Some(Sort::Other), "sortOther"),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, word)| word.to_string())
+    .collect()
+}
+
+fn action_word(a: Offered) -> &'static str {
+    match a {
+        Offered::Press => "press",
+        Offered::Focus => "focus",
+        Offered::SetValue => "setValue",
+        Offered::InsertText => "insertText",
+        Offered::SelectText => "selectText",
+        Offered::Increment => "increment",
+        Offered::Decrement => "decrement",
+        Offered::Expand => "expand",
+        Offered::Collapse => "collapse",
+    }
+}
+
+fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> TreeAnswer {
+    let kept: HashSet<u64> = elements.iter().map(|e| e.node.id).collect();
+    let ids = |ids: &[u64]| -> Vec<String> {
+        ids.iter()
+            .filter(|id| kept.contains(id))
+            .map(u64::to_string)
+            .collect()
+    };
+    let nodes = elements
+        .iter()
+        .map(|e| {
+            let n = &e.node;
+            let a = &n.annotations;
+            let Place {
+                level,
+                pos_in_set,
+                set_size,
+                row_count,
+                col_count,
+                row_index,
+                col_index,
+                row_span,
+                col_span,
+            } = n.place;
+            wire::Element {
+                id: n.id.to_string(),
+                parent: e.parent.map(|p| p.to_string()),
+                role: role_word(n.role).into(),
+                key: n.key.clone(),
+                label: (!n.name.is_empty()).then(|| n.name.clone()),
+                description: (!n.description.is_empty()).then(|| n.description.clone()),
+                value: n.value.clone(),
+                bounds: n.bounds.as_ref().map(rect_wire),
+                min: n.range.map(|r| r.min),
+                max: n.range.map(|r| r.max),
+                now: n.range.map(|r| r.now),
+                step: n.range.map(|r| r.step),
+                selection: n.selection.map(|(from, to)| [from, to]),
+                level,
+                pos_in_set,
+                set_size,
+                row_count,
+                col_count,
+                row_index,
+                col_index,
+                row_span,
+                col_span,
+                current: a.current.as_ref().map(|c| {
+                    if c == "true" {
+                        Value::Bool(true)
+                    } else {
+                        Value::String(c.clone())
+                    }
+                }),
+                placeholder: a.placeholder.clone(),
+                auto_complete: a.auto_complete.clone(),
+                role_description: a.role_description.clone(),
+                has_popup: a.has_popup.clone(),
+                key_shortcuts: a.key_shortcuts.clone(),
+                controls: ids(&n.relations.controls),
+                described_by: ids(&n.relations.described_by),
+                error_message: ids(&n.relations.error_message),
+                states: state_words(n),
+                actions: offered(n)
+                    .into_iter()
+                    .map(|a| action_word(a).to_string())
+                    .collect(),
+            }
+        })
+        .collect();
+    TreeAnswer {
+        window,
+        focus: elements
+            .iter()
+            .find(|e| e.node.states.focused)
+            .map(|e| e.node.id.to_string()),
+        nodes,
+        announcements,
+    }
+}

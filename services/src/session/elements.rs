@@ -1,0 +1,566 @@
+//! Elements: one query layer for every face (role, names, values, states,
+//! label or placeholder, keys), with its ambiguity rule, and pre-order reads
+//! that leave out layout-only containers and, when asked, hidden elements.
+
+use wayrig_host::{Rect, WindowHandle};
+
+use super::Session;
+use crate::model::{Error, Node, Role, Tree};
+
+/// What an element must be; every field set must hold.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Query {
+    /// The model's role.
+    pub role: Option<Role>,
+    /// The toolkit's own role name, exactly ("push button").
+    pub native_role: Option<String>,
+    /// The whole name, case and all.
+    pub name: Option<String>,
+    /// A case-insensitive substring of the name.
+    pub name_contains: Option<String>,
+    /// A case-insensitive substring of the value.
+    pub value_contains: Option<String>,
+    /// The app's own name for the element.
+    pub key: Option<String>,
+    /// The whole label, else (when no element has it) the whole placeholder.
+    pub label: Option<String>,
+    /// States that must hold.
+    pub states: Vec<StateFlag>,
+    /// Hidden elements (offscreen, unsized, outside the window) may match.
+    pub include_hidden: bool,
+}
+
+/// A state a query can require.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateFlag {
+    Focusable,
+    Focused,
+    Enabled,
+    Disabled,
+    Checked,
+    Selected,
+    Expanded,
+    Editable,
+    Offscreen,
+}
+
+impl StateFlag {
+    fn holds(self, n: &Node, window: &Rect) -> bool {
+        let s = &n.states;
+        match self {
+            StateFlag::Focusable => s.focusable,
+            StateFlag::Focused => s.focused,
+            StateFlag::Enabled => !s.disabled,
+            StateFlag::Disabled => s.disabled,
+            StateFlag::Checked => s.checked,
+            StateFlag::Selected => s.selected,
+            StateFlag::Expanded => s.expanded,
+            StateFlag::Editable => s.editable,
+            StateFlag::Offscreen => is_hidden(n, window),
+        }
+    }
+}
+
+/// How to read a window's elements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadOptions {
+    /// Levels below the root; `None` for all.
+    pub max_depth: Option<u32>,
+    /// Elements at most; `None` for all.
+    pub max_nodes: Option<usize>,
+    pub include_hidden: bool,
+    /// Leave out containers that only lay others out (unnamed panels and
+    /// groups); their children hang from the nearest element kept.
+    pub prune_layout: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            max_depth: None,
+            max_nodes: None,
+            include_hidden: true,
+            prune_layout: true,
+        }
+    }
+}
+
+/// One element of a pre-order read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Element {
+    pub node: Node,
+    /// The nearest ancestor kept in the read; `None` for the root.
+    pub parent: Option<u64>,
+    /// Kept ancestors above it; the root is 0.
+    pub depth: u32,
+}
+
+/// What can be done to an element, by what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offered {
+    Press,
+    Focus,
+    SetValue,
+    InsertText,
+    SelectText,
+    Increment,
+    Decrement,
+    Expand,
+    Collapse,
+}
+
+/// The actions an element offers: pressing controls, focusing what takes
+/// focus, editing text fields, stepping ranges, expanding what expands.
+pub fn offered(n: &Node) -> Vec<Offered> {
+    let mut actions = Vec::new();
+    if is_pressable(n.role) {
+        actions.push(Offered::Press);
+    }
+    if n.states.focusable {
+        actions.push(Offered::Focus);
+    }
+    match n.role {
+        Role::TextInput | Role::PasswordInput | Role::TextArea | Role::SearchInput => {
+            actions.extend([Offered::SetValue, Offered::InsertText, Offered::SelectText])
+        }
+        Role::Slider | Role::SpinButton => {
+            actions.extend([Offered::SetValue, Offered::Increment, Offered::Decrement])
+        }
+        _ => {}
+    }
+    if n.states.expandable {
+        actions.extend([Offered::Expand, Offered::Collapse]);
+    }
+    actions
+}
+
+fn is_pressable(role: Role) -> bool {
+    matches!(
+        role,
+        Role::Button
+            | Role::ToggleButton
+            | Role::CheckBox
+            | Role::RadioButton
+            | Role::Switch
+            | Role::MenuButton
+            | Role::ComboBox
+            | Role::Link
+            | Role::MenuItem
+            | Role::CheckMenuItem
+            | Role::RadioMenuItem
+            | Role::Tab
+            | Role::ListItem
+            | Role::TreeItem
+    )
+}
+
+/// A control, as opposed to text that may repeat a control's name (its
+/// tooltip, the label beside it).
+fn is_control(n: &Node) -> bool {
+    is_pressable(n.role)
+        || matches!(
+            n.role,
+            Role::TextInput
+                | Role::PasswordInput
+                | Role::TextArea
+                | Role::SearchInput
+                | Role::SpinButton
+                | Role::Slider
+                | Role::ScrollBar
+        )
+}
+
+/// Not shown: offscreen, without a size, or wholly outside the window.
+pub fn is_hidden(n: &Node, window: &Rect) -> bool {
+    let content = Rect::new(0, 0, window.width, window.height);
+    n.states.offscreen
+        || match n.bounds {
+            None => true,
+            Some(b) => b.is_empty() || !b.intersects(&content),
+        }
+}
+
+impl Query {
+    /// An element by the app's own name for it.
+    pub fn key(key: impl Into<String>) -> Self {
+        Query {
+            key: Some(key.into()),
+            include_hidden: true,
+            ..Query::default()
+        }
+    }
+
+    /// What the query asks, for messages.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.role {
+            parts.push(format!("role {r:?}"));
+        }
+        for (what, v) in [
+            ("native role", &self.native_role),
+            ("name", &self.name),
+            ("name containing", &self.name_contains),
+            ("value containing", &self.value_contains),
+            ("key", &self.key),
+            ("label or placeholder", &self.label),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{what} {v:?}"));
+            }
+        }
+        if !self.states.is_empty() {
+            parts.push(format!("states {:?}", self.states));
+        }
+        if parts.is_empty() {
+            "any element".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    fn matches_besides_label(&self, n: &Node, window: &Rect) -> bool {
+        let contains =
+            |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
+        self.role.is_none_or(|r| n.role == r)
+            && self
+                .native_role
+                .as_deref()
+                .is_none_or(|r| n.native_role == r)
+            && self.name.as_deref().is_none_or(|x| n.name == x)
+            && self
+                .name_contains
+                .as_deref()
+                .is_none_or(|x| contains(&n.name, x))
+            && self
+                .value_contains
+                .as_deref()
+                .is_none_or(|x| n.value.as_deref().is_some_and(|v| contains(v, x)))
+            && self
+                .key
+                .as_deref()
+                .is_none_or(|k| n.key.as_deref() == Some(k))
+            && self.states.iter().all(|s| s.holds(n, window))
+            && (self.include_hidden || !is_hidden(n, window))
+    }
+
+    /// Every element of the tree the query matches, in tree order.
+    pub fn find<'t>(&self, tree: &'t Tree) -> Vec<&'t Node> {
+        let window = tree.window.content;
+        let candidates = tree
+            .nodes
+            .iter()
+            .filter(|n| self.matches_besides_label(n, &window));
+        let Some(label) = self.label.as_deref() else {
+            return candidates.collect();
+        };
+        let candidates: Vec<&Node> = candidates.collect();
+        let named: Vec<&Node> = candidates
+            .iter()
+            .copied()
+            .filter(|n| n.name == label)
+            .collect();
+        if !named.is_empty() {
+            return named;
+        }
+        candidates
+            .into_iter()
+            .filter(|n| n.annotations.placeholder.as_deref() == Some(label))
+            .collect()
+    }
+
+    /// The one element the query means: a control wins over text repeating
+    /// its name; several still matching is `Ambiguous`, none `NoElement`.
+    pub fn find_one<'t>(&self, tree: &'t Tree) -> Result<&'t Node, Error> {
+        let mut found = self.find(tree);
+        if found.len() > 1 && found.iter().any(|n| is_control(n)) {
+            found.retain(|n| is_control(n));
+        }
+        match found.as_slice() {
+            [one] => Ok(one),
+            [] => Err(Error::NoElement(format!(
+                "matching {} in window {}",
+                self.describe(),
+                tree.window.handle
+            ))),
+            many => Err(Error::Ambiguous {
+                what: self.describe(),
+                ids: many.iter().map(|n| n.id).collect(),
+            }),
+        }
+    }
+}
+
+/// The tree's elements in pre-order, as `options` keep them; true when
+/// `max_depth` or `max_nodes` cut the read short.
+pub fn pre_order(tree: &Tree, options: &ReadOptions) -> (Vec<Element>, bool) {
+    let mut out = Vec::new();
+    let mut truncated = false;
+    let Some(root) = tree.nodes.first() else {
+        return (out, truncated);
+    };
+    let window = tree.window.content;
+    let by_id: std::collections::HashMap<u64, &Node> =
+        tree.nodes.iter().map(|n| (n.id, n)).collect();
+    // (node, nearest kept ancestor, its depth + 1)
+    let mut stack: Vec<(&Node, Option<u64>, u32)> = vec![(root, None, 0)];
+    let mut seen = std::collections::HashSet::new();
+    while let Some((n, parent, depth)) = stack.pop() {
+        if !seen.insert(n.id) {
+            continue;
+        }
+        let is_root = n.id == root.id;
+        if !is_root && !options.include_hidden && is_hidden(n, &window) {
+            continue;
+        }
+        let kept = is_root || !(options.prune_layout && n.is_layout());
+        let (child_parent, child_depth) = if kept {
+            if options.max_depth.is_some_and(|m| depth > m) {
+                truncated = true;
+                continue;
+            }
+            if options.max_nodes.is_some_and(|m| out.len() >= m) {
+                truncated = true;
+                break;
+            }
+            out.push(Element {
+                node: n.clone(),
+                parent,
+                depth,
+            });
+            (Some(n.id), depth + 1)
+        } else {
+            (parent, depth)
+        };
+        for c in n.children.iter().rev() {
+            if let Some(child) = by_id.get(c) {
+                stack.push((child, child_parent, child_depth));
+            }
+        }
+    }
+    (out, truncated)
+}
+
+impl Session {
+    /// Every element of the window matching the query, in tree order.
+    pub async fn find(&self, window: WindowHandle, query: &Query) -> Result<Vec<Node>, Error> {
+        let tree = self.tree(window).await?;
+        Ok(query.find(&tree).into_iter().cloned().collect())
+    }
+
+    /// The one element of the window the query means.
+    pub async fn find_one(&self, window: WindowHandle, query: &Query) -> Result<Node, Error> {
+        let tree = self.tree(window).await?;
+        query.find_one(&tree).cloned()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::{Annotations, Place, Relations, States};
+    use wayrig_host::{WindowInfo, WindowKind};
+
+    pub(crate) fn node(id: u64, parent: Option<u64>, role: Role, name: &str) -> Node {
+        Node {
+            id,
+            parent,
+            children: Vec::new(),
+            role,
+            native_role: String::new(),
+            name: name.into(),
+            description: String::new(),
+            key: None,
+            states: States::default(),
+            value: None,
+            range: None,
+            selection: None,
+            bounds: Some(Rect::new(0, 0, 10, 10)),
+            actions: Vec::new(),
+            place: Place::default(),
+            relations: Relations::default(),
+            annotations: Annotations::default(),
+        }
+    }
+
+    /// A tree from nodes given parent first; children lists are filled in.
+    pub(crate) fn tree_of(mut nodes: Vec<Node>) -> Tree {
+        for i in 0..nodes.len() {
+            if let Some(p) = nodes[i].parent {
+                let id = nodes[i].id;
+                if let Some(parent) = nodes.iter_mut().find(|n| n.id == p) {
+                    parent.children.push(id);
+                }
+            }
+        }
+        Tree {
+            window: WindowInfo {
+                handle: WindowHandle { id: 1, epoch: 1 },
+                title: "Main".into(),
+                app_id: String::new(),
+                pid: Some(1),
+                kind: WindowKind::Normal,
+                parent: None,
+                frame: Rect::new(0, 0, 200, 100),
+                surface: Rect::new(0, 0, 200, 100),
+                content: Rect::new(0, 0, 200, 100),
+                maximized: false,
+                fullscreen: false,
+                minimized: false,
+                focused: true,
+                on_screen: true,
+                z: 0,
+                scale: 1.0,
+            },
+            nodes,
+        }
+    }
+
+    fn sample() -> Tree {
+        let mut entry = node(5, Some(2), Role::TextInput, "");
+        entry.annotations.placeholder = Some("Search".into());
+        entry.value = Some("Hello World".into());
+        let mut hidden = node(6, Some(2), Role::Button, "Save");
+        hidden.bounds = Some(Rect::new(10, 57, 0, 0));
+        let mut keyed = node(7, Some(1), Role::Button, "Add");
+        keyed.key = Some("add".into());
+        tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            node(2, Some(1), Role::Panel, ""),
+            node(3, Some(2), Role::Button, "Save"),
+            node(4, Some(2), Role::Label, "Save"),
+            entry,
+            hidden,
+            keyed,
+        ])
+    }
+
+    #[test]
+    fn a_control_beats_text_that_repeats_its_name() {
+        let tree = sample();
+        let q = Query {
+            label: Some("Save".into()),
+            ..Query::default()
+        };
+        assert_eq!(q.find_one(&tree).unwrap().id, 3);
+    }
+
+    #[test]
+    fn two_controls_with_one_label_are_ambiguous_and_name_their_ids() {
+        let tree = sample();
+        let q = Query {
+            label: Some("Save".into()),
+            include_hidden: true,
+            ..Query::default()
+        };
+        match q.find_one(&tree) {
+            Err(Error::Ambiguous { ids, .. }) => assert_eq!(ids, [3, 6]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_label_no_element_has_falls_back_to_placeholders() {
+        let tree = sample();
+        let q = Query {
+            label: Some("Search".into()),
+            ..Query::default()
+        };
+        assert_eq!(q.find_one(&tree).unwrap().id, 5);
+    }
+
+    #[test]
+    fn names_values_roles_and_keys_match_as_documented() {
+        let tree = sample();
+        let ids = |q: Query| q.find(&tree).iter().map(|n| n.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(Query {
+                name_contains: Some("sAV".into()),
+                include_hidden: true,
+                ..Query::default()
+            }),
+            [3, 4, 6]
+        );
+        assert_eq!(
+            ids(Query {
+                value_contains: Some("world".into()),
+                ..Query::default()
+            }),
+            [5]
+        );
+        assert_eq!(
+            ids(Query {
+                role: Some(Role::Button),
+                name: Some("save".into()),
+                ..Query::default()
+            }),
+            Vec::<u64>::new(),
+            "an exact name keeps its case"
+        );
+        assert_eq!(ids(Query::key("add")), [7]);
+        assert!(matches!(
+            Query::key("gone").find_one(&tree),
+            Err(Error::NoElement(_))
+        ));
+    }
+
+    #[test]
+    fn pre_order_hangs_children_of_layout_containers_on_the_nearest_element() {
+        let tree = sample();
+        let (elements, truncated) = pre_order(&tree, &ReadOptions::default());
+        assert!(!truncated);
+        let shape: Vec<(u64, Option<u64>, u32)> = elements
+            .iter()
+            .map(|e| (e.node.id, e.parent, e.depth))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (1, None, 0),
+                (3, Some(1), 1),
+                (4, Some(1), 1),
+                (5, Some(1), 1),
+                (6, Some(1), 1),
+                (7, Some(1), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_leave_out_hidden_elements_and_stop_at_their_bounds() {
+        let tree = sample();
+        let visible = ReadOptions {
+            include_hidden: false,
+            ..ReadOptions::default()
+        };
+        let (elements, _) = pre_order(&tree, &visible);
+        assert!(!elements.iter().any(|e| e.node.id == 6));
+        let few = ReadOptions {
+            max_nodes: Some(2),
+            ..ReadOptions::default()
+        };
+        let (elements, truncated) = pre_order(&tree, &few);
+        assert_eq!((elements.len(), truncated), (2, true));
+        let shallow = ReadOptions {
+            max_depth: Some(0),
+            ..ReadOptions::default()
+        };
+        let (elements, truncated) = pre_order(&tree, &shallow);
+        assert_eq!((elements.len(), truncated), (1, true));
+    }
+
+    #[test]
+    fn actions_follow_what_an_element_is() {
+        let mut field = node(1, None, Role::TextInput, "Name");
+        field.states.focusable = true;
+        assert_eq!(
+            offered(&field),
+            [
+                Offered::Focus,
+                Offered::SetValue,
+                Offered::InsertText,
+                Offered::SelectText
+            ]
+        );
+        assert!(offered(&node(2, None, Role::Label, "Hi")).is_empty());
+    }
+}

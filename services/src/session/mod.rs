@@ -1,0 +1,198 @@
+//! The session: one host of apps joined with their accessibility, and the only
+//! API a face sees. Its methods are split across this folder by concern.
+//!
+//! windows: the kept window list, selection and window operations; tree: reading
+//! a window's elements; elements: queries and pre-order reads; snapshots: named
+//! reads and staleness; act: actions on elements; menus: the app's menus.
+
+mod act;
+mod elements;
+mod menus;
+mod snapshots;
+mod tree;
+mod windows;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wayrig_host::{Capabilities, Capture, Host, InputEvent, InputOptions, WindowHandle};
+
+use crate::a11y::A11y;
+use crate::bus::PrivateBus;
+use crate::model::{Error, Tree};
+
+pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
+pub use elements::{offered, Element, Offered, Query, ReadOptions, StateFlag};
+pub use menus::MenuPath;
+pub use snapshots::Snapshot;
+pub use windows::{AppIdentity, CloseOutcome, WindowFilter, WindowOp, WindowPick};
+
+/// How long a window operation may take to show in the window's state.
+const WINDOW_OP_LIMIT: Duration = Duration::from_secs(5);
+
+/// The buses a session's apps are on: its own private pair, or a desktop's.
+pub struct Buses {
+    /// The D-Bus session bus (apps export their menus there).
+    pub session: String,
+    /// The AT-SPI bus.
+    pub a11y: String,
+    /// Kept alive for the session's life when the buses are its own.
+    _private: Option<PrivateBus>,
+}
+
+impl Buses {
+    /// The buses of a desktop the session attaches to.
+    pub fn existing(session: impl Into<String>, a11y: impl Into<String>) -> Self {
+        Buses {
+            session: session.into(),
+            a11y: a11y.into(),
+            _private: None,
+        }
+    }
+}
+
+impl From<PrivateBus> for Buses {
+    fn from(bus: PrivateBus) -> Self {
+        Buses {
+            session: bus.address.clone(),
+            a11y: bus.a11y_address.clone(),
+            _private: Some(bus),
+        }
+    }
+}
+
+pub struct Session {
+    host: Arc<dyn Host>,
+    a11y: A11y,
+    windows: windows::WindowBook,
+    /// The last tree of each window, with the window's commit count and the
+    /// accessibility change count it was read at.
+    mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
+    snapshots: std::sync::Mutex<snapshots::History>,
+    /// The session bus the apps are on (for the menus they export).
+    session_bus: zbus::Connection,
+    _buses: Buses,
+}
+
+impl Session {
+    /// Join a host whose apps are on `buses` with their accessibility.
+    pub async fn new(host: Arc<dyn Host>, buses: impl Into<Buses>) -> Result<Self, Error> {
+        let buses = buses.into();
+        let a11y = A11y::connect(&buses.a11y).await?;
+        let session_bus = zbus::connection::Builder::address(buses.session.as_str())
+            .map_err(|e| Error::Failed(format!("bad session bus address: {e}")))?
+            .method_timeout(Duration::from_secs(5))
+            .build()
+            .await
+            .map_err(|e| Error::Failed(format!("cannot reach the session bus: {e}")))?;
+        let windows = windows::WindowBook::start(host.clone()).await?;
+        Ok(Session {
+            host,
+            a11y,
+            windows,
+            mirror: Default::default(),
+            snapshots: Default::default(),
+            session_bus,
+            _buses: buses,
+        })
+    }
+
+    /// What the host can do.
+    pub fn capabilities(&self) -> Capabilities {
+        self.host.capabilities()
+    }
+
+    fn require(&self, have: bool, feature: &str) -> Result<(), Error> {
+        if have {
+            Ok(())
+        } else {
+            Err(Error::Unsupported(format!(
+                "{feature}: the host this session runs on cannot do it"
+            )))
+        }
+    }
+
+    /// Wait until the window has settled (frames, configures, input read) and
+    /// every accessibility event its app sent before then has arrived.
+    pub async fn settle(&self, handle: WindowHandle, timeout: Duration) -> Result<(), Error> {
+        self.require(self.capabilities().frame_pacing, "settle")?;
+        self.host.settle(handle, timeout).await?;
+        self.sync_apps(handle).await
+    }
+
+    /// Wait until every accessibility event the window's app sent before now
+    /// has arrived.
+    pub(crate) async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
+        if let Some(pid) = self.pid_of(handle) {
+            for app in self
+                .a11y
+                .apps()
+                .await?
+                .into_iter()
+                .filter(|a| a.pid == Some(pid))
+            {
+                self.a11y.sync(&app).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What the window's app announced to assistive technology since the last
+    /// time this was asked (AT-SPI announcement events), oldest first.
+    pub async fn announcements(&self, handle: WindowHandle) -> Result<Vec<String>, Error> {
+        let Some(pid) = self.pid_of(handle) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .a11y
+            .apps()
+            .await?
+            .iter()
+            .filter(|a| a.pid == Some(pid))
+            .flat_map(|a| self.a11y.take_announcements(a))
+            .collect())
+    }
+
+    /// Deliver input events to a window, in order, as one batch.
+    pub async fn input(
+        &self,
+        handle: WindowHandle,
+        events: Vec<InputEvent>,
+        options: InputOptions,
+    ) -> Result<wayrig_host::InputReport, Error> {
+        self.require(self.capabilities().input, "input")?;
+        Ok(self.host.input(handle, events, options).await?)
+    }
+
+    /// The window's surfaces as rendered now, covered or not.
+    pub async fn capture(&self, handle: WindowHandle) -> Result<Capture, Error> {
+        Ok(self.host.capture_window(handle).await?)
+    }
+
+    /// The whole output as a person would see it.
+    pub async fn capture_screen(&self) -> Result<Capture, Error> {
+        Ok(self.host.capture_output().await?)
+    }
+
+    /// The pointer as the seat has it now.
+    pub async fn pointer(&self) -> Result<wayrig_host::PointerState, Error> {
+        Ok(self.host.pointer().await?)
+    }
+
+    pub(crate) fn session_bus(&self) -> &zbus::Connection {
+        &self.session_bus
+    }
+
+    pub(crate) fn pid_of(&self, handle: WindowHandle) -> Option<u32> {
+        self.windows
+            .now()
+            .iter()
+            .find(|w| w.handle == handle)
+            .and_then(|w| w.pid)
+    }
+
+    pub(crate) fn a11y(&self) -> &A11y {
+        &self.a11y
+    }
+}

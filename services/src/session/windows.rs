@@ -1,0 +1,597 @@
+//! Windows, kept and not polled: the list follows the host's window stream (a
+//! lagging reader resyncs), and selection and window operations read it.
+//!
+//! A window operation answers with the window as it shows after the change,
+//! watched for in that stream, never right after the request was sent.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+use wayrig_host::{
+    DisplayInfo, Host, Rect, WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind,
+};
+
+use super::{Session, WINDOW_OP_LIMIT};
+use crate::model::Error;
+
+/// The windows as the host last reported them, front to back.
+pub(crate) struct WindowBook {
+    list: watch::Receiver<Arc<Vec<WindowInfo>>>,
+    follower: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for WindowBook {
+    fn drop(&mut self) {
+        self.follower.abort();
+    }
+}
+
+impl WindowBook {
+    /// Take the host's snapshot and follow its events from there.
+    pub(crate) async fn start(host: Arc<dyn Host>) -> Result<Self, Error> {
+        let first = host.watch_windows().await?;
+        let (tx, list) = watch::channel(Arc::new(sorted(first.windows)));
+        let follower = tokio::spawn(follow(host, first.events, tx));
+        Ok(WindowBook { list, follower })
+    }
+
+    pub(crate) fn now(&self) -> Arc<Vec<WindowInfo>> {
+        self.list.borrow().clone()
+    }
+
+    /// Wait until `done` holds of the list, or `limit` passes; answers the
+    /// list it held of, or the last list seen.
+    pub(crate) async fn wait_for(
+        &self,
+        limit: Duration,
+        done: impl Fn(&[WindowInfo]) -> bool,
+    ) -> Result<Arc<Vec<WindowInfo>>, Arc<Vec<WindowInfo>>> {
+        let mut list = self.list.clone();
+        let waited = tokio::time::timeout(limit, list.wait_for(|l| done(l))).await;
+        match waited {
+            Ok(Ok(held)) => Ok(held.clone()),
+            _ => Err(self.now()),
+        }
+    }
+}
+
+/// Apply the host's events to the list; a reader that fell behind takes a
+/// fresh snapshot, so no close is ever missed.
+async fn follow(
+    host: Arc<dyn Host>,
+    mut events: broadcast::Receiver<WindowEvent>,
+    tx: watch::Sender<Arc<Vec<WindowInfo>>>,
+) {
+    loop {
+        match events.recv().await {
+            Ok(event) => tx.send_modify(|list| {
+                let mut windows = (**list).clone();
+                apply(&mut windows, event);
+                *list = Arc::new(sorted(windows));
+            }),
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "window stream lagged; taking a new snapshot");
+                match host.watch_windows().await {
+                    Ok(again) => {
+                        events = again.events;
+                        tx.send_replace(Arc::new(sorted(again.windows)));
+                    }
+                    Err(_) => return,
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+fn apply(windows: &mut Vec<WindowInfo>, event: WindowEvent) {
+    match event {
+        WindowEvent::Created(info) | WindowEvent::Updated(info) => {
+            match windows.iter_mut().find(|w| w.handle.id == info.handle.id) {
+                Some(w) => *w = info,
+                None => windows.push(info),
+            }
+        }
+        WindowEvent::Closed(handle) => windows.retain(|w| w.handle != handle),
+    }
+}
+
+fn sorted(mut windows: Vec<WindowInfo>) -> Vec<WindowInfo> {
+    windows.sort_by_key(|w| w.z);
+    windows
+}
+
+/// A window people address: top-level (menus and tooltips belong to one).
+pub(crate) fn is_top_level(w: &WindowInfo) -> bool {
+    matches!(w.kind, WindowKind::Normal | WindowKind::Dialog)
+}
+
+/// Which window a request means.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum WindowPick {
+    /// The focused window, else the frontmost top-level one.
+    #[default]
+    Default,
+    /// The window with keyboard focus, or none.
+    Focused,
+    /// This handle; a window mapped again since answers `StaleWindow`.
+    Handle(WindowHandle),
+    /// The window with this id, whatever its epoch.
+    Id(u64),
+    /// The frontmost window matching.
+    Filter(WindowFilter),
+}
+
+/// What a window must match; every field set must hold.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WindowFilter {
+    /// Case-insensitive substring of the title.
+    pub title_contains: Option<String>,
+    /// Case-insensitive substring of the app's display name.
+    pub app_name_contains: Option<String>,
+    /// The app's id exactly: the Wayland app id or its .desktop id.
+    pub app_id: Option<String>,
+    pub pid: Option<u32>,
+    pub on_screen_only: bool,
+    /// Menus and tooltips too (left out by default).
+    pub include_popups: bool,
+}
+
+/// The app a window belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppIdentity {
+    /// What people call it: the .desktop file's Name, else the app id.
+    pub name: String,
+    /// The .desktop id (`org.gtk.Demo4.desktop`) where one matches.
+    pub desktop_id: Option<String>,
+    pub pid: Option<u32>,
+}
+
+/// A change of a window's state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WindowOp {
+    /// Raise it and give it keyboard focus.
+    Activate,
+    Minimize,
+    Maximize,
+    Fullscreen,
+    /// Undo minimize, maximize and fullscreen.
+    Restore,
+    /// Move its frame's top-left corner, resize its frame; each optional.
+    SetBounds {
+        position: Option<(i32, i32)>,
+        size: Option<(i32, i32)>,
+    },
+}
+
+/// What closing a window came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CloseOutcome {
+    Closed,
+    /// The app still shows the window after its wait (a save prompt, say).
+    Kept(WindowInfo),
+}
+
+impl WindowFilter {
+    fn matches(&self, w: &WindowInfo, app: &AppIdentity) -> bool {
+        let contains =
+            |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
+        (self.include_popups || is_top_level(w))
+            && (!self.on_screen_only || w.on_screen)
+            && self
+                .title_contains
+                .as_deref()
+                .is_none_or(|t| contains(&w.title, t))
+            && self
+                .app_name_contains
+                .as_deref()
+                .is_none_or(|n| contains(&app.name, n))
+            && self.app_id.as_deref().is_none_or(|id| {
+                w.app_id == id
+                    || app
+                        .desktop_id
+                        .as_deref()
+                        .is_some_and(|d| d == id || d.trim_end_matches(".desktop") == id)
+            })
+            && self.pid.is_none_or(|p| w.pid == Some(p))
+    }
+}
+
+/// The window a pick means among `windows` (front to back).
+pub(crate) fn pick(
+    windows: &[WindowInfo],
+    pick: &WindowPick,
+    app_of: impl Fn(&WindowInfo) -> AppIdentity,
+) -> Result<WindowInfo, Error> {
+    let top = || windows.iter().filter(|w| is_top_level(w));
+    let found = match pick {
+        WindowPick::Default => top()
+            .find(|w| w.focused)
+            .or_else(|| top().find(|w| w.kind == WindowKind::Normal))
+            .or_else(|| top().next()),
+        WindowPick::Focused => top().find(|w| w.focused),
+        WindowPick::Handle(h) => match windows.iter().find(|w| w.handle.id == h.id) {
+            Some(w) if w.handle.epoch != h.epoch => {
+                return Err(Error::StaleWindow(format!(
+                    "{h}: it was mapped again as {}",
+                    w.handle
+                )))
+            }
+            found => found,
+        },
+        WindowPick::Id(id) => top().find(|w| w.handle.id == *id),
+        WindowPick::Filter(f) => windows.iter().find(|w| f.matches(w, &app_of(w))),
+    };
+    found.cloned().ok_or_else(|| {
+        Error::NoWindow(match pick {
+            WindowPick::Default => "open: the session shows none".into(),
+            WindowPick::Focused => "has keyboard focus".into(),
+            WindowPick::Handle(h) => h.to_string(),
+            WindowPick::Id(id) => id.to_string(),
+            WindowPick::Filter(f) => format!("matches {f:?}"),
+        })
+    })
+}
+
+/// The host command that starts an operation, with the frame-to-content
+/// offsets applied to bounds.
+fn commands_for(op: WindowOp, w: &WindowInfo) -> Vec<WindowCommand> {
+    match op {
+        WindowOp::Activate => vec![WindowCommand::Activate],
+        WindowOp::Minimize => vec![WindowCommand::Minimize],
+        WindowOp::Maximize => vec![WindowCommand::Maximize],
+        WindowOp::Fullscreen => vec![WindowCommand::Fullscreen],
+        WindowOp::Restore => vec![WindowCommand::Restore],
+        WindowOp::SetBounds { position, size } => {
+            let mut commands = Vec::new();
+            if let Some((width, height)) = size {
+                let (extra_w, extra_h) = (
+                    w.frame.width - w.content.width,
+                    w.frame.height - w.content.height,
+                );
+                commands.push(WindowCommand::Resize {
+                    width: width - extra_w,
+                    height: height - extra_h,
+                });
+            }
+            if let Some((x, y)) = position {
+                commands.push(WindowCommand::Move {
+                    x: x + (w.content.x - w.frame.x),
+                    y: y + (w.content.y - w.frame.y),
+                });
+            }
+            commands
+        }
+    }
+}
+
+/// Whether the window shows the operation done, and if not, what is missing.
+fn shows_done(op: WindowOp, before: &WindowInfo, now: &WindowInfo) -> Result<(), String> {
+    let want = |ok: bool, what: &str| if ok { Ok(()) } else { Err(what.to_string()) };
+    match op {
+        WindowOp::Activate => want(now.focused, "the window did not take keyboard focus"),
+        WindowOp::Minimize => want(now.minimized, "the window was not minimized"),
+        WindowOp::Maximize => want(
+            now.maximized,
+            "the app did not acknowledge and draw the maximized state",
+        ),
+        WindowOp::Fullscreen => want(
+            now.fullscreen,
+            "the app did not acknowledge and draw the fullscreen state",
+        ),
+        WindowOp::Restore => want(
+            !now.maximized && !now.fullscreen && !now.minimized,
+            "the app did not acknowledge and draw its normal state",
+        ),
+        WindowOp::SetBounds { position, size } => {
+            if let Some((x, y)) = position {
+                want(
+                    (now.frame.x, now.frame.y) == (x, y),
+                    "the window did not move",
+                )?;
+            }
+            if let Some((width, height)) = size {
+                let asked = (
+                    width - (before.frame.width - before.content.width),
+                    height - (before.frame.height - before.content.height),
+                );
+                let got = (now.content.width, now.content.height);
+                // An app that constrains its size draws another one: what
+                // it drew after the request is its answer.
+                want(
+                    got == asked || got != (before.content.width, before.content.height),
+                    "the app did not draw a new size",
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl Session {
+    /// Every window, front to back, popups included.
+    pub fn windows(&self) -> Arc<Vec<WindowInfo>> {
+        self.windows.now()
+    }
+
+    /// The windows people address (no menus or tooltips) matching `filter`.
+    pub fn list_windows(&self, filter: &WindowFilter) -> Vec<WindowInfo> {
+        self.windows
+            .now()
+            .iter()
+            .filter(|w| filter.matches(w, &self.app_of(w)))
+            .cloned()
+            .collect()
+    }
+
+    /// The window a request means.
+    pub fn window(&self, which: &WindowPick) -> Result<WindowInfo, Error> {
+        pick(&self.windows.now(), which, |w| self.app_of(w))
+    }
+
+    /// The app a window belongs to.
+    pub fn app_of(&self, w: &WindowInfo) -> AppIdentity {
+        AppIdentity {
+            name: w.app_id.clone(),
+            desktop_id: None,
+            pid: w.pid,
+        }
+    }
+
+    /// The outputs, primary first.
+    pub async fn displays(&self) -> Result<Vec<DisplayInfo>, Error> {
+        Ok(self.host.displays().await?)
+    }
+
+    /// The display holding most of a rectangle (the primary one when none does).
+    pub async fn display_of(&self, r: Rect) -> Result<Option<DisplayInfo>, Error> {
+        let displays = self.displays().await?;
+        let overlap = |d: &DisplayInfo| {
+            let x = (r.x + r.width).min(d.bounds.x + d.bounds.width) - r.x.max(d.bounds.x);
+            let y = (r.y + r.height).min(d.bounds.y + d.bounds.height) - r.y.max(d.bounds.y);
+            i64::from(x.max(0)) * i64::from(y.max(0))
+        };
+        let best = displays
+            .iter()
+            .max_by_key(|d| overlap(d))
+            .filter(|d| overlap(d) > 0);
+        Ok(best.or(displays.first()).cloned())
+    }
+
+    /// Change a window's state and answer with the window as the app drew it
+    /// afterwards; `Timeout` says what did not arrive.
+    pub async fn window_op(&self, handle: WindowHandle, op: WindowOp) -> Result<WindowInfo, Error> {
+        self.require(self.capabilities().window_commands, "window operations")?;
+        let before = self.window(&WindowPick::Handle(handle))?;
+        if let WindowOp::SetBounds {
+            size: Some((w, h)), ..
+        } = op
+        {
+            if w <= 0 || h <= 0 {
+                return Err(Error::InvalidRequest(format!(
+                    "a window's size must be positive, not {w}x{h}"
+                )));
+            }
+        }
+        for command in commands_for(op, &before) {
+            self.host.window_command(handle, command).await?;
+        }
+        let same = |w: &&WindowInfo| w.handle == handle;
+        let waited = self
+            .windows
+            .wait_for(WINDOW_OP_LIMIT, |list| {
+                list.iter()
+                    .find(same)
+                    .is_none_or(|now| shows_done(op, &before, now).is_ok())
+            })
+            .await;
+        let list = waited.as_ref().unwrap_or_else(|last| last);
+        let now = list
+            .iter()
+            .find(same)
+            .cloned()
+            .ok_or_else(|| Error::NoWindow(format!("{handle}: it closed")))?;
+        match shows_done(op, &before, &now) {
+            Ok(()) => Ok(now),
+            Err(missing) => Err(Error::Timeout(format!(
+                "{op:?} on window {handle}: {missing} within {WINDOW_OP_LIMIT:?}"
+            ))),
+        }
+    }
+
+    /// Ask a window to close, or end its app (`force`), and answer whether it
+    /// went.
+    pub async fn close(&self, handle: WindowHandle, force: bool) -> Result<CloseOutcome, Error> {
+        self.require(self.capabilities().window_commands, "closing windows")?;
+        self.window(&WindowPick::Handle(handle))?;
+        let command = if force {
+            WindowCommand::ForceClose
+        } else {
+            WindowCommand::Close
+        };
+        self.host.window_command(handle, command).await?;
+        let gone = |list: &[WindowInfo]| !list.iter().any(|w| w.handle == handle);
+        match self.windows.wait_for(WINDOW_OP_LIMIT, gone).await {
+            Ok(_) => Ok(CloseOutcome::Closed),
+            Err(list) => match list.iter().find(|w| w.handle == handle) {
+                Some(w) => Ok(CloseOutcome::Kept(w.clone())),
+                None => Ok(CloseOutcome::Closed),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn window(id: u64, title: &str, kind: WindowKind, z: u32) -> WindowInfo {
+        WindowInfo {
+            handle: WindowHandle { id, epoch: 1 },
+            title: title.into(),
+            app_id: format!("org.example.App{id}"),
+            pid: Some(100 + id as u32),
+            kind,
+            parent: None,
+            frame: Rect::new(0, 0, 100, 100),
+            surface: Rect::new(0, 0, 100, 100),
+            content: Rect::new(0, 0, 100, 100),
+            maximized: false,
+            fullscreen: false,
+            minimized: false,
+            focused: false,
+            on_screen: true,
+            z,
+            scale: 1.0,
+        }
+    }
+
+    fn plain(w: &WindowInfo) -> AppIdentity {
+        AppIdentity {
+            name: w.app_id.clone(),
+            desktop_id: None,
+            pid: w.pid,
+        }
+    }
+
+    fn picked(windows: &[WindowInfo], p: WindowPick) -> Result<u64, Error> {
+        pick(windows, &p, plain).map(|w| w.handle.id)
+    }
+
+    #[test]
+    fn the_default_is_the_focused_window_else_the_frontmost_normal_one() {
+        let mut list = vec![
+            window(3, "Menu", WindowKind::Menu, 0),
+            window(2, "Prefs", WindowKind::Dialog, 1),
+            window(1, "Main", WindowKind::Normal, 2),
+        ];
+        assert_eq!(picked(&list, WindowPick::Default).unwrap(), 1);
+        list[1].focused = true;
+        assert_eq!(picked(&list, WindowPick::Default).unwrap(), 2);
+        assert!(matches!(
+            picked(&[], WindowPick::Default),
+            Err(Error::NoWindow(_))
+        ));
+    }
+
+    #[test]
+    fn a_handle_of_an_earlier_mapping_is_stale_and_an_unknown_one_missing() {
+        let list = vec![window(1, "Main", WindowKind::Normal, 0)];
+        let old = WindowHandle { id: 1, epoch: 0 };
+        assert!(matches!(
+            picked(&list, WindowPick::Handle(old)),
+            Err(Error::StaleWindow(_))
+        ));
+        let other = WindowHandle { id: 9, epoch: 1 };
+        assert!(matches!(
+            picked(&list, WindowPick::Handle(other)),
+            Err(Error::NoWindow(_))
+        ));
+        assert_eq!(picked(&list, WindowPick::Id(1)).unwrap(), 1);
+    }
+
+    #[test]
+    fn filters_match_title_and_app_ignoring_case_and_pid_exactly() {
+        let list = vec![
+            window(1, "Widget Factory", WindowKind::Normal, 0),
+            window(2, "GTK Demo", WindowKind::Normal, 1),
+            window(3, "demo tooltip", WindowKind::Tooltip, 2),
+        ];
+        let f = |f: WindowFilter| picked(&list, WindowPick::Filter(f));
+        let title = |t: &str| WindowFilter {
+            title_contains: Some(t.into()),
+            ..Default::default()
+        };
+        assert_eq!(f(title("DEMO")).unwrap(), 2);
+        assert_eq!(
+            f(WindowFilter {
+                app_name_contains: Some("app1".into()),
+                ..Default::default()
+            })
+            .unwrap(),
+            1
+        );
+        assert_eq!(
+            f(WindowFilter {
+                pid: Some(102),
+                ..Default::default()
+            })
+            .unwrap(),
+            2
+        );
+        assert!(f(title("nothing")).is_err());
+        // Popups only when asked for.
+        let popups = WindowFilter {
+            include_popups: true,
+            ..title("tooltip")
+        };
+        assert_eq!(f(popups).unwrap(), 3);
+        assert!(f(title("tooltip")).is_err());
+    }
+
+    #[test]
+    fn events_keep_the_list_front_to_back_and_closes_remove() {
+        let mut list = vec![window(1, "A", WindowKind::Normal, 0)];
+        apply(
+            &mut list,
+            WindowEvent::Created(window(2, "B", WindowKind::Normal, 0)),
+        );
+        apply(
+            &mut list,
+            WindowEvent::Updated(window(1, "A2", WindowKind::Normal, 1)),
+        );
+        let list = sorted(list);
+        assert_eq!(
+            list.iter().map(|w| w.title.as_str()).collect::<Vec<_>>(),
+            ["B", "A2"]
+        );
+        let mut list = list;
+        let front = list[0].handle;
+        apply(&mut list, WindowEvent::Closed(front));
+        assert_eq!(list.len(), 1);
+    }
+
+    #[test]
+    fn set_bounds_moves_and_sizes_the_frame_not_the_content() {
+        let mut w = window(1, "A", WindowKind::Normal, 0);
+        // A client-side shadow: content 14,12 inside the frame.
+        w.frame = Rect::new(100, 100, 428, 324);
+        w.content = Rect::new(114, 112, 400, 300);
+        let commands = commands_for(
+            WindowOp::SetBounds {
+                position: Some((0, 0)),
+                size: Some((528, 424)),
+            },
+            &w,
+        );
+        assert_eq!(
+            commands,
+            [
+                WindowCommand::Resize {
+                    width: 500,
+                    height: 400
+                },
+                WindowCommand::Move { x: 14, y: 12 }
+            ]
+        );
+    }
+
+    #[test]
+    fn an_operation_is_done_only_when_the_window_shows_it() {
+        let before = window(1, "A", WindowKind::Normal, 0);
+        let mut now = before.clone();
+        assert!(shows_done(WindowOp::Maximize, &before, &now).is_err());
+        now.maximized = true;
+        assert!(shows_done(WindowOp::Maximize, &before, &now).is_ok());
+        assert!(shows_done(WindowOp::Restore, &before, &now).is_err());
+        let grow = WindowOp::SetBounds {
+            position: None,
+            size: Some((300, 200)),
+        };
+        assert!(shows_done(grow, &before, &before).is_err());
+        // The app drew a size of its own choosing: that is its answer.
+        now.content = Rect::new(0, 0, 250, 200);
+        assert!(shows_done(grow, &before, &now).is_ok());
+    }
+}
