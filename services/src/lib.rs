@@ -5,6 +5,7 @@
 
 pub mod a11y;
 pub mod bus;
+pub mod desktop;
 mod facts;
 pub mod model;
 pub mod session;
