@@ -217,6 +217,8 @@ pub struct LaunchSpec {
     /// Extra environment on top of what the host sets up.
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
+    /// Leave focus where it is: the app's windows map unfocused, behind.
+    pub background: bool,
 }
 
 /// An app the host started.

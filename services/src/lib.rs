@@ -13,6 +13,7 @@ pub mod session;
 pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
-    ActOptions, ActReport, Action, AppIdentity, Buses, CloseOutcome, Delivery, Element, ElementRef,
-    MenuPath, Path, Query, ReadOptions, Session, Snapshot, WindowFilter, WindowOp, WindowPick,
+    ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, CloseOutcome, Delivery, Element,
+    ElementRef, MenuPath, Path, Query, ReadOptions, Session, Snapshot, WindowFilter, WindowOp,
+    WindowPick,
 };

@@ -3,10 +3,12 @@
 //!
 //! windows: the kept window list, selection and window operations; tree: reading
 //! a window's elements; elements: queries and pre-order reads; snapshots: named
-//! reads and staleness; act: actions on elements; menus: the app's menus.
+//! reads and staleness; act: actions on elements; menus: the app's menus;
+//! launch: starting apps and opening files as a desktop does.
 
 mod act;
 mod elements;
+mod launch;
 mod menus;
 mod snapshots;
 mod tree;
@@ -24,6 +26,7 @@ use crate::model::{Error, Tree};
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
 pub use elements::{offered, Element, Offered, Query, ReadOptions, StateFlag};
+pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::MenuPath;
 pub use snapshots::Snapshot;
 pub use windows::{AppIdentity, CloseOutcome, WindowFilter, WindowOp, WindowPick};
@@ -70,6 +73,8 @@ pub struct Session {
     /// accessibility change count it was read at.
     mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
     snapshots: std::sync::Mutex<snapshots::History>,
+    /// Installed applications, for the names people know apps by.
+    installed: std::sync::OnceLock<crate::desktop::Applications>,
     /// The session bus the apps are on (for the menus they export).
     session_bus: zbus::Connection,
     _buses: Buses,
@@ -93,6 +98,7 @@ impl Session {
             windows,
             mirror: Default::default(),
             snapshots: Default::default(),
+            installed: Default::default(),
             session_bus,
             _buses: buses,
         })

@@ -332,9 +332,15 @@ impl Session {
 
     /// The app a window belongs to.
     pub fn app_of(&self, w: &WindowInfo) -> AppIdentity {
+        let installed = self.installed.get_or_init(|| {
+            crate::desktop::Applications::load(&crate::desktop::XdgDirs::from_env())
+        });
+        let entry = (!w.app_id.is_empty())
+            .then(|| installed.for_app_id(&w.app_id))
+            .flatten();
         AppIdentity {
-            name: w.app_id.clone(),
-            desktop_id: None,
+            name: entry.map_or_else(|| w.app_id.clone(), |e| e.name.clone()),
+            desktop_id: entry.map(|e| e.id.clone()),
             pid: w.pid,
         }
     }

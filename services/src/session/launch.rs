@@ -1,0 +1,304 @@
+//! Launching apps and opening files as a desktop does: by executable, desktop
+//! id or display name, never through a shell, and URLs or paths with their
+//! default handler, waiting for the first windows when asked.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use wayrig_host::{LaunchSpec, WindowInfo};
+
+use super::windows::is_top_level;
+use super::Session;
+use crate::desktop::{
+    exec_argv, find_executable, Applications, DesktopEntry, MimeDatabase, Target, XdgDirs,
+};
+use crate::model::Error;
+
+/// What to launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppSpec {
+    /// A program on PATH, or an absolute path.
+    Executable(String),
+    /// A .desktop id (`org.gtk.Demo4` or `org.gtk.Demo4.desktop`); its Exec
+    /// line is run without a shell.
+    DesktopId(String),
+    /// A display name matched against the installed applications.
+    Name(String),
+}
+
+/// A launch request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Launch {
+    pub app: Option<AppSpec>,
+    /// Passed verbatim after what the app's Exec line gives.
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// The app's working directory; the home directory when not given.
+    pub cwd: Option<PathBuf>,
+    /// Leave focus where it is: the app's windows map behind, unfocused.
+    pub background: bool,
+    /// Wait this long for the app's first windows.
+    pub wait_for_window: Option<Duration>,
+}
+
+/// A launched app.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launched {
+    pub pid: u32,
+    /// The top-level windows that mapped within the wait, front to back.
+    pub windows: Vec<WindowInfo>,
+}
+
+/// What to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenTarget {
+    Url(String),
+    Path(PathBuf),
+}
+
+/// The desktop's view of installed applications and MIME types.
+pub(crate) struct Desktop {
+    pub apps: Applications,
+    pub mime: MimeDatabase,
+    path_env: Option<OsString>,
+    home: PathBuf,
+}
+
+impl Desktop {
+    pub(crate) fn load() -> Self {
+        let dirs = XdgDirs::from_env();
+        Desktop {
+            apps: Applications::load(&dirs),
+            mime: MimeDatabase::load(&dirs),
+            path_env: std::env::var_os("PATH"),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/")),
+        }
+    }
+
+    fn entry(&self, app: &AppSpec) -> Result<Option<&DesktopEntry>, Error> {
+        let found = match app {
+            AppSpec::Executable(_) => return Ok(None),
+            AppSpec::DesktopId(id) => self.apps.by_id(id),
+            AppSpec::Name(name) => self.apps.by_name(name),
+        };
+        found
+            .map(Some)
+            .map_err(|e| Error::InvalidRequest(e.to_string()))
+    }
+
+    /// The argument vector and working directory for an app, opening
+    /// `targets` where given.
+    fn command(
+        &self,
+        app: &AppSpec,
+        targets: &[Target],
+        cwd: Option<&Path>,
+    ) -> Result<(Vec<String>, PathBuf), Error> {
+        let bad = |e: crate::desktop::ExecError| Error::InvalidRequest(e.to_string());
+        let (mut argv, own_dir) = match self.entry(app)? {
+            Some(entry) => (
+                exec_argv(entry, targets).map_err(bad)?,
+                entry.working_dir.clone(),
+            ),
+            None => {
+                let AppSpec::Executable(name) = app else {
+                    unreachable!("entry() answers an entry for ids and names");
+                };
+                let mut argv = vec![name.clone()];
+                for t in targets {
+                    argv.push(match t {
+                        Target::Path(p) => p.to_string_lossy().into_owned(),
+                        Target::Url(u) => u.clone(),
+                    });
+                }
+                (argv, None)
+            }
+        };
+        // A missing program is an error now, not a silent exit later.
+        let program = find_executable(&argv[0], self.path_env.as_deref()).map_err(bad)?;
+        argv[0] = program.to_string_lossy().into_owned();
+        let dir = cwd
+            .map(Path::to_path_buf)
+            .or(own_dir)
+            .unwrap_or_else(|| self.home.clone());
+        Ok((argv, dir))
+    }
+}
+
+impl Session {
+    /// Start an app in the session; with `wait_for_window`, answer with the
+    /// windows it maps within that wait.
+    pub async fn launch(&self, launch: Launch) -> Result<Launched, Error> {
+        self.require(self.capabilities().launch, "launching apps")?;
+        let app = launch
+            .app
+            .as_ref()
+            .ok_or_else(|| Error::InvalidRequest("launch needs an app to start".into()))?;
+        let desktop = Desktop::load();
+        let (mut argv, cwd) = desktop.command(app, &[], launch.cwd.as_deref())?;
+        argv.extend(launch.args.iter().cloned());
+        self.start(
+            argv,
+            launch.env,
+            cwd,
+            launch.background,
+            launch.wait_for_window,
+        )
+        .await
+    }
+
+    /// Open a URL or a path with its default handler (as xdg-open would), or
+    /// with the app given.
+    pub async fn open(
+        &self,
+        target: OpenTarget,
+        with: Option<AppSpec>,
+        background: bool,
+    ) -> Result<Launched, Error> {
+        self.require(self.capabilities().launch, "opening files")?;
+        let desktop = Desktop::load();
+        let target = match target {
+            OpenTarget::Url(url) => Target::from_arg(&url, &desktop.home),
+            OpenTarget::Path(path) => {
+                if !path.exists() {
+                    return Err(Error::InvalidRequest(format!(
+                        "{} does not exist",
+                        path.display()
+                    )));
+                }
+                Target::Path(path)
+            }
+        };
+        let app = match with {
+            Some(app) => app,
+            None => {
+                let entry = desktop
+                    .apps
+                    .handler_for(&desktop.mime, &target)
+                    .map_err(|e| Error::Unsupported(e.to_string()))?;
+                AppSpec::DesktopId(entry.id.clone())
+            }
+        };
+        let (argv, cwd) = desktop.command(&app, &[target], None)?;
+        self.start(argv, Vec::new(), cwd, background, None).await
+    }
+
+    async fn start(
+        &self,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: PathBuf,
+        background: bool,
+        wait_for_window: Option<Duration>,
+    ) -> Result<Launched, Error> {
+        let app = self
+            .host
+            .launch(LaunchSpec {
+                argv,
+                env,
+                cwd: Some(cwd),
+                background,
+            })
+            .await?;
+        let mut windows = Vec::new();
+        if let Some(limit) = wait_for_window {
+            let mine = |w: &WindowInfo| w.pid == Some(app.pid) && is_top_level(w);
+            let list = match self
+                .windows
+                .wait_for(limit, |list| list.iter().any(mine))
+                .await
+            {
+                Ok(list) | Err(list) => list,
+            };
+            windows = list.iter().filter(|w| mine(w)).cloned().collect();
+        }
+        Ok(Launched {
+            pid: app.pid,
+            windows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desktop_with(entries: &[(&str, &str)]) -> (Desktop, PathBuf) {
+        let root = std::env::temp_dir().join(format!(
+            "wayrig-launch-{}-{}",
+            std::process::id(),
+            entries.len()
+        ));
+        let apps = root.join("share/applications");
+        std::fs::create_dir_all(&apps).unwrap();
+        for (id, text) in entries {
+            std::fs::write(apps.join(id), text).unwrap();
+        }
+        let dirs = XdgDirs {
+            data_home: root.join("home"),
+            data_dirs: vec![root.join("share")],
+            config_home: root.join("config"),
+            config_dirs: vec![],
+        };
+        let desktop = Desktop {
+            apps: Applications::load(&dirs),
+            mime: MimeDatabase::load(&dirs),
+            path_env: Some("/usr/bin:/bin".into()),
+            home: PathBuf::from("/home/ada"),
+        };
+        (desktop, root)
+    }
+
+    #[test]
+    fn a_desktop_id_runs_its_exec_line_from_its_own_directory() {
+        let (desktop, root) = desktop_with(&[(
+            "org.example.Echo.desktop",
+            "[Desktop Entry]\nType=Application\nName=Echo Tool\nExec=echo \"two words\" %F\nPath=/tmp\n",
+        )]);
+        let (argv, cwd) = desktop
+            .command(&AppSpec::DesktopId("org.example.Echo".into()), &[], None)
+            .unwrap();
+        assert!(argv[0].ends_with("/echo"), "{argv:?}");
+        assert_eq!(&argv[1..], ["two words"]);
+        assert_eq!(cwd, PathBuf::from("/tmp"));
+        // By name, and a file to open.
+        let (argv, _) = desktop
+            .command(
+                &AppSpec::Name("echo tool".into()),
+                &[Target::Path("/tmp/a b.txt".into())],
+                Some(Path::new("/srv")),
+            )
+            .unwrap();
+        assert_eq!(&argv[1..], ["two words", "/tmp/a b.txt"]);
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_missing_program_or_app_is_refused_at_once_and_says_which() {
+        let (desktop, root) = desktop_with(&[(
+            "gone.desktop",
+            "[Desktop Entry]\nType=Application\nName=Gone\nExec=wayrig-no-such-program\n",
+        )]);
+        let err = |app: AppSpec| desktop.command(&app, &[], None).unwrap_err().to_string();
+        assert!(err(AppSpec::Executable("wayrig-no-such-program".into()))
+            .contains("wayrig-no-such-program"));
+        assert!(err(AppSpec::DesktopId("gone".into())).contains("wayrig-no-such-program"));
+        assert!(err(AppSpec::DesktopId("nothing.here".into())).contains("nothing.here"));
+        assert!(err(AppSpec::Name("Nobody".into())).contains("Nobody"));
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn an_executable_runs_from_the_home_directory_unless_told() {
+        let (desktop, root) = desktop_with(&[]);
+        let (argv, cwd) = desktop
+            .command(&AppSpec::Executable("sh".into()), &[], None)
+            .unwrap();
+        assert!(argv[0].ends_with("/sh"));
+        assert_eq!(cwd, PathBuf::from("/home/ada"));
+        std::fs::remove_dir_all(root).unwrap();
+    }
+}
