@@ -57,6 +57,17 @@ pub enum OpenTarget {
     Path(PathBuf),
 }
 
+/// Terminal emulators that run an app whose entry says `Terminal=true`, in
+/// the order tried, with the argument that comes before the command.
+const TERMINALS: [(&str, Option<&str>); 6] = [
+    ("x-terminal-emulator", Some("-e")),
+    ("foot", None),
+    ("alacritty", Some("-e")),
+    ("kitty", None),
+    ("gnome-terminal", Some("--")),
+    ("xterm", Some("-e")),
+];
+
 /// The desktop's view of installed applications and MIME types.
 pub(crate) struct Desktop {
     pub apps: Applications,
@@ -66,16 +77,34 @@ pub(crate) struct Desktop {
 }
 
 impl Desktop {
-    pub(crate) fn load() -> Self {
-        let dirs = XdgDirs::from_env();
+    pub(crate) fn load(dirs: &XdgDirs) -> Self {
         Desktop {
-            apps: Applications::load(&dirs),
-            mime: MimeDatabase::load(&dirs),
+            apps: Applications::load(dirs),
+            mime: MimeDatabase::load(dirs),
             path_env: std::env::var_os("PATH"),
             home: std::env::var_os("HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("/")),
         }
+    }
+
+    /// A command line that runs `argv` in a terminal emulator, as a desktop
+    /// runs an app that needs one.
+    fn in_terminal(&self, argv: Vec<String>) -> Result<Vec<String>, Error> {
+        let path = self.path_env.as_deref();
+        let (terminal, before) = TERMINALS
+            .iter()
+            .find_map(|(name, before)| find_executable(name, path).ok().map(|p| (p, before)))
+            .ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "{} runs in a terminal, and none is installed (foot, xterm, ...)",
+                    argv[0]
+                ))
+            })?;
+        let mut wrapped = vec![terminal.to_string_lossy().into_owned()];
+        wrapped.extend(before.map(str::to_string));
+        wrapped.extend(argv);
+        Ok(wrapped)
     }
 
     fn entry(&self, app: &AppSpec) -> Result<Option<&DesktopEntry>, Error> {
@@ -98,7 +127,9 @@ impl Desktop {
         cwd: Option<&Path>,
     ) -> Result<(Vec<String>, PathBuf), Error> {
         let bad = |e: crate::desktop::ExecError| Error::InvalidRequest(e.to_string());
-        let (mut argv, own_dir) = match self.entry(app)? {
+        let entry = self.entry(app)?;
+        let terminal = entry.is_some_and(|e| e.terminal);
+        let (mut argv, own_dir) = match entry {
             Some(entry) => (
                 exec_argv(entry, targets).map_err(bad)?,
                 entry.working_dir.clone(),
@@ -120,6 +151,9 @@ impl Desktop {
         // A missing program is an error now, not a silent exit later.
         let program = find_executable(&argv[0], self.path_env.as_deref()).map_err(bad)?;
         argv[0] = program.to_string_lossy().into_owned();
+        if terminal {
+            argv = self.in_terminal(argv)?;
+        }
         let dir = cwd
             .map(Path::to_path_buf)
             .or(own_dir)
@@ -129,6 +163,18 @@ impl Desktop {
 }
 
 impl Session {
+    /// Find apps, MIME types and handlers in these directories instead of
+    /// those of Wayrig's own environment (a desktop of another user, a test's).
+    pub fn with_desktop(mut self, dirs: XdgDirs) -> Self {
+        self.desktop_dirs = std::sync::OnceLock::from(dirs);
+        self.installed = std::sync::OnceLock::new();
+        self
+    }
+
+    pub(crate) fn desktop_dirs(&self) -> &XdgDirs {
+        self.desktop_dirs.get_or_init(XdgDirs::from_env)
+    }
+
     /// Start an app in the session; with `wait_for_window`, answer with the
     /// windows it maps within that wait.
     pub async fn launch(&self, launch: Launch) -> Result<Launched, Error> {
@@ -137,7 +183,7 @@ impl Session {
             .app
             .as_ref()
             .ok_or_else(|| Error::InvalidRequest("launch needs an app to start".into()))?;
-        let desktop = Desktop::load();
+        let desktop = Desktop::load(self.desktop_dirs());
         let (mut argv, cwd) = desktop.command(app, &[], launch.cwd.as_deref())?;
         argv.extend(launch.args.iter().cloned());
         self.start(
@@ -159,7 +205,7 @@ impl Session {
         background: bool,
     ) -> Result<Launched, Error> {
         self.require(self.capabilities().launch, "opening files")?;
-        let desktop = Desktop::load();
+        let desktop = Desktop::load(self.desktop_dirs());
         let target = match target {
             OpenTarget::Url(url) => Target::from_arg(&url, &desktop.home),
             OpenTarget::Path(path) => {

@@ -75,6 +75,8 @@ pub struct Session {
     snapshots: std::sync::Mutex<snapshots::History>,
     /// Installed applications, for the names people know apps by.
     installed: std::sync::OnceLock<crate::desktop::Applications>,
+    /// Where installed applications are found.
+    desktop_dirs: std::sync::OnceLock<crate::desktop::XdgDirs>,
     /// The session bus the apps are on (for the menus they export).
     session_bus: zbus::Connection,
     _buses: Buses,
@@ -99,6 +101,7 @@ impl Session {
             mirror: Default::default(),
             snapshots: Default::default(),
             installed: Default::default(),
+            desktop_dirs: Default::default(),
             session_bus,
             _buses: buses,
         })

@@ -332,9 +332,9 @@ impl Session {
 
     /// The app a window belongs to.
     pub fn app_of(&self, w: &WindowInfo) -> AppIdentity {
-        let installed = self.installed.get_or_init(|| {
-            crate::desktop::Applications::load(&crate::desktop::XdgDirs::from_env())
-        });
+        let installed = self
+            .installed
+            .get_or_init(|| crate::desktop::Applications::load(self.desktop_dirs()));
         let entry = (!w.app_id.is_empty())
             .then(|| installed.for_app_id(&w.app_id))
             .flatten();

@@ -1,0 +1,451 @@
+//! The session's shared layers end to end, as every face uses them: windows
+//! kept from the host's stream, window operations that answer the state the app
+//! drew, launch and open as a desktop does, and elements named by snapshots.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::{start, Gtk4Fixture, APP_START};
+use wayrig_compositor::{CompositorHost, Config};
+use wayrig_host::{Host, WindowHandle, WindowInfo};
+use wayrig_services::{
+    ActOptions, Action, AppSpec, CloseOutcome, ElementRef, Error, Launch, OpenTarget, Path,
+    PrivateBus, Query, ReadOptions, Role, Session, WindowFilter, WindowOp, WindowPick,
+};
+
+const SHORT: Duration = Duration::from_secs(15);
+
+/// A compositor whose apps are on a private bus, and a session over both.
+async fn session() -> (Session, Arc<CompositorHost>) {
+    let bus = PrivateBus::start(&std::env::temp_dir())
+        .await
+        .expect("private bus");
+    let compositor = Arc::new(start(Config {
+        app_env: bus.app_env(),
+        ..Config::default()
+    }));
+    let host: Arc<dyn Host> = compositor.clone();
+    let session = Session::new(host, bus).await.expect("session");
+    (session, compositor)
+}
+
+/// Wait until the kept list shows a window the predicate picks.
+async fn kept_window(session: &Session, pick: impl Fn(&WindowInfo) -> bool) -> WindowInfo {
+    let deadline = std::time::Instant::now() + APP_START;
+    loop {
+        if let Some(w) = session.windows().iter().find(|w| pick(w)) {
+            return w.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no such window came: {:?}",
+            session.windows()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Wait until the window is no longer in the kept list.
+async fn kept_gone(session: &Session, handle: WindowHandle) {
+    let deadline = std::time::Instant::now() + SHORT;
+    while session.windows().iter().any(|w| w.handle == handle) {
+        assert!(std::time::Instant::now() < deadline, "{handle} stayed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maximize_and_restore_answer_the_window_as_the_app_drew_it() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let before = kept_window(&session, |w| w.handle == fixture.window).await;
+
+    let maximized = session
+        .window_op(fixture.window, WindowOp::Maximize)
+        .await
+        .unwrap();
+    assert!(maximized.maximized, "{maximized:?}");
+    let output = &session.displays().await.unwrap()[0];
+    assert_eq!(
+        (maximized.content.width, maximized.content.height),
+        (output.bounds.width, output.bounds.height),
+        "the answer carries the size the app drew, not the one asked for"
+    );
+    // What the answer says is what a capture shows.
+    let shot = session.capture(fixture.window).await.unwrap();
+    assert_eq!(
+        (shot.width as i32, shot.height as i32),
+        (output.bounds.width, output.bounds.height)
+    );
+
+    let restored = session
+        .window_op(fixture.window, WindowOp::Restore)
+        .await
+        .unwrap();
+    assert!(!restored.maximized);
+    assert_eq!(
+        (restored.content.width, restored.content.height),
+        (before.content.width, before.content.height)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_bounds_moves_and_sizes_the_frame_and_answers_it() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let moved = session
+        .window_op(
+            fixture.window,
+            WindowOp::SetBounds {
+                position: Some((40, 30)),
+                size: Some((640, 600)),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((moved.frame.x, moved.frame.y), (40, 30));
+    assert_eq!((moved.frame.width, moved.frame.height), (640, 600));
+    // Only a position keeps the size.
+    let again = session
+        .window_op(
+            fixture.window,
+            WindowOp::SetBounds {
+                position: Some((0, 0)),
+                size: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.frame.x, again.frame.y, again.frame.width),
+        (0, 0, 640)
+    );
+    let err = session
+        .window_op(
+            fixture.window,
+            WindowOp::SetBounds {
+                position: None,
+                size: Some((0, 10)),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidRequest(_)), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_that_asks_before_closing_is_kept_and_force_close_ends_it() {
+    let (session, compositor) = session().await;
+    let mut fixture =
+        Gtk4Fixture::open(&compositor, &[("WAYRIG_FIXTURE_ASK_BEFORE_CLOSE", "1")]).await;
+    let outcome = session.close(fixture.window, false).await.unwrap();
+    let CloseOutcome::Kept(kept) = outcome else {
+        panic!("the window closed though its app asked first: {outcome:?}");
+    };
+    assert_eq!(kept.handle, fixture.window);
+    fixture.app.expect("asked", SHORT, |_| true);
+    let prompt = kept_window(&session, |w| w.title == "Unsaved changes").await;
+    assert_eq!(prompt.parent, Some(fixture.window));
+
+    let outcome = session.close(fixture.window, true).await.unwrap();
+    assert_eq!(outcome, CloseOutcome::Closed);
+    kept_gone(&session, prompt.handle).await;
+    // The old handle names nothing now.
+    let err = session
+        .window(&WindowPick::Handle(fixture.window))
+        .unwrap_err();
+    assert!(matches!(err, Error::NoWindow(_)), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_launch_by_desktop_id_and_by_name_and_show_their_names() {
+    let (session, _compositor) = session().await;
+    let demo = session
+        .launch(Launch {
+            app: Some(AppSpec::DesktopId("org.gtk.Demo4".into())),
+            wait_for_window: Some(APP_START),
+            ..Launch::default()
+        })
+        .await
+        .unwrap();
+    let window = demo.windows.first().expect("gtk4-demo mapped a window");
+    assert_eq!(window.pid, Some(demo.pid));
+    let app = session.app_of(window);
+    assert_eq!(app.name, "GTK Demo");
+    assert_eq!(app.desktop_id.as_deref(), Some("org.gtk.Demo4.desktop"));
+
+    let factory = session
+        .launch(Launch {
+            app: Some(AppSpec::Name("widget factory".into())),
+            wait_for_window: Some(APP_START),
+            ..Launch::default()
+        })
+        .await
+        .unwrap();
+    let window = factory
+        .windows
+        .first()
+        .expect("the factory mapped a window");
+    assert_eq!(window.app_id, "org.gtk.WidgetFactory4");
+
+    // Windows are found by the names people know their apps by.
+    let demos = session.list_windows(&WindowFilter {
+        app_name_contains: Some("gtk demo".into()),
+        ..WindowFilter::default()
+    });
+    assert_eq!(
+        demos.iter().map(|w| w.pid).collect::<Vec<_>>(),
+        [Some(demo.pid)]
+    );
+    let by_id = session
+        .window(&WindowPick::Filter(WindowFilter {
+            app_id: Some("org.gtk.WidgetFactory4.desktop".into()),
+            ..WindowFilter::default()
+        }))
+        .unwrap();
+    assert_eq!(by_id.pid, Some(factory.pid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_program_or_app_is_refused_before_anything_starts() {
+    let (session, _compositor) = session().await;
+    for app in [
+        AppSpec::Executable("wayrig-no-such-program".into()),
+        AppSpec::DesktopId("org.example.Nothing".into()),
+        AppSpec::Name("No Such Application".into()),
+    ] {
+        let err = session
+            .launch(Launch {
+                app: Some(app.clone()),
+                ..Launch::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidRequest(_)), "{app:?}: {err:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_open_in_their_handler_and_terminal_apps_in_a_terminal() {
+    let root = std::env::temp_dir().join(format!("wayrig-open-{}", std::process::id()));
+    let apps = root.join("data/applications");
+    std::fs::create_dir_all(&apps).unwrap();
+    std::fs::create_dir_all(root.join("data/mime")).unwrap();
+    let client = support::workspace_binary("wayrig-testclient");
+    std::fs::write(
+        apps.join("org.wayrig.Notes.desktop"),
+        format!(
+            "[Desktop Entry]\nType=Application\nName=Wayrig Notes\n\
+             Exec={} --title %f\nMimeType=text/x-wayrig-notes;\n",
+            client.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        apps.join("org.wayrig.Pager.desktop"),
+        "[Desktop Entry]\nType=Application\nName=Wayrig Pager\nExec=tail -f %f\nTerminal=true\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("data/mime/globs2"),
+        "50:text/x-wayrig-notes:*.wrnotes\n",
+    )
+    .unwrap();
+    let dirs = wayrig_services::desktop::XdgDirs {
+        data_home: root.join("data"),
+        data_dirs: vec!["/usr/share".into()],
+        config_home: root.join("config"),
+        config_dirs: vec![],
+    };
+    let (session, _compositor) = session().await;
+    let session = session.with_desktop(dirs);
+    let file = root.join("today.wrnotes");
+    std::fs::write(&file, "opened by its handler\n").unwrap();
+
+    let opened = session
+        .open(OpenTarget::Path(file.clone()), None, false)
+        .await
+        .unwrap();
+    let window = kept_window(&session, |w| w.pid == Some(opened.pid)).await;
+    assert_eq!(
+        window.title,
+        file.display().to_string(),
+        "the handler got the path"
+    );
+
+    // An app that needs a terminal runs in one (foot, here).
+    let paged = session
+        .open(
+            OpenTarget::Path(file.clone()),
+            Some(AppSpec::DesktopId("org.wayrig.Pager".into())),
+            false,
+        )
+        .await
+        .unwrap();
+    let terminal = kept_window(&session, |w| w.pid == Some(paged.pid)).await;
+    assert_eq!(terminal.app_id, "foot");
+
+    let missing = session
+        .open(OpenTarget::Path(root.join("absent.wrnotes")), None, false)
+        .await
+        .unwrap_err();
+    assert!(matches!(missing, Error::InvalidRequest(_)), "{missing:?}");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_element_of_an_older_snapshot_acts_only_while_it_shows_unchanged() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let old = session
+        .snapshot(fixture.window, &ReadOptions::default())
+        .await
+        .unwrap();
+    let id_of = |role: Role, name: &str| {
+        old.elements
+            .iter()
+            .find(|e| e.node.role == role && e.node.name == name)
+            .unwrap_or_else(|| panic!("no {role:?} {name:?}"))
+            .node
+            .id
+    };
+    let (first, press) = (
+        id_of(Role::TextInput, "First"),
+        id_of(Role::Button, "Press"),
+    );
+
+    // Changed since the snapshot: its value is not what the reader saw.
+    session
+        .act(
+            fixture.window,
+            ElementRef::Id(first),
+            Action::SetValue {
+                text: "changed".into(),
+            },
+            ActOptions::default(),
+        )
+        .await
+        .unwrap();
+    session.settle(fixture.window, SHORT).await.unwrap();
+    let stale = session
+        .act(
+            fixture.window,
+            ElementRef::InSnapshot {
+                snapshot: old.id.clone(),
+                id: first,
+            },
+            Action::Focus,
+            ActOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(stale, Error::StaleElement(_)), "{stale:?}");
+
+    // Unchanged: it acts, and the report says how.
+    let report = session
+        .act(
+            fixture.window,
+            ElementRef::InSnapshot {
+                snapshot: old.id.clone(),
+                id: press,
+            },
+            Action::Press,
+            ActOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((report.element, report.path), (press, Path::Pointer));
+    assert!(report.pointer_moved);
+    let unknown = session
+        .act(
+            fixture.window,
+            ElementRef::InSnapshot {
+                snapshot: "s999999".into(),
+                id: press,
+            },
+            Action::Press,
+            ActOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(unknown, Error::StaleElement(_)), "{unknown:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_find_one_element_or_say_which_ones_match() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let press = session
+        .find_one(
+            fixture.window,
+            &Query {
+                label: Some("Press".into()),
+                ..Query::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(press.role, Role::Button);
+    let fields = session
+        .find(
+            fixture.window,
+            &Query {
+                role: Some(Role::TextInput),
+                ..Query::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(fields.len(), 2);
+    let err = session
+        .find_one(
+            fixture.window,
+            &Query {
+                role: Some(Role::TextInput),
+                ..Query::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    match err {
+        Error::Ambiguous { ids, .. } => {
+            assert_eq!(ids, fields.iter().map(|n| n.id).collect::<Vec<_>>())
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kept_window_list_follows_windows_opening_and_closing() {
+    let (session, compositor) = session().await;
+    let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let opener = Query {
+        label: Some("Open window".into()),
+        ..Query::default()
+    };
+    session
+        .act(
+            fixture.window,
+            ElementRef::Query(opener),
+            Action::Press,
+            ActOptions::default(),
+        )
+        .await
+        .unwrap();
+    fixture.app.expect("opened", SHORT, |_| true);
+    let second = kept_window(&session, |w| w.title == "wayrig-gtk4-second").await;
+    let picked = session
+        .window(&WindowPick::Filter(WindowFilter {
+            title_contains: Some("GTK4-SECOND".into()),
+            ..WindowFilter::default()
+        }))
+        .unwrap();
+    assert_eq!(picked.handle, second.handle);
+    assert_eq!(
+        session.close(second.handle, false).await.unwrap(),
+        CloseOutcome::Closed
+    );
+    assert!(!session.windows().iter().any(|w| w.handle == second.handle));
+}
