@@ -205,7 +205,7 @@ impl Session {
             activated: AtomicBool::new(activated),
             ..Delivered::default()
         };
-        let since = self.a11y().changes();
+        let since = self.a11y()?.changes();
         let answer = self
             .act_once(&tree, &node, action.clone(), &delivered)
             .await;
@@ -214,7 +214,7 @@ impl Session {
         // element's own event says it was applied.
         let waits = !matches!(action, Action::Focus | Action::ScrollIntoView);
         if waits && matches!(answer, Ok(Path::Accessibility)) {
-            let seen = self.a11y().wait_event(node.id, since, EFFECT_LIMIT).await;
+            let seen = self.a11y()?.wait_event(node.id, since, EFFECT_LIMIT).await;
             tracing::debug!(id = node.id, seen, "waited for the element's event");
         }
         tracing::debug!(window = window.id, id = node.id, ?action, ?answer, "acted");
@@ -264,10 +264,10 @@ impl Session {
         let id = node.id;
         let window = tree.window.handle;
         let (obj, ifaces) = self
-            .a11y()
+            .a11y()?
             .object(id)
             .ok_or_else(|| Error::StaleElement(id.to_string()))?;
-        let conn = self.a11y().connection();
+        let conn = self.a11y()?.connection();
         let target = Target {
             window,
             node,
@@ -399,13 +399,14 @@ impl Session {
                 Ok(Path::Keyboard)
             }
             Action::Select => {
+                let a11y = self.a11y()?;
                 if node.states.selected {
                     return Ok(Path::Accessibility);
                 }
                 // The container's Selection, by the item's place among its children.
                 let parent = node
                     .parent
-                    .and_then(|p| tree.node(p).map(|p| (p, self.a11y().object(p.id))));
+                    .and_then(|p| tree.node(p).map(|p| (p, a11y.object(p.id))));
                 if let Some((parent, Some((pobj, pifaces)))) = parent {
                     let index = parent.children.iter().position(|c| *c == id);
                     if let (true, Some(index)) = (pifaces.contains(Interface::Selection), index) {
@@ -565,7 +566,7 @@ impl Session {
                 "the element is not on screen and has no actions".into(),
             ));
         }
-        let proxy = object_proxy::<ActionProxy>(self.a11y().connection(), obj).await?;
+        let proxy = object_proxy::<ActionProxy>(self.a11y()?.connection(), obj).await?;
         let count = proxy
             .n_actions()
             .await
@@ -596,17 +597,17 @@ impl Session {
         if node.states.focused {
             return Ok(Path::Accessibility);
         }
-        let conn = self.a11y().connection();
+        let conn = self.a11y()?.connection();
         if ifaces.contains(Interface::Component) {
             let proxy = object_proxy::<ComponentProxy>(conn, obj).await?;
-            let since = self.a11y().changes();
+            let since = self.a11y()?.changes();
             // GTK 3 grabs focus this way, at once; GTK 4 answers false.
             // AccessKit answers true and hands the request to the app's next
             // frame, unordered with the keys that may follow: its focus event
             // says when it is done. A text field that does not report focus
             // in time is clicked instead, which is ordered with later keys.
             if proxy.grab_focus().await.unwrap_or(false) {
-                let reported = self.a11y().wait_focus(node.id, since, FOCUS_LIMIT).await;
+                let reported = self.a11y()?.wait_focus(node.id, since, FOCUS_LIMIT).await;
                 tracing::debug!(node = node.id, reported, "focus granted");
                 if reported || !is_text_field(node.role) {
                     return Ok(Path::Accessibility);
@@ -618,9 +619,9 @@ impl Session {
             // may take the click in the same frame as keys sent right after
             // (egui does): its focus event says the click was taken alone.
             Some(b) if is_text_field(node.role) => {
-                let since = self.a11y().changes();
+                let since = self.a11y()?.changes();
                 let path = self.click(target, b).await?;
-                let reported = self.a11y().wait_focus(node.id, since, FOCUS_LIMIT).await;
+                let reported = self.a11y()?.wait_focus(node.id, since, FOCUS_LIMIT).await;
                 tracing::debug!(node = node.id, reported, "focused by a click");
                 Ok(path)
             }

@@ -41,10 +41,12 @@ impl Session {
             .iter()
             .find(|w| w.handle == handle)
             .ok_or_else(|| Error::NoWindow(handle.to_string()))?;
-        if let (Some(pid), Some(app_path)) = (window.pid, app_path(&window.app_id)) {
-            for bus_name in names_of(self.session_bus(), pid).await {
+        if let (Some(pid), Some(app_path), Some(conn)) =
+            (window.pid, app_path(&window.app_id), self.session_bus())
+        {
+            for bus_name in names_of(conn, pid).await {
                 let exported = Exported {
-                    conn: self.session_bus(),
+                    conn,
                     bus_name,
                     app_path: app_path.clone(),
                 };
@@ -118,7 +120,7 @@ impl Session {
             // The item's own action where it has one: menu items in popups are
             // measured from the popup, and closed menus are not on screen.
             let (obj, ifaces) = self
-                .a11y()
+                .a11y()?
                 .object(id)
                 .ok_or_else(|| Error::StaleElement(id.to_string()))?;
             let done = match self
@@ -174,7 +176,7 @@ impl Session {
             .await
             .map(|report| report.path)
         } else {
-            match self.a11y().object(id) {
+            match self.a11y()?.object(id) {
                 Some((obj, ifaces)) => {
                     let names = ["click", "activate", "press", "expand"];
                     self.do_named_action(&obj, &ifaces, &names).await

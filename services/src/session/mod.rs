@@ -8,6 +8,8 @@
 
 mod act;
 mod elements;
+#[cfg(test)]
+mod fake_host;
 mod launch;
 mod menus;
 mod snapshots;
@@ -67,7 +69,9 @@ impl From<PrivateBus> for Buses {
 
 pub struct Session {
     host: Arc<dyn Host>,
-    a11y: A11y,
+    /// `None` for a session without accessibility: windows, input, capture
+    /// and settle work, elements answer `Unsupported`.
+    a11y: Option<A11y>,
     windows: windows::WindowBook,
     /// The last tree of each window, with the window's commit count and the
     /// accessibility change count it was read at.
@@ -78,8 +82,8 @@ pub struct Session {
     /// Where installed applications are found.
     desktop_dirs: std::sync::OnceLock<crate::desktop::XdgDirs>,
     /// The session bus the apps are on (for the menus they export).
-    session_bus: zbus::Connection,
-    _buses: Buses,
+    session_bus: Option<zbus::Connection>,
+    _buses: Option<Buses>,
 }
 
 impl Session {
@@ -93,17 +97,27 @@ impl Session {
             .build()
             .await
             .map_err(|e| Error::Failed(format!("cannot reach the session bus: {e}")))?;
+        let mut session = Session::without_accessibility(host).await?;
+        session.a11y = Some(a11y);
+        session.session_bus = Some(session_bus);
+        session._buses = Some(buses);
+        Ok(session)
+    }
+
+    /// A session over a host alone, without accessibility buses: what a host
+    /// knows (windows, input, capture, settle) and nothing of elements.
+    pub async fn without_accessibility(host: Arc<dyn Host>) -> Result<Self, Error> {
         let windows = windows::WindowBook::start(host.clone()).await?;
         Ok(Session {
             host,
-            a11y,
+            a11y: None,
             windows,
             mirror: Default::default(),
             snapshots: Default::default(),
             installed: Default::default(),
             desktop_dirs: Default::default(),
-            session_bus,
-            _buses: buses,
+            session_bus: None,
+            _buses: None,
         })
     }
 
@@ -133,15 +147,17 @@ impl Session {
     /// Wait until every accessibility event the window's app sent before now
     /// has arrived.
     pub(crate) async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
+        let Some(a11y) = &self.a11y else {
+            return Ok(());
+        };
         if let Some(pid) = self.pid_of(handle) {
-            for app in self
-                .a11y
+            for app in a11y
                 .apps()
                 .await?
                 .into_iter()
                 .filter(|a| a.pid == Some(pid))
             {
-                self.a11y.sync(&app).await?;
+                a11y.sync(&app).await?;
             }
         }
         Ok(())
@@ -150,16 +166,15 @@ impl Session {
     /// What the window's app announced to assistive technology since the last
     /// time this was asked (AT-SPI announcement events), oldest first.
     pub async fn announcements(&self, handle: WindowHandle) -> Result<Vec<String>, Error> {
-        let Some(pid) = self.pid_of(handle) else {
+        let (Some(a11y), Some(pid)) = (&self.a11y, self.pid_of(handle)) else {
             return Ok(Vec::new());
         };
-        Ok(self
-            .a11y
+        Ok(a11y
             .apps()
             .await?
             .iter()
             .filter(|a| a.pid == Some(pid))
-            .flat_map(|a| self.a11y.take_announcements(a))
+            .flat_map(|a| a11y.take_announcements(a))
             .collect())
     }
 
@@ -189,8 +204,8 @@ impl Session {
         Ok(self.host.pointer().await?)
     }
 
-    pub(crate) fn session_bus(&self) -> &zbus::Connection {
-        &self.session_bus
+    pub(crate) fn session_bus(&self) -> Option<&zbus::Connection> {
+        self.session_bus.as_ref()
     }
 
     pub(crate) fn pid_of(&self, handle: WindowHandle) -> Option<u32> {
@@ -201,7 +216,11 @@ impl Session {
             .and_then(|w| w.pid)
     }
 
-    pub(crate) fn a11y(&self) -> &A11y {
-        &self.a11y
+    pub(crate) fn a11y(&self) -> Result<&A11y, Error> {
+        self.a11y.as_ref().ok_or_else(|| {
+            Error::Unsupported(
+                "elements: this session was started without accessibility buses".into(),
+            )
+        })
     }
 }

@@ -18,8 +18,8 @@ impl Session {
     /// Read again only when the window drew a new frame or an app reported a
     /// change since the last read; else the mirror is what the user sees.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
+        let changes = self.a11y()?.changes();
         let commits = self.host.commits(handle).await?;
-        let changes = self.a11y.changes();
         if let Some((c, a, tree)) = self.mirror.lock().unwrap().get(&handle) {
             if (*c, *a) == (commits, changes) {
                 return Ok(tree.clone());
@@ -59,8 +59,9 @@ impl Session {
             ))
         })?;
         let mut apps = Vec::new();
-        for app in self.a11y.wait_for_app(pid, APP_REGISTRATION).await? {
-            apps.push(self.a11y.read_items(&app, Read::Bulk).await?);
+        let a11y = self.a11y()?;
+        for app in a11y.wait_for_app(pid, APP_REGISTRATION).await? {
+            apps.push(a11y.read_items(&app, Read::Bulk).await?);
         }
         let heads = apps
             .iter()
@@ -80,7 +81,7 @@ impl Session {
             ))
         })?;
         // Only the picked frame's elements cost per-node calls.
-        let frame = self.a11y.read_frame(&apps[app], &head).await;
+        let frame = a11y.read_frame(&apps[app], &head).await;
         let offset = surface_offset(&frame, &window);
         let nodes = frame
             .nodes

@@ -600,4 +600,88 @@ mod tests {
         now.content = Rect::new(0, 0, 250, 200);
         assert!(shows_done(grow, &before, &now).is_ok());
     }
+
+    mod with_a_host {
+        use std::sync::Arc;
+
+        use super::super::super::fake_host::{window, FakeHost, Temper, OUTPUT};
+        use super::*;
+        use crate::session::Session;
+
+        async fn session_over(temper: Temper, capacity: usize) -> (Session, FakeHost) {
+            let host = FakeHost::new(
+                vec![window(1, "Main"), window(2, "Prefs")],
+                temper,
+                capacity,
+            );
+            let session = Session::without_accessibility(Arc::new(host.clone()))
+                .await
+                .unwrap();
+            (session, host)
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_operation_answers_once_the_app_drew_it_not_when_it_was_asked() {
+            let (session, _host) =
+                session_over(Temper::Willing(Duration::from_millis(300)), 64).await;
+            let handle = session.window(&WindowPick::Id(1)).unwrap().handle;
+            let started = tokio::time::Instant::now();
+            let w = session.window_op(handle, WindowOp::Maximize).await.unwrap();
+            assert!(w.maximized);
+            assert_eq!(w.content, OUTPUT);
+            assert!(started.elapsed() >= Duration::from_millis(300));
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_app_that_never_draws_the_change_times_out_saying_what_is_missing() {
+            let (session, _host) = session_over(Temper::Stubborn, 64).await;
+            let handle = session.window(&WindowPick::Id(1)).unwrap().handle;
+            match session.window_op(handle, WindowOp::Maximize).await {
+                Err(Error::Timeout(why)) => assert!(why.contains("maximized"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn close_answers_closed_when_the_window_goes_and_kept_when_it_stays() {
+            let (session, _host) =
+                session_over(Temper::Willing(Duration::from_millis(50)), 64).await;
+            let handle = session.window(&WindowPick::Id(2)).unwrap().handle;
+            assert_eq!(
+                session.close(handle, false).await.unwrap(),
+                CloseOutcome::Closed
+            );
+            assert!(matches!(
+                session.window(&WindowPick::Handle(handle)),
+                Err(Error::NoWindow(_))
+            ));
+
+            let (session, _host) = session_over(Temper::Stubborn, 64).await;
+            let handle = session.window(&WindowPick::Id(2)).unwrap().handle;
+            match session.close(handle, false).await.unwrap() {
+                CloseOutcome::Kept(w) => assert_eq!(w.handle, handle),
+                other => panic!("{other:?}"),
+            }
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_reader_that_lags_resyncs_and_never_misses_a_close() {
+            let (session, host) = session_over(Temper::Stubborn, 4).await;
+            // Far more events than the stream holds, with a close among them.
+            for i in 0..50 {
+                host.change(1, |w| w.title = format!("Main {i}"));
+            }
+            host.remove(2);
+            for i in 0..50 {
+                host.change(1, |w| w.title = format!("Main {}", 50 + i));
+            }
+            let done = session
+                .windows
+                .wait_for(Duration::from_secs(5), |list| {
+                    list.len() == 1 && list[0].title == "Main 99"
+                })
+                .await;
+            assert!(done.is_ok(), "{:?}", session.windows());
+        }
+    }
 }

@@ -1,0 +1,197 @@
+//! A host in memory for unit tests of the session's rules: windows that an
+//! imagined app changes after a delay, or never, and a stream that can lag.
+//!
+//! Everything else a host does answers `Unsupported`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use wayrig_host::{
+    AppInfo, Capabilities, Capture, DisplayInfo, Host, HostError, HostResult, InputEvent,
+    InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped, WindowCommand,
+    WindowEvent, WindowHandle, WindowInfo, WindowKind, WindowWatch,
+};
+
+/// How the imagined app answers window commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Temper {
+    /// Draws each change after this long.
+    Willing(Duration),
+    /// Never draws maximize, and keeps its window when asked to close.
+    Stubborn,
+}
+
+#[derive(Clone)]
+pub(crate) struct FakeHost {
+    shared: Arc<Shared>,
+    temper: Temper,
+}
+
+/// The windows and their stream, shared with the imagined app's tasks.
+struct Shared {
+    windows: Mutex<Vec<WindowInfo>>,
+    events: broadcast::Sender<WindowEvent>,
+}
+
+pub(crate) const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
+
+pub(crate) fn window(id: u64, title: &str) -> WindowInfo {
+    let r = Rect::new(100, 100, 400, 300);
+    WindowInfo {
+        handle: WindowHandle { id, epoch: 1 },
+        title: title.into(),
+        app_id: "org.example.Fake".into(),
+        pid: Some(4242),
+        kind: WindowKind::Normal,
+        parent: None,
+        frame: r,
+        surface: r,
+        content: r,
+        maximized: false,
+        fullscreen: false,
+        minimized: false,
+        focused: id == 1,
+        on_screen: true,
+        z: id as u32 - 1,
+        scale: 1.0,
+    }
+}
+
+impl FakeHost {
+    /// `capacity` bounds the event stream: a reader that falls further
+    /// behind lags.
+    pub(crate) fn new(windows: Vec<WindowInfo>, temper: Temper, capacity: usize) -> Self {
+        FakeHost {
+            shared: Arc::new(Shared {
+                windows: Mutex::new(windows),
+                events: broadcast::channel(capacity).0,
+            }),
+            temper,
+        }
+    }
+
+    /// Change a window as its app would, and say so on the stream.
+    pub(crate) fn change(&self, id: u64, change: impl FnOnce(&mut WindowInfo)) {
+        let mut windows = self.shared.windows.lock().unwrap();
+        if let Some(w) = windows.iter_mut().find(|w| w.handle.id == id) {
+            change(w);
+            let _ = self.shared.events.send(WindowEvent::Updated(w.clone()));
+        }
+    }
+
+    pub(crate) fn remove(&self, id: u64) {
+        let mut windows = self.shared.windows.lock().unwrap();
+        if let Some(i) = windows.iter().position(|w| w.handle.id == id) {
+            let gone = windows.remove(i);
+            let _ = self.shared.events.send(WindowEvent::Closed(gone.handle));
+        }
+    }
+}
+
+fn unsupported<T>() -> HostResult<T> {
+    Err(HostError::Unsupported(
+        "the fake host does not do this".into(),
+    ))
+}
+
+#[async_trait::async_trait]
+impl Host for FakeHost {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            launch: false,
+            capture_covered: false,
+            frame_pacing: false,
+            window_commands: true,
+            input: false,
+        }
+    }
+
+    async fn windows(&self) -> HostResult<Vec<WindowInfo>> {
+        Ok(self.shared.windows.lock().unwrap().clone())
+    }
+
+    async fn watch_windows(&self) -> HostResult<WindowWatch> {
+        let windows = self.shared.windows.lock().unwrap();
+        Ok(WindowWatch {
+            windows: windows.clone(),
+            events: self.shared.events.subscribe(),
+        })
+    }
+
+    async fn launch(&self, _spec: LaunchSpec) -> HostResult<AppInfo> {
+        unsupported()
+    }
+
+    async fn window_command(
+        &self,
+        window: WindowHandle,
+        command: WindowCommand,
+    ) -> HostResult<Option<WindowInfo>> {
+        let now = self
+            .shared
+            .windows
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|w| w.handle == window)
+            .cloned()
+            .ok_or(HostError::NoWindow(window))?;
+        let Temper::Willing(delay) = self.temper else {
+            return Ok(Some(now));
+        };
+        let host = self.clone();
+        let id = window.id;
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            match command {
+                WindowCommand::Maximize => host.change(id, |w| {
+                    w.maximized = true;
+                    (w.frame, w.surface, w.content) = (OUTPUT, OUTPUT, OUTPUT);
+                }),
+                WindowCommand::Close => host.remove(id),
+                _ => {}
+            }
+        });
+        Ok(Some(now))
+    }
+
+    async fn settle(&self, _window: WindowHandle, _timeout: Duration) -> HostResult<Settled> {
+        unsupported()
+    }
+
+    async fn input(
+        &self,
+        _window: WindowHandle,
+        _events: Vec<InputEvent>,
+        _options: InputOptions,
+    ) -> HostResult<InputReport> {
+        unsupported()
+    }
+
+    async fn commits(&self, _window: WindowHandle) -> HostResult<u64> {
+        unsupported()
+    }
+
+    async fn step(&self, _frames: u32) -> HostResult<Stepped> {
+        unsupported()
+    }
+
+    async fn capture_window(&self, _window: WindowHandle) -> HostResult<Capture> {
+        unsupported()
+    }
+
+    async fn capture_output(&self) -> HostResult<Capture> {
+        unsupported()
+    }
+
+    async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {
+        unsupported()
+    }
+
+    async fn pointer(&self) -> HostResult<PointerState> {
+        unsupported()
+    }
+
+    async fn shutdown(&self) {}
+}
