@@ -395,10 +395,11 @@ impl State {
         }
     }
 
-    /// Everything the record draws, shadows included (global, logical).
-    fn frame_rect(&self, id: u64, content: Rect) -> Rect {
+    /// Everything the record draws, shadows included, and its own surface,
+    /// subsurfaces left out (both global, logical).
+    fn frame_and_surface_rects(&self, id: u64, content: Rect) -> (Rect, Rect) {
         let Some(rec) = self.windows.get(id) else {
-            return content;
+            return (content, content);
         };
         let (geo, bbox) = match &rec.surface.surface {
             Surface::Toplevel(w) => (w.geometry(), w.bbox()),
@@ -407,28 +408,21 @@ impl State {
                 smithay::desktop::utils::bbox_from_surface_tree(p.wl_surface(), (0, 0)),
             ),
         };
-        Rect::new(
-            content.x + bbox.loc.x - geo.loc.x,
-            content.y + bbox.loc.y - geo.loc.y,
-            bbox.size.w,
-            bbox.size.h,
-        )
-    }
-
-    /// The record's own surface, subsurfaces left out (global, logical).
-    fn surface_rect(&self, id: u64, content: Rect) -> Rect {
-        let Some(rec) = self.windows.get(id) else {
-            return content;
-        };
-        let geo = match &rec.surface.surface {
-            Surface::Toplevel(w) => w.geometry(),
-            Surface::Popup(p) => p.geometry(),
-        };
         let wl = rec.surface.surface.wl_surface();
         let size = with_renderer_surface_state(&wl, |s| s.surface_size())
             .flatten()
             .unwrap_or_default();
-        Rect::new(content.x - geo.loc.x, content.y - geo.loc.y, size.w, size.h)
+        // Both are in the surface's coordinates, where the content starts at the
+        // window geometry's corner.
+        let place = |r: Rectangle<i32, Logical>| {
+            Rect::new(
+                content.x + r.loc.x - geo.loc.x,
+                content.y + r.loc.y - geo.loc.y,
+                r.size.w,
+                r.size.h,
+            )
+        };
+        (place(bbox), place(Rectangle::from_size(size)))
     }
 
     pub fn keyboard_focus(&self) -> Option<WlSurface> {
@@ -494,8 +488,7 @@ impl State {
     ) -> Option<WindowInfo> {
         let rec = self.windows.get(id)?;
         let content = self.content_rect(id)?;
-        let frame = self.frame_rect(id, content);
-        let surface = self.surface_rect(id, content);
+        let (frame, surface) = self.frame_and_surface_rects(id, content);
         let wl = rec.surface.surface.wl_surface();
         let pid = wl
             .client()
