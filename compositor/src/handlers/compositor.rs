@@ -1,16 +1,14 @@
-//! wl_compositor, wl_subcompositor, wl_shm and buffers: commits feed the window
-//! registry and the frame accounting.
+//! wl_compositor and wl_subcompositor: commits feed the window registry and the
+//! frame accounting.
 
 use smithay::backend::renderer::utils::on_commit_buffer_handler;
+use smithay::delegate_compositor;
 use smithay::reexports::wayland_server::backend::{ClientData, ClientId, DisconnectReason};
-use smithay::reexports::wayland_server::protocol::{wl_buffer, wl_surface::WlSurface};
+use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::reexports::wayland_server::Client;
-use smithay::wayland::buffer::BufferHandler;
 use smithay::wayland::compositor::{
     is_sync_subsurface, CompositorClientState, CompositorHandler, CompositorState,
 };
-use smithay::wayland::shm::{ShmHandler, ShmState};
-use smithay::{delegate_compositor, delegate_shm};
 
 use crate::state::{State, Surface};
 
@@ -68,14 +66,3 @@ impl CompositorHandler for State {
     }
 }
 delegate_compositor!(State);
-
-impl BufferHandler for State {
-    fn buffer_destroyed(&mut self, _buffer: &wl_buffer::WlBuffer) {}
-}
-
-impl ShmHandler for State {
-    fn shm_state(&self) -> &ShmState {
-        &self.shm_state
-    }
-}
-delegate_shm!(State);
