@@ -10,7 +10,7 @@ use crate::state::State;
 
 impl DataDeviceHandler for State {
     fn data_device_state(&self) -> &DataDeviceState {
-        &self.data_device_state
+        &self.protocols.data_device_state
     }
 }
 impl ClientDndGrabHandler for State {}

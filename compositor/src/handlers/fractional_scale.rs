@@ -10,7 +10,7 @@ use crate::state::State;
 
 impl FractionalScaleHandler for State {
     fn new_fractional_scale(&mut self, surface: WlSurface) {
-        let scale = self.config.scale;
+        let scale = self.rig.config.scale;
         with_states(&surface, |states| {
             with_fractional_scale(states, |fs| fs.set_preferred_scale(scale));
         });

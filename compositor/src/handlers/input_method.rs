@@ -14,8 +14,10 @@ impl InputMethodHandler for State {
     fn popup_repositioned(&mut self, _surface: ImPopupSurface) {}
 
     fn parent_geometry(&self, parent: &WlSurface) -> Rectangle<i32, Logical> {
-        self.window_id_for_surface(parent)
-            .and_then(|id| self.content_rect(id))
+        let windows = &self.rig.windows;
+        windows
+            .id_for_surface(parent)
+            .and_then(|id| windows.content_rect(id))
             .map(|r| Rectangle::new((r.x, r.y).into(), (r.width, r.height).into()))
             .unwrap_or_default()
     }

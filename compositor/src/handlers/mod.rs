@@ -1,5 +1,5 @@
 //! Smithay protocol handlers, one file per protocol with its delegate macro;
-//! the logic they call lives in `state.rs`.
+//! the logic they call lives in the rig and in `State`'s own methods.
 
 mod compositor;
 mod cursor_shape;
@@ -18,6 +18,3 @@ mod viewporter;
 mod xdg_activation;
 mod xdg_decoration;
 mod xdg_shell;
-
-pub use compositor::ClientState;
-pub use xdg_decoration::decoration_mode;

@@ -10,7 +10,7 @@ use crate::state::State;
 
 impl PrimarySelectionHandler for State {
     fn primary_selection_state(&self) -> &PrimarySelectionState {
-        &self.primary_selection_state
+        &self.protocols.primary_selection_state
     }
 }
 delegate_primary_selection!(State);

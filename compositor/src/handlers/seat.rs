@@ -16,13 +16,14 @@ impl SeatHandler for State {
     type TouchFocus = WlSurface;
 
     fn seat_state(&mut self) -> &mut SeatState<State> {
-        &mut self.seat_state
+        &mut self.protocols.seat_state
     }
 
     fn focus_changed(&mut self, seat: &Seat<Self>, focused: Option<&WlSurface>) {
         let client = focused.and_then(Resource::client);
-        set_data_device_focus(&self.display_handle, seat, client.clone());
-        set_primary_focus(&self.display_handle, seat, client);
+        let dh = &self.rig.display_handle;
+        set_data_device_focus(dh, seat, client.clone());
+        set_primary_focus(dh, seat, client);
     }
 }
 delegate_seat!(State);

@@ -11,7 +11,7 @@ use crate::state::State;
 
 impl XdgActivationHandler for State {
     fn activation_state(&mut self) -> &mut XdgActivationState {
-        &mut self.xdg_activation_state
+        &mut self.protocols.xdg_activation_state
     }
 
     /// Honoured as a desktop would for the app a person just used: the window is
@@ -22,7 +22,7 @@ impl XdgActivationHandler for State {
         _data: XdgActivationTokenData,
         surface: WlSurface,
     ) {
-        if let Some(id) = self.window_id_for_surface(&surface) {
+        if let Some(id) = self.rig.windows.id_for_surface(&surface) {
             self.activate(id);
         }
     }

@@ -6,20 +6,12 @@ use smithay::reexports::wayland_protocols::xdg::decoration::zv1::server::zxdg_to
 use smithay::wayland::shell::xdg::decoration::XdgDecorationHandler;
 use smithay::wayland::shell::xdg::ToplevelSurface;
 
-use crate::config::Decorations;
+use crate::rig::windows::decoration_mode;
 use crate::state::State;
-
-/// The xdg-decoration mode every toplevel gets, whatever it asks for.
-pub fn decoration_mode(decorations: Decorations) -> DecorationMode {
-    match decorations {
-        Decorations::Client => DecorationMode::ClientSide,
-        Decorations::Server => DecorationMode::ServerSide,
-    }
-}
 
 impl State {
     fn impose_decoration_mode(&mut self, toplevel: &ToplevelSurface) {
-        let mode = decoration_mode(self.config.decorations);
+        let mode = decoration_mode(self.rig.config.decorations);
         toplevel.with_pending_state(|s| s.decoration_mode = Some(mode));
         if toplevel.is_initial_configure_sent() {
             toplevel.send_pending_configure();
