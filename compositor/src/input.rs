@@ -66,24 +66,17 @@ impl State {
                 self.finish_input(Err(HostError::NoWindow(handle)));
                 continue;
             }
-            let job = self.rig.input_queue.jobs.front_mut().expect("job");
+            let job = self.rig.input_queue.front_job();
             if !job.started {
                 job.started = true;
                 let (activate, needs_keyboard) = (job.options.activate, job.needs_keyboard);
                 let activated = self.focus_for_input(id, activate, needs_keyboard);
-                self.rig
-                    .input_queue
-                    .jobs
-                    .front_mut()
-                    .expect("job")
-                    .report
-                    .activated = activated;
+                self.rig.input_queue.front_job().report.activated = activated;
             }
-            let job = self.rig.input_queue.jobs.front_mut().expect("job");
+            let job = self.rig.input_queue.front_job();
             let Some(step) = job.steps.pop_front() else {
                 self.note_input(id);
-                let report =
-                    std::mem::take(&mut self.rig.input_queue.jobs.front_mut().expect("job").report);
+                let report = std::mem::take(&mut self.rig.input_queue.front_job().report);
                 self.finish_input(Ok(report));
                 continue;
             };
@@ -94,16 +87,15 @@ impl State {
                     self.pointer_move(&target);
                     self.rig.ping_client_of(&target.surface);
                     let moment = self.rig.clients.moment();
-                    let job = self.rig.input_queue.jobs.front_mut().expect("job");
+                    let job = self.rig.input_queue.front_job();
                     job.steps.push_front(step);
                     job.waiting_since = Some(moment);
                     return;
                 }
             }
-            let mut report =
-                std::mem::take(&mut self.rig.input_queue.jobs.front_mut().expect("job").report);
+            let mut report = std::mem::take(&mut self.rig.input_queue.front_job().report);
             let sent = self.send_step(step, &mut report);
-            self.rig.input_queue.jobs.front_mut().expect("job").report = report;
+            self.rig.input_queue.front_job().report = report;
             if let Err(e) = sent {
                 self.finish_input(Err(e));
             }
@@ -139,23 +131,13 @@ impl State {
             return;
         }
         if answered >= since {
-            self.rig
-                .input_queue
-                .jobs
-                .front_mut()
-                .expect("job")
-                .waiting_since = None;
+            self.rig.input_queue.front_job().waiting_since = None;
             self.run_input();
         } else if let Some(surface) = surface {
             // That pong answered an older ping: ask again.
             self.rig.ping_client_of(&surface);
             let moment = self.rig.clients.moment();
-            self.rig
-                .input_queue
-                .jobs
-                .front_mut()
-                .expect("job")
-                .waiting_since = Some(moment);
+            self.rig.input_queue.front_job().waiting_since = Some(moment);
         }
     }
 
@@ -171,12 +153,7 @@ impl State {
             .get(job.window)
             .is_none_or(|r| !r.is_live());
         if gone {
-            self.rig
-                .input_queue
-                .jobs
-                .front_mut()
-                .expect("job")
-                .waiting_since = None;
+            self.rig.input_queue.front_job().waiting_since = None;
             self.run_input();
         } else if job.waiting_since.is_some() && Instant::now() >= job.deadline {
             let handle = job.handle;

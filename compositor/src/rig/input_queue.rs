@@ -119,6 +119,11 @@ impl InputQueue {
         })
     }
 
+    /// The job at the front, the one being delivered; there must be one.
+    pub fn front_job(&mut self) -> &mut InputJob {
+        self.jobs.front_mut().expect("job")
+    }
+
     /// Check a whole input request and queue it; nothing is sent unless all of
     /// it is valid. Requests are delivered in the order they arrive. Returns
     /// whether it was queued; if not, `reply` has had the error.
