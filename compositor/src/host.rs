@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use smithay::backend::winit::WinitEvent;
 use smithay::reexports::calloop::channel::{self, Channel, Event as ChannelEvent};
 use smithay::reexports::calloop::generic::Generic;
 use smithay::reexports::calloop::timer::{TimeoutAction, Timer};
@@ -20,10 +21,12 @@ use wayrig_host::{
     WindowHandle, WindowInfo, WindowWatch,
 };
 
+use crate::backend::nested::Nested;
 use crate::capture::{self, Pixels};
 use crate::config::Config;
-use crate::handlers::ClientState;
 use crate::launch::RuntimeDir;
+use crate::rig::clients::ClientState;
+use crate::rig::OUTPUT_NAME;
 use crate::state::State;
 
 /// Time launched apps get to exit after SIGTERM at shutdown.
@@ -245,7 +248,7 @@ impl Host for CompositorHost {
 fn display_of(config: &Config) -> DisplayInfo {
     DisplayInfo {
         id: 1,
-        name: crate::state::OUTPUT_NAME.into(),
+        name: OUTPUT_NAME.into(),
         primary: true,
         bounds: Rect::new(0, 0, config.width, config.height),
         pixel_width: (f64::from(config.width) * config.scale).round() as u32,
@@ -317,11 +320,9 @@ fn prepare(
         commands,
         exit_sender,
     )?;
-    crate::input_method::start(&mut state.display_handle)?;
+    crate::input_method::start(&mut state.rig.display_handle)?;
     if config.nested {
-        let nested = crate::nested::Nested::start(&event_loop.handle(), &state.output, &config)
-            .map_err(|e| format!("cannot open the nested window: {e}"))?;
-        state.nested = Some(nested);
+        show_nested(&mut state, &event_loop, &config)?;
     }
     tracing::info!(
         socket = %runtime_dir.path().join(&socket_name).display(),
@@ -342,6 +343,29 @@ fn prepare(
     })
 }
 
+/// Open the nested window and show the output in it; closing it stops the compositor.
+fn show_nested(
+    state: &mut State,
+    event_loop: &EventLoop<'static, State>,
+    config: &Config,
+) -> Result<(), String> {
+    let (nested, events) = Nested::open(&state.rig.output, config)
+        .map_err(|e| format!("cannot open the nested window: {e}"))?;
+    event_loop
+        .handle()
+        .insert_source(events, |event, _, state| match event {
+            WinitEvent::CloseRequested => state.rig.stop(),
+            WinitEvent::Redraw => state
+                .backend
+                .render(&state.rig.windows.space, &state.rig.output),
+            // The watching person's own input is not forwarded: the session is driven.
+            WinitEvent::Resized { .. } | WinitEvent::Focus(_) | WinitEvent::Input(_) => {}
+        })
+        .map_err(|e| format!("cannot watch the window's events: {e}"))?;
+    state.backend.show_nested(nested);
+    Ok(())
+}
+
 impl Runner {
     /// Serve until shut down, then end every launched app.
     pub fn run(self) {
@@ -351,20 +375,20 @@ impl Runner {
             mut state,
             info: _,
         } = self.parts;
-        while state.running {
+        while state.rig.running {
             if let Err(e) = event_loop.dispatch(None, &mut state) {
                 tracing::error!(%e, "event loop failed");
                 break;
             }
             state.refresh_windows();
-            if let Err(e) = state.display_handle.flush_clients() {
+            if let Err(e) = state.rig.display_handle.flush_clients() {
                 tracing::debug!(%e, "flushing clients failed");
             }
         }
         // Let apps end cleanly while their Wayland connections are still served.
-        state.apps.signal_all();
+        state.rig.apps.signal_all();
         let deadline = Instant::now() + APP_GRACE;
-        while !state.apps.running().is_empty() {
+        while !state.rig.apps.running().is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -372,12 +396,10 @@ impl Runner {
             if event_loop.dispatch(Some(left), &mut state).is_err() {
                 break;
             }
-            let _ = state.display_handle.flush_clients();
+            let _ = state.rig.display_handle.flush_clients();
         }
-        state.apps.kill_remaining();
-        for waiter in state.settle_waiters.drain(..) {
-            let _ = waiter.reply.send(Err(HostError::Gone));
-        }
+        state.rig.apps.kill_remaining();
+        state.rig.frames.abandon_settle_waiters();
         drop(state);
         drop(event_loop);
         drop(runtime_dir);
@@ -400,6 +422,7 @@ fn insert_sources(
             |_, listener, state| {
                 while let Some(stream) = listener.accept()? {
                     if let Err(e) = state
+                        .rig
                         .display_handle
                         .insert_client(stream, Arc::new(ClientState::default()))
                     {
@@ -423,10 +446,10 @@ fn insert_sources(
     handle
         .insert_source(commands, move |event, _, state| match event {
             ChannelEvent::Msg(cmd) => state.handle_command(cmd, &exit_sender),
-            ChannelEvent::Closed => state.stop(),
+            ChannelEvent::Closed => state.rig.stop(),
         })
         .map_err(|e| format!("cannot watch the command channel: {e}"))?;
-    let interval = state.config.frame_interval();
+    let interval = state.rig.config.frame_interval();
     let first = Instant::now() + interval;
     handle
         .insert_source(Timer::from_deadline(first), move |deadline, _, state| {
@@ -444,27 +467,24 @@ fn insert_sources(
 }
 
 impl State {
-    pub fn stop(&mut self) {
-        self.running = false;
-        self.loop_signal.stop();
-    }
-
     fn handle_command(&mut self, cmd: Command, exit_sender: &channel::Sender<Command>) {
         match cmd {
             Command::Windows(reply) => {
                 self.refresh_windows();
-                let _ = reply.send(self.windows.announced());
+                let _ = reply.send(self.rig.windows.registry.announced());
             }
             Command::Watch(reply) => {
                 self.refresh_windows();
+                let windows = &self.rig.windows;
                 let _ = reply.send(WindowWatch {
-                    windows: self.windows.announced(),
-                    events: self.events.subscribe(),
+                    windows: windows.registry.announced(),
+                    events: windows.events.subscribe(),
                 });
             }
             Command::Launch(spec, reply) => {
                 let sender = exit_sender.clone();
                 let result = self
+                    .rig
                     .apps
                     .launch(&spec, move |pid, code| {
                         let _ = sender.send(Command::AppExited(pid, code));
@@ -478,11 +498,12 @@ impl State {
             }
             Command::Settle(handle, timeout, reply) => {
                 self.refresh_windows();
-                self.add_settle_waiter(handle, timeout, reply);
+                self.rig.add_settle_waiter(handle, timeout, reply);
             }
-            Command::Step(frames, reply) => self.start_step(frames, reply),
+            Command::Step(frames, reply) => self.rig.start_step(frames, reply),
             Command::Commits(handle, reply) => {
-                let _ = reply.send(self.resolve(handle).map(|id| self.tree_commits(id)));
+                let windows = &self.rig.windows;
+                let _ = reply.send(windows.resolve(handle).map(|id| windows.tree_commits(id)));
             }
             Command::Input(handle, events, options, reply) => {
                 self.refresh_windows();
@@ -500,12 +521,12 @@ impl State {
             }
             Command::AppExited(pid, code) => {
                 tracing::info!(pid, ?code, "app exited");
-                if self.config.exit_with_last_app && self.apps.running().is_empty() {
+                if self.rig.config.exit_with_last_app && self.rig.apps.running().is_empty() {
                     tracing::info!("the last app exited; stopping");
-                    self.stop();
+                    self.rig.stop();
                 }
             }
-            Command::Shutdown => self.stop(),
+            Command::Shutdown => self.rig.stop(),
         }
     }
 }

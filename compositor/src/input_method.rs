@@ -15,7 +15,7 @@ use wayland_protocols_misc::zwp_input_method_v2::client::{
     zwp_input_method_manager_v2::ZwpInputMethodManagerV2, zwp_input_method_v2::ZwpInputMethodV2,
 };
 
-use crate::handlers::ClientState;
+use crate::rig::clients::ClientState;
 
 /// Connect the input method over a socket pair and serve it on a thread of its
 /// own; the thread ends when the compositor closes the connection.

@@ -4,6 +4,7 @@
 //! Start one with [`CompositorHost::start`] and use it through the
 //! [`wayrig_host::Host`] trait; nothing of Smithay leaks out of this crate.
 
+mod backend;
 mod capture;
 mod config;
 mod handlers;
@@ -12,10 +13,11 @@ mod input;
 mod input_method;
 mod keys;
 mod launch;
-mod nested;
 mod registry;
+mod rig;
 mod settle;
 mod state;
+mod window_commands;
 
 pub use config::{Config, Decorations, Pacing};
 pub use host::{CompositorHost, SessionInfo};

@@ -2,7 +2,7 @@
 //! stable handles (id + epoch), their stacking order and what was last announced.
 //!
 //! Pure bookkeeping, generic over the surface payload so it is tested without a
-//! Wayland connection; `state.rs` fills in geometry and focus from Smithay.
+//! Wayland connection; `rig/windows.rs` fills in geometry and focus from Smithay.
 
 use wayrig_host::{Rect, WindowEvent, WindowHandle, WindowInfo};
 

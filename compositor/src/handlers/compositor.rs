@@ -1,44 +1,21 @@
-//! wl_compositor, wl_subcompositor, wl_shm and buffers: commits feed the window
-//! registry and the frame accounting.
+//! wl_compositor and wl_subcompositor: commits feed the window registry and the
+//! frame accounting.
 
 use smithay::backend::renderer::utils::on_commit_buffer_handler;
-use smithay::reexports::wayland_server::backend::{ClientData, ClientId, DisconnectReason};
-use smithay::reexports::wayland_server::protocol::{wl_buffer, wl_surface::WlSurface};
+use smithay::delegate_compositor;
+use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::reexports::wayland_server::Client;
-use smithay::wayland::buffer::BufferHandler;
 use smithay::wayland::compositor::{
     is_sync_subsurface, CompositorClientState, CompositorHandler, CompositorState,
 };
-use smithay::wayland::shm::{ShmHandler, ShmState};
-use smithay::{delegate_compositor, delegate_shm};
 
-use crate::state::{State, Surface};
-
-/// Per-client data Smithay needs.
-#[derive(Default)]
-pub struct ClientState {
-    pub compositor_state: CompositorClientState,
-    /// Wayrig's own client (its input method), not an app under test.
-    pub internal: bool,
-}
-
-impl ClientState {
-    pub fn internal() -> Self {
-        ClientState {
-            internal: true,
-            ..Default::default()
-        }
-    }
-}
-
-impl ClientData for ClientState {
-    fn initialized(&self, _client_id: ClientId) {}
-    fn disconnected(&self, _client_id: ClientId, _reason: DisconnectReason) {}
-}
+use crate::rig::clients::ClientState;
+use crate::rig::windows::{root_surface, Surface};
+use crate::state::State;
 
 impl CompositorHandler for State {
     fn compositor_state(&mut self) -> &mut CompositorState {
-        &mut self.compositor_state
+        &mut self.protocols.compositor_state
     }
 
     fn client_compositor_state<'a>(&self, client: &'a Client) -> &'a CompositorClientState {
@@ -53,29 +30,23 @@ impl CompositorHandler for State {
         if is_sync_subsurface(surface) {
             return;
         }
-        let root = State::root_surface(surface);
-        self.popups.commit(surface);
-        let Some(id) = self.window_id_for_surface(&root) else {
+        let root = root_surface(surface);
+        self.rig.windows.popups.commit(surface);
+        let Some(id) = self.rig.windows.id_for_surface(&root) else {
             return;
         };
-        let kind = self.windows.get(id).map(|r| r.surface.surface.clone());
+        let kind = self
+            .rig
+            .windows
+            .registry
+            .get(id)
+            .map(|r| r.surface.surface.clone());
         match kind {
             Some(Surface::Toplevel(_)) => self.toplevel_committed(id),
-            Some(Surface::Popup(popup)) => self.popup_committed(id, &popup),
+            Some(Surface::Popup(popup)) => self.rig.windows.popup_committed(id, &popup),
             None => {}
         }
-        self.note_commit(id);
+        self.rig.note_commit(id);
     }
 }
 delegate_compositor!(State);
-
-impl BufferHandler for State {
-    fn buffer_destroyed(&mut self, _buffer: &wl_buffer::WlBuffer) {}
-}
-
-impl ShmHandler for State {
-    fn shm_state(&self) -> &ShmState {
-        &self.shm_state
-    }
-}
-delegate_shm!(State);

@@ -12,27 +12,18 @@ use smithay::wayland::shell::xdg::{
 };
 use wayrig_host::WindowCommand;
 
-use crate::state::{State, Surface, WindowData};
+use crate::rig::windows::{Surface, WindowData};
+use crate::state::State;
 
 impl State {
-    fn new_window_data(surface: Surface) -> WindowData {
-        WindowData {
-            surface,
-            activity: Default::default(),
-            grabbed: false,
-            restore_size: None,
-            fitted: false,
-            shown_changes: 0,
-        }
-    }
-
     /// Run a client's own request as the matching window command.
     fn client_request(&mut self, surface: &ToplevelSurface, cmd: WindowCommand) {
-        let Some(id) = self.window_id_for_surface(surface.wl_surface()) else {
+        let windows = &self.rig.windows;
+        let Some(id) = windows.id_for_surface(surface.wl_surface()) else {
             return;
         };
-        let Some(handle) = self
-            .windows
+        let Some(handle) = windows
+            .registry
             .get(id)
             .filter(|r| r.is_live())
             .map(|r| r.handle())
@@ -43,49 +34,34 @@ impl State {
             tracing::debug!(%e, "client request refused");
         }
     }
-
-    pub fn popup_committed(&mut self, id: u64, popup: &PopupKind) {
-        let PopupKind::Xdg(xdg) = popup else { return };
-        if !xdg.is_initial_configure_sent() {
-            if let Err(e) = xdg.send_configure() {
-                tracing::debug!(?e, "initial popup configure failed");
-            }
-            return;
-        }
-        let has_buffer =
-            smithay::backend::renderer::utils::with_renderer_surface_state(xdg.wl_surface(), |s| {
-                s.buffer().is_some()
-            })
-            .unwrap_or(false);
-        let mapped = self.windows.get(id).is_some_and(|r| r.mapped);
-        if has_buffer != mapped {
-            self.windows.set_mapped(id, has_buffer);
-        }
-    }
 }
 
 impl XdgShellHandler for State {
     fn xdg_shell_state(&mut self) -> &mut XdgShellState {
-        &mut self.xdg_shell_state
+        &mut self.protocols.xdg_shell_state
     }
 
     fn new_toplevel(&mut self, surface: ToplevelSurface) {
-        self.note_client(surface.wl_surface());
+        self.rig.note_client(surface.wl_surface());
         let window = Window::new_wayland_window(surface);
-        self.windows
-            .insert(Self::new_window_data(Surface::Toplevel(window)));
+        self.rig
+            .windows
+            .registry
+            .insert(WindowData::new(Surface::Toplevel(window)));
     }
 
     fn new_popup(&mut self, surface: PopupSurface, _positioner: PositionerState) {
-        self.note_client(surface.wl_surface());
+        self.rig.note_client(surface.wl_surface());
         let kind = PopupKind::Xdg(surface.clone());
-        if let Err(e) = self.popups.track_popup(kind.clone()) {
+        let windows = &mut self.rig.windows;
+        if let Err(e) = windows.popups.track_popup(kind.clone()) {
             tracing::debug!(?e, "popup died before tracking");
             return;
         }
-        self.unconstrain_popup(&surface);
-        self.windows
-            .insert(Self::new_window_data(Surface::Popup(Box::new(kind))));
+        windows.unconstrain_popup(&surface);
+        windows
+            .registry
+            .insert(WindowData::new(Surface::Popup(Box::new(kind))));
     }
 
     fn reposition_request(
@@ -98,14 +74,15 @@ impl XdgShellHandler for State {
             state.geometry = positioner.get_geometry();
             state.positioner = positioner;
         });
-        self.unconstrain_popup(&surface);
+        self.rig.windows.unconstrain_popup(&surface);
         surface.send_repositioned(token);
     }
 
     fn grab(&mut self, surface: PopupSurface, _seat: wl_seat::WlSeat, serial: Serial) {
         let kind = PopupKind::Xdg(surface.clone());
-        if let Some(id) = self.window_id_for_surface(surface.wl_surface()) {
-            if let Some(rec) = self.windows.get_mut(id) {
+        let windows = &mut self.rig.windows;
+        if let Some(id) = windows.id_for_surface(surface.wl_surface()) {
+            if let Some(rec) = windows.registry.get_mut(id) {
                 rec.surface.grabbed = true;
             }
         }
@@ -113,7 +90,12 @@ impl XdgShellHandler for State {
             return;
         };
         let seat = self.seat.clone();
-        let mut grab = match self.popups.grab_popup(root, kind, &seat, serial) {
+        let mut grab = match self
+            .rig
+            .windows
+            .popups
+            .grab_popup(root, kind, &seat, serial)
+        {
             Ok(grab) => grab,
             Err(e) => {
                 tracing::debug!(?e, "popup grab refused");

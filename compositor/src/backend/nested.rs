@@ -3,15 +3,13 @@
 
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::gles::GlesRenderer;
-use smithay::backend::winit::{self, WinitEvent, WinitGraphicsBackend};
+use smithay::backend::winit::{self, WinitEventLoop, WinitGraphicsBackend};
 use smithay::desktop::{Space, Window};
 use smithay::output::Output;
-use smithay::reexports::calloop::LoopHandle;
 use smithay::reexports::winit::dpi::LogicalSize;
 use smithay::reexports::winit::window::Window as WinitWindow;
 
 use crate::config::Config;
-use crate::state::State;
 
 const BACKGROUND: [f32; 4] = [0.18, 0.18, 0.18, 1.0];
 
@@ -21,33 +19,19 @@ pub struct Nested {
 }
 
 impl Nested {
-    pub fn start(
-        handle: &LoopHandle<'static, State>,
-        output: &Output,
-        config: &Config,
-    ) -> Result<Self, String> {
+    /// Open the window; its events are the caller's to put on the event loop.
+    pub fn open(output: &Output, config: &Config) -> Result<(Self, WinitEventLoop), String> {
         let attributes = WinitWindow::default_attributes()
             .with_inner_size(LogicalSize::new(config.width as f64, config.height as f64))
             .with_title("Wayrig")
             .with_visible(true);
         let (backend, events) =
             winit::init_from_attributes::<GlesRenderer>(attributes).map_err(|e| e.to_string())?;
-        handle
-            .insert_source(events, |event, _, state| match event {
-                WinitEvent::CloseRequested => state.stop(),
-                WinitEvent::Redraw => {
-                    if let Some(nested) = state.nested.as_mut() {
-                        nested.render(&state.space, &state.output);
-                    }
-                }
-                // The watching person's own input is not forwarded: the session is driven.
-                WinitEvent::Resized { .. } | WinitEvent::Focus(_) | WinitEvent::Input(_) => {}
-            })
-            .map_err(|e| format!("cannot watch the window's events: {e}"))?;
-        Ok(Nested {
+        let nested = Nested {
             backend,
             damage: OutputDamageTracker::from_output(output),
-        })
+        };
+        Ok((nested, events))
     }
 
     /// Draw what changed since the last frame into the window.

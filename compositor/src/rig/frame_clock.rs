@@ -1,0 +1,459 @@
+//! The output's frame clock: frame callbacks and presentation feedback at the
+//! session's pacing, and the settle and step waiters answered as frames go by.
+
+use std::time::{Duration, Instant};
+
+use smithay::desktop::utils::{
+    take_presentation_feedback_surface_tree, OutputPresentationFeedback,
+};
+use smithay::output::Output;
+use smithay::reexports::wayland_protocols::wp::presentation_time::server::wp_presentation_feedback;
+use smithay::reexports::wayland_server::backend::ClientId;
+use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
+use smithay::reexports::wayland_server::Resource;
+use smithay::utils::{Clock, Monotonic, Time};
+use smithay::wayland::compositor::{
+    with_states, with_surface_tree_downward, SurfaceAttributes, TraversalAction,
+};
+use smithay::wayland::presentation::Refresh;
+use smithay::wayland::shell::xdg::XdgToplevelSurfaceData;
+use tokio::sync::oneshot;
+use wayrig_host::{HostError, HostResult, Pacing, Settled, Stepped, WindowHandle};
+
+use crate::config::Config;
+use crate::rig::clients::Clients;
+use crate::rig::windows::{Surface, Windows};
+use crate::settle::SettleCheck;
+
+/// How long a step may wait for its windows to draw or answer a ping.
+const STEP_LIMIT: Duration = Duration::from_secs(10);
+
+/// A caller waiting for a window to settle.
+struct SettleWaiter {
+    handle: WindowHandle,
+    started: Instant,
+    deadline: Instant,
+    commits_at_start: u64,
+    reply: oneshot::Sender<HostResult<Settled>>,
+}
+
+/// A step request in progress (step pacing).
+struct StepJob {
+    remaining: u32,
+    frames: u32,
+    callbacks: u64,
+    /// Windows that got a frame this step and have not yet drawn or answered a ping.
+    awaiting: Vec<u64>,
+    moment: u64,
+    deadline: Instant,
+    reply: oneshot::Sender<HostResult<Stepped>>,
+}
+
+/// The virtual output's clock and who waits on it.
+pub struct FrameClock {
+    clock: Clock<Monotonic>,
+    pacing: Pacing,
+    frame_interval: Duration,
+    /// Minimized and fully covered windows keep receiving frame callbacks.
+    frames_for_hidden: bool,
+    frame_seq: u64,
+    settle_waiters: Vec<SettleWaiter>,
+    step_job: Option<StepJob>,
+}
+
+/// Ping the client of `surface` unless a ping is in flight.
+fn ping(windows: &Windows, clients: &mut Clients, surface: &WlSurface) {
+    clients.ping(surface, windows.shell_client_of(surface));
+}
+
+impl FrameClock {
+    pub fn new(config: &Config) -> Self {
+        FrameClock {
+            clock: Clock::new(),
+            pacing: config.pacing,
+            frame_interval: config.frame_interval(),
+            frames_for_hidden: config.frames_for_hidden,
+            frame_seq: 0,
+            settle_waiters: Vec::new(),
+            step_job: None,
+        }
+    }
+
+    /// The compositor's clock now.
+    pub fn now(&self) -> Time<Monotonic> {
+        self.clock.now()
+    }
+
+    // ---- frames --------------------------------------------------------
+
+    /// Answer the frame callbacks of one record's surface tree; returns how many.
+    fn send_frames_for(&mut self, windows: &Windows, output: &Output, id: u64) -> u64 {
+        let Some(rec) = windows.registry.get(id) else {
+            return 0;
+        };
+        let on_screen = rec.announced().is_some_and(|info| info.on_screen);
+        if !self.frames_for_hidden && !on_screen {
+            return 0;
+        }
+        let root = rec.surface.surface.wl_surface();
+        let now = self.clock.now();
+        let time: Duration = now.into();
+        let mut sent = 0;
+        with_surface_tree_downward(
+            &root,
+            (),
+            |_, _, _| TraversalAction::DoChildren(()),
+            |_, states, _| {
+                let mut attrs = states.cached_state.get::<SurfaceAttributes>();
+                for cb in attrs.current().frame_callbacks.drain(..) {
+                    cb.done(time.as_millis() as u32);
+                    sent += 1;
+                }
+            },
+            |_, _, _| true,
+        );
+        if sent > 0 {
+            let mut feedback = OutputPresentationFeedback::new(output);
+            let output = output.clone();
+            take_presentation_feedback_surface_tree(
+                &root,
+                &mut feedback,
+                |_, _| Some(output.clone()),
+                |_, _| wp_presentation_feedback::Kind::Vsync,
+            );
+            self.frame_seq += 1;
+            feedback.presented(
+                now,
+                Refresh::fixed(self.frame_interval),
+                self.frame_seq,
+                wp_presentation_feedback::Kind::Vsync,
+            );
+        }
+        sent
+    }
+
+    /// One frame of the virtual output: every window that asked gets its callback.
+    /// Returns the windows that got one and the number of callbacks.
+    fn send_frames_all(&mut self, windows: &Windows, output: &Output) -> (Vec<u64>, u64) {
+        let ids: Vec<u64> = windows.registry.iter().map(|r| r.id).collect();
+        let mut got = Vec::new();
+        let mut total = 0;
+        for id in ids {
+            let n = self.send_frames_for(windows, output, id);
+            if n > 0 {
+                got.push(id);
+                total += n;
+            }
+        }
+        (got, total)
+    }
+
+    /// The accounting clock: once per output frame, whatever the pacing.
+    /// `moment` is the clients' moment now.
+    pub fn tick(&mut self, windows: &mut Windows, output: &Output, moment: u64) {
+        let ids: Vec<u64> = windows.registry.iter().map(|r| r.id).collect();
+        for id in ids {
+            let wants = windows.wants_frame(id);
+            if let Some(rec) = windows.registry.get_mut(id) {
+                rec.surface.activity.tick(wants, moment);
+            }
+        }
+        if self.pacing == Pacing::Realtime {
+            self.send_frames_all(windows, output);
+        }
+    }
+
+    /// A root surface of record `id` committed.
+    pub fn note_commit(
+        &mut self,
+        windows: &mut Windows,
+        clients: &mut Clients,
+        output: &Output,
+        id: u64,
+    ) {
+        if let Some(rec) = windows.registry.get_mut(id) {
+            rec.surface.activity.committed();
+        }
+        windows.note_shown_change(id);
+        if self.pacing == Pacing::Fast {
+            self.send_frames_for(windows, output, id);
+        }
+        // A stepped window has drawn its frame once it asks for the next one.
+        if self
+            .step_job
+            .as_ref()
+            .is_some_and(|job| job.awaiting.contains(&id))
+            && windows.wants_frame(id)
+        {
+            let done = self.step_job.as_mut().is_some_and(|job| {
+                job.awaiting.retain(|w| *w != id);
+                job.awaiting.is_empty()
+            });
+            if done {
+                self.advance_step(windows, clients, output);
+            }
+        }
+    }
+
+    /// Record `id` is gone: its settle waiters fail and a step stops waiting on it.
+    pub fn forget_window(&mut self, id: u64) {
+        for waiter in std::mem::take(&mut self.settle_waiters) {
+            if waiter.handle.id == id {
+                let _ = waiter.reply.send(Err(HostError::NoWindow(waiter.handle)));
+            } else {
+                self.settle_waiters.push(waiter);
+            }
+        }
+        if let Some(job) = &mut self.step_job {
+            job.awaiting.retain(|w| *w != id);
+        }
+    }
+
+    // ---- settle --------------------------------------------------------
+
+    fn settle_check(windows: &Windows, clients: &Clients, id: u64) -> Option<SettleCheck> {
+        let rec = windows.registry.get(id)?;
+        let wl = rec.surface.surface.wl_surface();
+        let pending_configure = match &rec.surface.surface {
+            Surface::Toplevel(w) => w.toplevel().is_some_and(|t| {
+                with_states(t.wl_surface(), |states| {
+                    states
+                        .data_map
+                        .get::<XdgToplevelSurfaceData>()
+                        .is_some_and(|d| !d.lock().unwrap().pending_configures().is_empty())
+                })
+            }),
+            Surface::Popup(_) => false,
+        };
+        let client = clients.of_surface(&wl);
+        let input_read = client.is_none_or(|c| c.answered > c.last_input);
+        let activity = &rec.surface.activity;
+        Some(SettleCheck {
+            wants_frame: windows.wants_frame(id),
+            pending_configure,
+            quiet_ticks: activity.quiet_ticks(),
+            input_read,
+            answered_while_quiet: client.is_none_or(|c| activity.answered_while_quiet(c.answered)),
+        })
+    }
+
+    pub fn add_settle_waiter(
+        &mut self,
+        windows: &Windows,
+        clients: &mut Clients,
+        handle: WindowHandle,
+        timeout: Duration,
+        reply: oneshot::Sender<HostResult<Settled>>,
+    ) {
+        let id = match windows.resolve(handle) {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return;
+            }
+        };
+        let now = Instant::now();
+        let commits = windows
+            .registry
+            .get(id)
+            .map_or(0, |r| r.surface.activity.commits());
+        self.settle_waiters.push(SettleWaiter {
+            handle,
+            started: now,
+            deadline: now + timeout,
+            commits_at_start: commits,
+            reply,
+        });
+        self.check_settle_waiters(windows, clients);
+    }
+
+    /// Answer every settle waiter whose window settled or whose time ran out.
+    pub fn check_settle_waiters(&mut self, windows: &Windows, clients: &mut Clients) {
+        let now = Instant::now();
+        let waiters = std::mem::take(&mut self.settle_waiters);
+        for w in waiters {
+            let id = match windows.resolve(w.handle) {
+                Ok(id) => id,
+                Err(e) => {
+                    let _ = w.reply.send(Err(e));
+                    continue;
+                }
+            };
+            let Some(check) = Self::settle_check(windows, clients, id) else {
+                continue;
+            };
+            let commits = windows
+                .registry
+                .get(id)
+                .map_or(0, |r| r.surface.activity.commits());
+            if check.settled() {
+                let _ = w.reply.send(Ok(Settled {
+                    window: w.handle,
+                    commits: commits - w.commits_at_start,
+                    waited: now - w.started,
+                }));
+            } else if now >= w.deadline {
+                let _ = w.reply.send(Err(HostError::Timeout(
+                    w.deadline - w.started,
+                    format!(
+                        "window {} did not settle: {} ({} frames committed meanwhile)",
+                        w.handle,
+                        check.reason(),
+                        commits - w.commits_at_start
+                    ),
+                )));
+            } else {
+                if check.needs_ping() {
+                    let wl = windows
+                        .registry
+                        .get(id)
+                        .map(|r| r.surface.surface.wl_surface());
+                    if let Some(wl) = wl {
+                        ping(windows, clients, &wl);
+                    }
+                }
+                self.settle_waiters.push(w);
+            }
+        }
+    }
+
+    /// The compositor is stopping: every settle waiter learns it is gone.
+    pub fn abandon_settle_waiters(&mut self) {
+        for waiter in self.settle_waiters.drain(..) {
+            let _ = waiter.reply.send(Err(HostError::Gone));
+        }
+    }
+
+    // ---- step pacing ---------------------------------------------------
+
+    pub fn start_step(
+        &mut self,
+        windows: &Windows,
+        clients: &mut Clients,
+        output: &Output,
+        frames: u32,
+        reply: oneshot::Sender<HostResult<Stepped>>,
+    ) {
+        if self.pacing != Pacing::Step {
+            let _ = reply.send(Err(HostError::InvalidRequest(format!(
+                "step needs step pacing; this session paces {:?}",
+                self.pacing
+            ))));
+            return;
+        }
+        if self.step_job.is_some() {
+            let _ = reply.send(Err(HostError::InvalidRequest(
+                "a step is already in progress".into(),
+            )));
+            return;
+        }
+        self.step_job = Some(StepJob {
+            remaining: frames,
+            frames: 0,
+            callbacks: 0,
+            awaiting: Vec::new(),
+            moment: clients.moment(),
+            deadline: Instant::now() + STEP_LIMIT,
+            reply,
+        });
+        self.advance_step(windows, clients, output);
+    }
+
+    /// Deliver the next stepped frame, or answer when all were delivered.
+    fn advance_step(&mut self, windows: &Windows, clients: &mut Clients, output: &Output) {
+        loop {
+            let Some(job) = self.step_job.as_mut() else {
+                return;
+            };
+            if !job.awaiting.is_empty() {
+                return;
+            }
+            if job.remaining == 0 {
+                let job = self.step_job.take().expect("job");
+                let _ = job.reply.send(Ok(Stepped {
+                    frames: job.frames,
+                    callbacks: job.callbacks,
+                }));
+                return;
+            }
+            job.remaining -= 1;
+            job.frames += 1;
+            let (got, n) = self.send_frames_all(windows, output);
+            let moment = clients.next_moment();
+            let job = self.step_job.as_mut().expect("job");
+            job.callbacks += n;
+            job.moment = moment;
+            job.awaiting = got.clone();
+            // Each window that got a frame either draws the next one or shows, by
+            // answering a ping, that it drew nothing.
+            for id in got {
+                if let Some(wl) = windows
+                    .registry
+                    .get(id)
+                    .map(|r| r.surface.surface.wl_surface())
+                {
+                    // With a ping from before this frame in flight, its pong asks again.
+                    ping(windows, clients, &wl);
+                }
+            }
+        }
+    }
+
+    /// `client` answered a ping sent at moment `answered`: the step stops waiting
+    /// on its windows if that ping came after the frame.
+    pub fn step_pong(
+        &mut self,
+        windows: &Windows,
+        clients: &mut Clients,
+        output: &Output,
+        client: &ClientId,
+        answered: u64,
+    ) {
+        let Some(job) = &mut self.step_job else {
+            return;
+        };
+        let of_client = |id: &u64| {
+            windows
+                .registry
+                .get(*id)
+                .and_then(|r| r.surface.surface.wl_surface().client())
+                .is_some_and(|c| c.id() == *client)
+        };
+        if answered >= job.moment {
+            job.awaiting.retain(|id| !of_client(id));
+        } else if let Some(surface) = job
+            .awaiting
+            .iter()
+            .find(|id| of_client(id))
+            .and_then(|id| windows.registry.get(*id))
+            .map(|r| r.surface.surface.wl_surface())
+        {
+            // That pong answered a ping from before the frame: ask again.
+            ping(windows, clients, &surface);
+        }
+        if self
+            .step_job
+            .as_ref()
+            .is_some_and(|job| job.awaiting.is_empty())
+        {
+            self.advance_step(windows, clients, output);
+        }
+    }
+
+    pub fn check_step_deadline(&mut self) {
+        if self
+            .step_job
+            .as_ref()
+            .is_some_and(|j| Instant::now() >= j.deadline)
+        {
+            let job = self.step_job.take().expect("job");
+            let _ = job.reply.send(Err(HostError::Timeout(
+                STEP_LIMIT,
+                format!(
+                    "step stalled after {} frames: windows {:?} neither drew nor answered a ping",
+                    job.frames, job.awaiting
+                ),
+            )));
+        }
+    }
+}
