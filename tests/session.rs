@@ -11,8 +11,8 @@ use support::{start, Gtk4Fixture, APP_START};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, WindowHandle, WindowInfo};
 use wayrig_services::{
-    ActOptions, Action, AppSpec, CloseOutcome, ElementRef, Error, Launch, OpenTarget, Path,
-    PrivateBus, Query, ReadOptions, Role, Session, WindowFilter, WindowOp, WindowPick,
+    ActOptions, Action, AppSpec, CloseOutcome, ElementRef, Error, Launch, MenuRow, OpenTarget,
+    Path, PrivateBus, Query, ReadOptions, Role, Session, WindowFilter, WindowOp, WindowPick,
 };
 
 const SHORT: Duration = Duration::from_secs(15);
@@ -448,4 +448,141 @@ async fn the_kept_window_list_follows_windows_opening_and_closing() {
         CloseOutcome::Closed
     );
     assert!(!session.windows().iter().any(|w| w.handle == second.handle));
+}
+
+/// The labels of a menu's rows, separators as "--".
+fn labels(rows: &[MenuRow]) -> Vec<String> {
+    rows.iter()
+        .map(|r| match r {
+            MenuRow::Item { label, .. } => label.clone(),
+            MenuRow::Separator => "--".into(),
+        })
+        .collect()
+}
+
+fn row<'a>(rows: &'a [MenuRow], label: &str) -> &'a MenuRow {
+    rows.iter()
+        .find(|r| matches!(r, MenuRow::Item { label: l, .. } if l == label))
+        .unwrap_or_else(|| panic!("no row {label:?} in {:?}", labels(rows)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk4_menus_are_listed_opened_to_a_row_and_closed_without_running_it() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let win = fixture.window;
+
+    let menus = session.menus(win).await.unwrap();
+    let titles: Vec<&str> = menus.iter().map(|m| m.title.as_str()).collect();
+    assert_eq!(titles, ["File", "Edit"]);
+    let file = &menus[0].rows;
+    assert_eq!(labels(file), ["New", "Save", "Disabled Item", "Recent"]);
+    assert!(matches!(
+        row(file, "New"),
+        MenuRow::Item { enabled: true, .. }
+    ));
+    assert!(matches!(
+        row(file, "Disabled Item"),
+        MenuRow::Item { enabled: false, .. }
+    ));
+    match row(file, "Recent") {
+        MenuRow::Item {
+            submenu: Some(sub), ..
+        } => assert_eq!(labels(sub), ["one.txt"]),
+        other => panic!("Recent opens no submenu: {other:?}"),
+    }
+    assert_eq!(labels(&menus[1].rows), ["Copy"]);
+
+    assert_eq!(session.shown_menu(win).await.unwrap(), None);
+    assert!(!session.close_menus(win).await.unwrap(), "none was open");
+
+    // Refused before anything opens.
+    for (path, says) in [
+        (vec!["File", "Disabled Item"], "disabled"),
+        (vec!["File", "Nope"], "Nope"),
+        (vec!["Nope"], "Nope"),
+        (vec!["File", "New", "More"], "no submenu"),
+    ] {
+        let path: Vec<String> = path.into_iter().map(String::from).collect();
+        match session.open_menu(win, &path).await {
+            Err(Error::InvalidRequest(why)) => assert!(why.contains(says), "{path:?}: {why}"),
+            other => panic!("{path:?}: {other:?}"),
+        }
+    }
+    assert_eq!(session.shown_menu(win).await.unwrap(), None);
+
+    // Labels match ignoring case and a trailing ellipsis.
+    let path: Vec<String> = ["file", "recent…", "ONE.TXT"].map(String::from).to_vec();
+    let open = session.open_menu(win, &path).await.unwrap();
+    assert_eq!(open.title, "File");
+    assert_eq!(open.depth, 2, "File and its Recent submenu: {open:?}");
+    assert_eq!(
+        open.path,
+        [Some("Recent".to_string()), Some("one.txt".to_string())],
+        "each level's row, the last highlighted"
+    );
+    assert!(session.shown_menu(win).await.unwrap().is_some());
+
+    assert!(session.close_menus(win).await.unwrap());
+    assert_eq!(session.shown_menu(win).await.unwrap(), None);
+    // Highlighting ran nothing: the status line still says so.
+    let status = session
+        .find_one(
+            win,
+            &Query {
+                role: Some(Role::Label),
+                name_contains: Some("ran".into()),
+                ..Query::default()
+            },
+        )
+        .await;
+    assert!(matches!(status, Err(Error::NoElement(_))), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk3_menu_bar_rows_are_listed_from_the_tree_with_their_checks() {
+    let (session, _compositor) = session().await;
+    let factory = session
+        .launch(Launch {
+            app: Some(AppSpec::Executable("gtk3-widget-factory".into())),
+            wait_for_window: Some(APP_START),
+            ..Launch::default()
+        })
+        .await
+        .unwrap();
+    let win = factory.windows.first().expect("the factory mapped").handle;
+    // The factory's menu bar is on its second page.
+    session
+        .act(
+            win,
+            ElementRef::Query(Query {
+                role: Some(Role::RadioButton),
+                name: Some("Page 2".into()),
+                ..Query::default()
+            }),
+            Action::Press,
+            ActOptions::default(),
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + SHORT;
+    let menus = loop {
+        match session.menus(win).await {
+            Ok(menus) if !menus.is_empty() => break menus,
+            other => assert!(std::time::Instant::now() < deadline, "no menus: {other:?}"),
+        }
+        let _ = session.settle(win, Duration::from_millis(200)).await;
+    };
+    let view = menus
+        .iter()
+        .find(|m| m.title == "View")
+        .unwrap_or_else(|| panic!("no View menu: {menus:?}"));
+    match row(&view.rows, "Statusbar") {
+        MenuRow::Item {
+            checked: Some(_),
+            id: Some(_),
+            ..
+        } => {}
+        other => panic!("Statusbar is no check item from the tree: {other:?}"),
+    }
 }

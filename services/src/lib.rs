@@ -14,6 +14,6 @@ pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
     ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, CloseOutcome, Delivery, Element,
-    ElementRef, Launch, Launched, MenuPath, OpenTarget, Path, Query, ReadOptions, Session,
-    Snapshot, WindowFilter, WindowOp, WindowPick,
+    ElementRef, Launch, Launched, Menu, MenuPath, MenuRow, OpenMenu, OpenTarget, Path, Query,
+    ReadOptions, Session, Snapshot, WindowFilter, WindowOp, WindowPick,
 };

@@ -240,6 +240,15 @@ pub fn is_layout(role: Role, name: &str) -> bool {
     ) && name.is_empty()
 }
 
+/// A name that is only a toolkit's class, as GTK names an unlabeled widget
+/// (`GtkPopoverMenu`, `GtkToggleButton`): it says nothing of what it is for.
+pub fn is_class_name(name: &str) -> bool {
+    name.strip_prefix("Gtk").is_some_and(|rest| {
+        rest.starts_with(|c: char| c.is_ascii_uppercase())
+            && rest.chars().all(|c| c.is_ascii_alphanumeric())
+    })
+}
+
 /// A ranged value.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Range {
@@ -324,5 +333,20 @@ impl From<wayrig_host::HostError> for Error {
             H::InvalidRequest(why) => Error::InvalidRequest(why),
             other => Error::Failed(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gtk_class_fallback_names_are_told_from_real_ones() {
+        assert!(is_class_name("GtkPopoverMenu"));
+        assert!(is_class_name("GtkToggleButton"));
+        assert!(!is_class_name("Gtk"));
+        assert!(!is_class_name("Gtkwave"));
+        assert!(!is_class_name("GtkWave viewer"));
+        assert!(!is_class_name("File"));
     }
 }

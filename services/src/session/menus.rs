@@ -1,19 +1,17 @@
-//! The application menu a GTK app exports on the session bus (org.gtk.Menus
-//! for the menu bar, org.gtk.Actions for what its items run), chosen by label.
+//! Menus: every menu listed with its rows, the open menu reported and closed,
+//! and an item chosen by the labels along its path.
 //!
-//! The exported menu is the app's own model: it answers whether a menu is open
-//! or not, and an action's Activate returns once the item's handler has run.
-//! Apps that export none are driven through the menu bar in their tree.
+//! The model the app exports on the session bus is read where there is one
+//! (GTK); else the menu bar in the window's tree (GTK 3, Qt, AccessKit).
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use wayrig_host::{InputEvent, InputOptions, WindowHandle, WindowKind};
-use zbus::zvariant::{OwnedValue, Value};
+use wayrig_host::{InputEvent, InputOptions, WindowCommand, WindowHandle, WindowInfo, WindowKind};
 
 use super::act::{ActOptions, Action, ElementRef, Path};
+use super::exported_menus::{app_path, label_matches, plain_label, Exported};
 use super::Session;
-use crate::model::{Error, Node, Role, Tree};
+use crate::model::{is_class_name, Checked, Error, Node, Role, Tree};
 
 /// How long an opened menu gets to show its items.
 const MENU_OPENS: Duration = Duration::from_secs(2);
@@ -27,7 +25,252 @@ pub enum MenuPath {
     Tree(Path),
 }
 
+/// One menu of the menu bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Menu {
+    pub title: String,
+    pub rows: Vec<MenuRow>,
+}
+
+/// A row of a menu.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MenuRow {
+    Item {
+        /// As a person reads it: mnemonic underscores gone.
+        label: String,
+        /// Its element, where the menu was read from the window's tree.
+        id: Option<u64>,
+        /// The keys that run it, as menus write them (`Ctrl+Q`).
+        shortcut: Option<String>,
+        enabled: bool,
+        /// For check and radio items.
+        checked: Option<Checked>,
+        /// The rows of the submenu it opens.
+        submenu: Option<Vec<MenuRow>>,
+    },
+    Separator,
+}
+
+/// The menu that is open now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenMenu {
+    /// The title of the menu bar item (or button) that opened it; empty when
+    /// the toolkit does not say.
+    pub title: String,
+    /// The highlighted row's label at each open level, `None` where none is.
+    pub path: Vec<Option<String>>,
+    /// The level the keyboard acts on (1 for the first menu).
+    pub depth: usize,
+}
+
 impl Session {
+    /// The app's menus on the session bus, if it exports a menu bar, with
+    /// its number for the window (GTK numbers an app's windows as made).
+    async fn exported(&self, window: &WindowInfo) -> Option<(Exported<'_>, u32)> {
+        let (pid, app_path, conn) = (window.pid?, app_path(&window.app_id)?, self.session_bus()?);
+        for bus_name in names_of(conn, pid).await {
+            let exported = Exported {
+                conn,
+                bus_name,
+                app_path: app_path.clone(),
+            };
+            if exported.has_menubar().await {
+                let number = self
+                    .windows()
+                    .iter()
+                    .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Normal)
+                    .filter(|w| w.handle.id <= window.handle.id)
+                    .count() as u32;
+                return Some((exported, number.max(1)));
+            }
+        }
+        None
+    }
+
+    /// Every menu of the window's menu bar with its rows.
+    pub async fn menus(&self, handle: WindowHandle) -> Result<Vec<Menu>, Error> {
+        let window = self.window(&super::WindowPick::Handle(handle))?;
+        if let Some((exported, number)) = self.exported(&window).await {
+            return exported.list(number).await;
+        }
+        let tree = self.tree(handle).await?;
+        let bar = menu_bar(&tree)?;
+        Ok(items_under(&tree, bar)
+            .into_iter()
+            .map(|top| Menu {
+                title: plain_label(&top.name),
+                rows: rows_under(&tree, top.id, 0),
+            })
+            .collect())
+    }
+
+    /// The menus (popups that took a grab) open over the window, outermost first.
+    fn open_popups(&self, handle: WindowHandle) -> Vec<WindowInfo> {
+        let windows = self.windows();
+        let mut popups: Vec<WindowInfo> = windows
+            .iter()
+            .filter(|w| w.kind == WindowKind::Menu)
+            .filter(|w| {
+                // Popups hang from the window or from another popup of it.
+                let mut parent = w.parent;
+                for _ in 0..16 {
+                    match parent {
+                        Some(p) if p == handle => return true,
+                        Some(p) => match windows.iter().find(|x| x.handle == p) {
+                            Some(up) => parent = up.parent,
+                            None => return false,
+                        },
+                        None => return false,
+                    }
+                }
+                false
+            })
+            .cloned()
+            .collect();
+        popups.sort_by_key(|w| w.handle.id);
+        popups
+    }
+
+    /// The menu open over the window now, if any.
+    pub async fn shown_menu(&self, handle: WindowHandle) -> Result<Option<OpenMenu>, Error> {
+        let popups = self.open_popups(handle);
+        if popups.is_empty() {
+            return Ok(None);
+        }
+        let tree = self.tree(handle).await?;
+        let opener = tree.nodes.iter().find(|n| {
+            n.states.expanded
+                && matches!(
+                    n.role,
+                    Role::MenuItem | Role::Menu | Role::MenuButton | Role::Button
+                )
+        });
+        let title = opener.map(|n| plain_label(&n.name)).unwrap_or_default();
+        // Level by level: the row highlighted is the one focused or selected,
+        // or the one whose submenu is open, which leads to the next level.
+        let depth = popups.len();
+        let mut path = Vec::with_capacity(depth);
+        let mut container = opener.map(|n| n.id);
+        while let Some(c) = container.take() {
+            if path.len() == depth {
+                break;
+            }
+            let rows = items_under(&tree, c);
+            // GTK 4 marks no row whose submenu is open; that submenu is laid
+            // out, while closed ones have no bounds.
+            let opens = |n: &Node| {
+                n.states.expanded
+                    || n.relations.controls.iter().any(|m| {
+                        tree.node(*m)
+                            .is_some_and(|m| m.bounds.is_some_and(|b| !b.is_empty()))
+                    })
+            };
+            let lit = rows
+                .iter()
+                .find(|n| n.states.focused || n.states.selected)
+                .or_else(|| rows.iter().find(|n| opens(n)));
+            path.push(lit.map(|n| plain_label(&n.name)));
+            container = lit.filter(|n| opens(n)).map(|n| n.id);
+        }
+        path.resize(depth, None);
+        Ok(Some(OpenMenu { title, path, depth }))
+    }
+
+    /// Close every menu open over the window; answers whether one was open.
+    pub async fn close_menus(&self, handle: WindowHandle) -> Result<bool, Error> {
+        self.window(&super::WindowPick::Handle(handle))?;
+        let popups = self.open_popups(handle);
+        if popups.is_empty() {
+            return Ok(false);
+        }
+        // The compositor dismisses them, innermost first, as a click outside would.
+        for popup in popups.iter().rev() {
+            match self
+                .host
+                .window_command(popup.handle, WindowCommand::Close)
+                .await
+            {
+                Ok(_) | Err(wayrig_host::HostError::NoWindow(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let gone = |list: &[WindowInfo]| {
+            !list
+                .iter()
+                .any(|w| popups.iter().any(|p| p.handle == w.handle))
+        };
+        if self.windows.wait_for(MENU_OPENS, gone).await.is_err() {
+            return Err(Error::Timeout(format!(
+                "the menus over window {handle} did not close"
+            )));
+        }
+        Ok(true)
+    }
+
+    /// Open the menus along `path` (a menu title, then a row at each level)
+    /// and highlight its last row without running it; answers the open menu.
+    /// A label the menus do not have, a disabled row, or a row before the
+    /// last that opens no submenu is an `InvalidRequest` naming it.
+    pub async fn open_menu(
+        &self,
+        handle: WindowHandle,
+        path: &[String],
+    ) -> Result<OpenMenu, Error> {
+        check_menu_path(&self.menus(handle).await?, path)?;
+        self.close_menus(handle).await?;
+        let mut tree = self.tree(handle).await?;
+        let mut container = menu_bar(&tree)?;
+        for (depth, label) in path.iter().enumerate() {
+            if depth > 0 {
+                tree = self.tree(handle).await?;
+            }
+            let item = item_under(&tree, container, label)
+                .ok_or_else(|| {
+                    Error::NoElement(format!(
+                        "{label:?} is not shown in the open menu {:?}",
+                        &path[..depth]
+                    ))
+                })?
+                .clone();
+            if depth + 1 < path.len() {
+                self.open_item(handle, &tree, item.id, depth == 0).await?;
+                container = item.id;
+                continue;
+            }
+            // The last row: the pointer over it highlights it, as a hand's
+            // does. GTK 4 measures the rows of open menus, submenus too, from
+            // the outermost one's surface; the host finds the popup under
+            // a point given relative to the window.
+            let window = self.window(&super::WindowPick::Handle(handle))?;
+            let (dx, dy) = self.open_popups(handle).first().map_or((0, 0), |menu| {
+                (
+                    menu.content.x - window.content.x,
+                    menu.content.y - window.content.y,
+                )
+            });
+            let Some(b) = item.bounds else {
+                return Err(Error::Unsupported(format!(
+                    "{label:?} has no place on screen to highlight"
+                )));
+            };
+            let (x, y) = (
+                f64::from(b.x + dx) + f64::from(b.width) / 2.0,
+                f64::from(b.y + dy) + f64::from(b.height) / 2.0,
+            );
+            let hover = InputEvent::PointerMove {
+                x,
+                y,
+                mods: wayrig_host::Mods::default(),
+            };
+            self.input(handle, vec![hover], InputOptions::default())
+                .await?;
+            self.settle_briefly(handle).await?;
+        }
+        self.shown_menu(handle)
+            .await?
+            .ok_or_else(|| Error::Failed(format!("the menus along {path:?} did not stay open")))
+    }
+
     /// Choose an item of the window's application menu by the labels along its
     /// path; answers once the item ran.
     pub async fn menu(&self, handle: WindowHandle, path: &[String]) -> Result<MenuPath, Error> {
@@ -36,33 +279,11 @@ impl Session {
                 "path lists the labels from the menu bar to the item, none empty".into(),
             ));
         }
-        let windows = self.windows();
-        let window = windows
-            .iter()
-            .find(|w| w.handle == handle)
-            .ok_or_else(|| Error::NoWindow(handle.to_string()))?;
-        if let (Some(pid), Some(app_path), Some(conn)) =
-            (window.pid, app_path(&window.app_id), self.session_bus())
-        {
-            for bus_name in names_of(conn, pid).await {
-                let exported = Exported {
-                    conn,
-                    bus_name,
-                    app_path: app_path.clone(),
-                };
-                if !exported.has_menubar().await {
-                    continue;
-                }
-                let chosen = exported.find(path).await?;
-                // GTK numbers an app's windows 1, 2, ... as they are made.
-                let number = windows
-                    .iter()
-                    .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Normal)
-                    .filter(|w| w.handle.id <= handle.id)
-                    .count() as u32;
-                exported.activate(&chosen, number.max(1)).await?;
-                return Ok(MenuPath::Exported);
-            }
+        let window = self.window(&super::WindowPick::Handle(handle))?;
+        if let Some((exported, number)) = self.exported(&window).await {
+            let chosen = exported.find(path).await?;
+            exported.activate(&chosen, number).await?;
+            return Ok(MenuPath::Exported);
         }
         self.menu_in_tree(handle, path).await.map(MenuPath::Tree)
     }
@@ -72,16 +293,7 @@ impl Session {
     /// (GTK 4 popovers) is opened first.
     async fn menu_in_tree(&self, handle: WindowHandle, path: &[String]) -> Result<Path, Error> {
         let mut tree = self.tree(handle).await?;
-        let bar = tree
-            .nodes
-            .iter()
-            .find(|n| n.role == Role::MenuBar)
-            .map(|n| n.id)
-            .ok_or_else(|| {
-                Error::Unsupported(
-                    "the window shows no menu bar and its app exports no menu".into(),
-                )
-            })?;
+        let bar = menu_bar(&tree)?;
         let mut container = bar;
         let mut opened = false;
         for (depth, label) in path.iter().enumerate() {
@@ -231,10 +443,12 @@ async fn names_of(conn: &zbus::Connection, pid: u32) -> Vec<String> {
 }
 
 fn is_menu_item(n: &Node) -> bool {
+    // A named menu is an item that opens a submenu (GTK 3); GTK 4's popover
+    // menus are containers, named only after their class.
     matches!(
         n.role,
         Role::MenuItem | Role::CheckMenuItem | Role::RadioMenuItem
-    ) || (n.role == Role::Menu && !n.name.is_empty())
+    ) || (n.role == Role::Menu && !n.name.is_empty() && !is_class_name(&n.name))
 }
 
 /// The menu items directly in a menu (or menu bar): the first items below it,
@@ -264,305 +478,102 @@ fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
 fn item_under<'a>(tree: &'a Tree, container: u64, label: &str) -> Option<&'a Node> {
     items_under(tree, container)
         .into_iter()
-        .find(|n| n.name == label || plain_label(&n.name) == label)
+        .find(|n| label_matches(&n.name, label))
 }
 
-/// An item of an exported menu: what it says and what it runs.
-#[derive(Debug, Clone, PartialEq)]
-struct Item {
-    label: String,
-    action: Option<String>,
-    target: Option<OwnedValue>,
-    submenu: Option<(u32, u32)>,
-    section: Option<(u32, u32)>,
-}
-
-/// A chosen item, ready to run: its action's group, name and parameter.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chosen {
-    /// "app" or "win" (or another group the app exports).
-    pub group: String,
-    pub name: String,
-    pub target: Option<OwnedValue>,
-}
-
-/// One app's exported menus and actions on the session bus.
-pub struct Exported<'a> {
-    pub conn: &'a zbus::Connection,
-    /// The app's unique bus name.
-    pub bus_name: String,
-    /// The app's object path ("/org/gtk/WidgetFactory4").
-    pub app_path: String,
-}
-
-const MENUS: &str = "org.gtk.Menus";
-const ACTIONS: &str = "org.gtk.Actions";
-
-/// The object path GApplication exports under for an application id.
-pub fn app_path(app_id: &str) -> Option<String> {
-    if app_id.is_empty() || !app_id.contains('.') {
-        return None;
-    }
-    let mut path = String::from("/");
-    for c in app_id.chars() {
-        path.push(match c {
-            '.' => '/',
-            '-' => '_',
-            c if c.is_ascii_alphanumeric() || c == '_' => c,
-            _ => return None,
+/// Check a path against the menus: each label there, each row before the last
+/// opening a submenu, the last row enabled.
+fn check_menu_path(menus: &[Menu], path: &[String]) -> Result<(), Error> {
+    let (title, rows_path) = path
+        .split_first()
+        .ok_or_else(|| Error::InvalidRequest("path names a menu title, then rows".into()))?;
+    let menu = menus
+        .iter()
+        .find(|m| label_matches(&m.title, title))
+        .ok_or_else(|| {
+            let titles: Vec<&str> = menus.iter().map(|m| m.title.as_str()).collect();
+            Error::InvalidRequest(format!("no menu {title:?}; the menus are {titles:?}"))
+        })?;
+    let mut rows = &menu.rows;
+    for (i, label) in rows_path.iter().enumerate() {
+        let row = rows.iter().find_map(|r| match r {
+            MenuRow::Item {
+                label: l,
+                enabled,
+                submenu,
+                ..
+            } if label_matches(l, label) => Some((enabled, submenu)),
+            _ => None,
         });
-    }
-    Some(path)
-}
-
-/// A label as a person reads it: mnemonic underscores gone ("_File" → "File").
-pub fn plain_label(label: &str) -> String {
-    let mut out = String::new();
-    let mut chars = label.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '_' {
-            if chars.peek() == Some(&'_') {
-                out.push('_');
-                chars.next();
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
-
-impl Exported<'_> {
-    /// Subscribe to groups and read their menus.
-    async fn start(&self, groups: &[u32]) -> Result<HashMap<(u32, u32), Vec<Item>>, zbus::Error> {
-        type Menus = Vec<(u32, u32, Vec<HashMap<String, OwnedValue>>)>;
-        let reply = self.call_menus("Start", groups).await?;
-        let menus: Menus = reply.body().deserialize()?;
-        Ok(menus
-            .into_iter()
-            .map(|(group, menu, items)| ((group, menu), items.iter().map(item).collect()))
-            .collect())
-    }
-
-    async fn end(&self, groups: &[u32]) {
-        let _ = self.call_menus("End", groups).await;
-    }
-
-    /// One of the menu bar's group calls (`Start`, `End`).
-    async fn call_menus(&self, method: &str, groups: &[u32]) -> zbus::Result<zbus::Message> {
-        self.conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                format!("{}/menus/menubar", self.app_path).as_str(),
-                Some(MENUS),
-                method,
-                &(groups,),
-            )
-            .await
-    }
-
-    /// Whether the app exports a menu bar at all.
-    pub async fn has_menubar(&self) -> bool {
-        let found = self.start(&[0]).await;
-        self.end(&[0]).await;
-        found.is_ok_and(|menus| menus.contains_key(&(0, 0)))
-    }
-
-    /// The item at the end of `path`, by labels along it (mnemonics ignored).
-    pub async fn find(&self, path: &[String]) -> Result<Chosen, Error> {
-        let mut started = vec![0];
-        let mut menus = self
-            .start(&[0])
-            .await
-            .map_err(|e| Error::Unsupported(format!("the app exports no menu bar: {e}")))?;
-        let result = self.walk(path, &mut menus, &mut started).await;
-        self.end(&started).await;
-        result
-    }
-
-    async fn walk(
-        &self,
-        path: &[String],
-        menus: &mut HashMap<(u32, u32), Vec<Item>>,
-        started: &mut Vec<u32>,
-    ) -> Result<Chosen, Error> {
-        let mut menu = (0, 0);
-        for (depth, label) in path.iter().enumerate() {
-            let items = self.items(menu, menus, started).await?;
-            let Some(item) = items
-                .iter()
-                .find(|i| plain_label(&i.label) == *label || i.label == *label)
-            else {
-                let known: Vec<String> = items.iter().map(|i| plain_label(&i.label)).collect();
-                return Err(Error::NoElement(format!(
-                    "{path:?}: the menu {:?} has no item {label:?}; it has {known:?}",
-                    &path[..depth]
-                )));
-            };
-            let last = depth + 1 == path.len();
-            match (last, &item.submenu, &item.action) {
-                (false, Some(sub), _) => menu = *sub,
-                (false, None, _) => {
-                    return Err(Error::NoElement(format!(
-                        "{:?} is an item, not a menu",
-                        &path[..=depth]
-                    )))
-                }
-                (true, _, Some(action)) => {
-                    let (group, name) = action.split_once('.').ok_or_else(|| {
-                        Error::Failed(format!("the item runs {action:?}, which has no group"))
-                    })?;
-                    return Ok(Chosen {
-                        group: group.to_string(),
-                        name: name.to_string(),
-                        target: item.target.clone(),
-                    });
-                }
-                (true, Some(_), None) => {
-                    return Err(Error::InvalidRequest(format!(
-                        "{path:?} is a menu; name one of its items"
-                    )))
-                }
-                (true, None, None) => {
-                    return Err(Error::Failed(format!("{path:?} runs no action")));
-                }
-            }
-        }
-        Err(Error::InvalidRequest("path names no item".into()))
-    }
-
-    /// A menu's items with its sections' items in their place.
-    async fn items(
-        &self,
-        menu: (u32, u32),
-        menus: &mut HashMap<(u32, u32), Vec<Item>>,
-        started: &mut Vec<u32>,
-    ) -> Result<Vec<Item>, Error> {
-        let mut out = Vec::new();
-        // Depth first, in order: a section's items stand where the section does.
-        // Sections nest; a bound keeps a malformed model from looping.
-        let mut pending = vec![(menu, 0usize)];
-        while let Some((m, from)) = pending.pop() {
-            if pending.len() > 16 {
-                return Err(Error::Failed("the menu's sections nest too deep".into()));
-            }
-            if !menus.contains_key(&m) && !started.contains(&m.0) {
-                let more = self
-                    .start(&[m.0])
-                    .await
-                    .map_err(|e| Error::Failed(format!("reading the menu: {e}")))?;
-                started.push(m.0);
-                menus.extend(more);
-            }
-            let Some(items) = menus.get(&m) else { continue };
-            for (i, item) in items.iter().enumerate().skip(from) {
-                if let Some(section) = item.section {
-                    pending.push((m, i + 1));
-                    pending.push((section, 0));
-                    break;
-                }
-                out.push(item.clone());
-            }
-        }
-        Ok(out)
-    }
-
-    /// Run a chosen item: refused while its action is disabled; answers once
-    /// the app's handler has returned. `window` is the app's number for the
-    /// window, for "win." actions.
-    pub async fn activate(&self, chosen: &Chosen, window: u32) -> Result<(), Error> {
-        let path = match chosen.group.as_str() {
-            "app" => self.app_path.clone(),
-            "win" => format!("{}/window/{window}", self.app_path),
-            other => {
-                return Err(Error::Unsupported(format!(
-                    "the item runs an action of the widget group {other:?}, which the app does not export"
+        let Some((enabled, submenu)) = row else {
+            return Err(Error::InvalidRequest(format!(
+                "the menu {:?} has no row {label:?}",
+                &path[..=i]
+            )));
+        };
+        let last = i + 1 == rows_path.len();
+        match (last, submenu) {
+            (false, Some(sub)) => rows = sub,
+            (false, None) => {
+                return Err(Error::InvalidRequest(format!(
+                    "{:?} opens no submenu",
+                    &path[..=i + 1]
                 )))
             }
-        };
-        let described = self
-            .conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                path.as_str(),
-                Some(ACTIONS),
-                "Describe",
-                &(chosen.name.as_str(),),
-            )
-            .await
-            .map_err(|e| Error::Failed(format!("the item's action {}: {e}", chosen.name)))?;
-        let ((enabled, _, _),): ((bool, zbus::zvariant::Signature, Vec<OwnedValue>),) = described
-            .body()
-            .deserialize()
-            .map_err(|e| Error::Failed(format!("the item's action {}: {e}", chosen.name)))?;
-        if !enabled {
-            return Err(Error::Failed(format!(
-                "the item is disabled (its action {}.{} is)",
-                chosen.group, chosen.name
-            )));
+            (true, _) if !enabled => {
+                return Err(Error::InvalidRequest(format!(
+                    "the row {path:?} is disabled"
+                )))
+            }
+            (true, _) => {}
         }
-        let parameter: Vec<Value> = chosen
-            .target
-            .iter()
-            .map(|t| Value::from(t.clone()))
-            .collect();
-        let platform: HashMap<&str, Value> = HashMap::new();
-        self.conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                path.as_str(),
-                Some(ACTIONS),
-                "Activate",
-                &(chosen.name.as_str(), parameter, platform),
-            )
-            .await
-            .map_err(|e| Error::Failed(format!("running {}: {e}", chosen.name)))?;
-        Ok(())
     }
+    Ok(())
 }
 
-fn item(fields: &HashMap<String, OwnedValue>) -> Item {
-    let text = |k: &str| {
-        fields
-            .get(k)
-            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
-    };
-    let link = |k: &str| {
-        fields
-            .get(k)
-            .and_then(|v| <(u32, u32)>::try_from(v.try_clone().ok()?).ok())
-    };
-    Item {
-        label: text("label").unwrap_or_default(),
-        action: text("action"),
-        target: fields.get("target").and_then(|v| v.try_clone().ok()),
-        submenu: link(":submenu"),
-        section: link(":section"),
-    }
+fn menu_bar(tree: &Tree) -> Result<u64, Error> {
+    tree.nodes
+        .iter()
+        .find(|n| n.role == Role::MenuBar)
+        .map(|n| n.id)
+        .ok_or_else(|| {
+            Error::Unsupported("the window shows no menu bar and its app exports no menu".into())
+        })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn app_ids_map_to_object_paths() {
-        assert_eq!(
-            app_path("org.gtk.WidgetFactory4").as_deref(),
-            Some("/org/gtk/WidgetFactory4")
-        );
-        assert_eq!(
-            app_path("org.example.my-app").as_deref(),
-            Some("/org/example/my_app")
-        );
-        assert_eq!(app_path("foot"), None);
-        assert_eq!(app_path("a.b c"), None);
+/// A menu's rows as the tree has them; separators where the tree shows them.
+fn rows_under(tree: &Tree, container: u64, depth: usize) -> Vec<MenuRow> {
+    let mut rows = Vec::new();
+    let Some(top) = tree.node(container) else {
+        return rows;
+    };
+    let mut stack: Vec<u64> = top.relations.controls.clone();
+    stack.extend(top.children.iter().rev());
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let Some(n) = tree.node(id) else { continue };
+        if n.role == Role::Separator {
+            rows.push(MenuRow::Separator);
+        } else if is_menu_item(n) {
+            let sub = (depth < 8)
+                .then(|| rows_under(tree, n.id, depth + 1))
+                .filter(|r| !r.is_empty());
+            rows.push(MenuRow::Item {
+                label: plain_label(&n.name),
+                id: Some(n.id),
+                shortcut: n.annotations.key_shortcuts.clone(),
+                enabled: !n.states.disabled,
+                checked: matches!(n.role, Role::CheckMenuItem | Role::RadioMenuItem)
+                    .then(|| n.checked())
+                    .flatten(),
+                submenu: sub,
+            });
+        } else {
+            stack.extend(n.children.iter().rev());
+        }
     }
-
-    #[test]
-    fn mnemonics_are_not_part_of_labels() {
-        assert_eq!(plain_label("_File"), "File");
-        assert_eq!(plain_label("Save __As"), "Save _As");
-        assert_eq!(plain_label("Plain"), "Plain");
-    }
+    rows
 }

@@ -8,6 +8,7 @@
 
 mod act;
 mod elements;
+mod exported_menus;
 #[cfg(test)]
 mod fake_host;
 mod launch;
@@ -29,7 +30,7 @@ use crate::model::{Error, Tree};
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
 pub use elements::{offered, Element, Offered, Query, ReadOptions, StateFlag};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
-pub use menus::MenuPath;
+pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
 pub use snapshots::Snapshot;
 pub use windows::{AppIdentity, CloseOutcome, WindowFilter, WindowOp, WindowPick};
 

@@ -1,0 +1,527 @@
+//! An app's menus as it exports them on the session bus: org.gtk.Menus for the
+//! menu bar's model, org.gtk.Actions for what its items run and their state.
+//!
+//! The exported model is the app's own: it lists menus whether or not they are
+//! open, and an action's Activate returns once the item's handler has run.
+
+use std::collections::HashMap;
+
+use zbus::zvariant::{OwnedValue, Value};
+
+use super::menus::{Menu, MenuRow};
+use crate::model::{Checked, Error};
+
+/// An item of an exported menu: what it says and what it runs.
+#[derive(Debug, Clone, PartialEq)]
+struct Item {
+    label: String,
+    /// The accelerator, as GTK writes it (`<Control>q`).
+    accel: Option<String>,
+    action: Option<String>,
+    target: Option<OwnedValue>,
+    submenu: Option<(u32, u32)>,
+    section: Option<(u32, u32)>,
+}
+
+impl Item {
+    /// The line between two sections.
+    fn separator() -> Item {
+        Item {
+            label: String::new(),
+            accel: None,
+            action: None,
+            target: None,
+            submenu: None,
+            section: None,
+        }
+    }
+}
+
+/// A chosen item, ready to run: its action's group, name and parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chosen {
+    /// "app" or "win" (or another group the app exports).
+    pub group: String,
+    pub name: String,
+    pub target: Option<OwnedValue>,
+}
+
+/// One app's exported menus and actions on the session bus.
+pub struct Exported<'a> {
+    pub conn: &'a zbus::Connection,
+    /// The app's unique bus name.
+    pub bus_name: String,
+    /// The app's object path ("/org/gtk/WidgetFactory4").
+    pub app_path: String,
+}
+
+const MENUS: &str = "org.gtk.Menus";
+const ACTIONS: &str = "org.gtk.Actions";
+
+/// The object path GApplication exports under for an application id.
+pub fn app_path(app_id: &str) -> Option<String> {
+    if app_id.is_empty() || !app_id.contains('.') {
+        return None;
+    }
+    let mut path = String::from("/");
+    for c in app_id.chars() {
+        path.push(match c {
+            '.' => '/',
+            '-' => '_',
+            c if c.is_ascii_alphanumeric() || c == '_' => c,
+            _ => return None,
+        });
+    }
+    Some(path)
+}
+
+/// Whether a menu label is the one asked for: case, mnemonic underscores and a
+/// trailing "…" or "..." do not matter.
+pub fn label_matches(label: &str, asked: &str) -> bool {
+    fn bare(s: &str) -> String {
+        let plain = plain_label(s);
+        let trimmed = plain.trim();
+        let trimmed = trimmed
+            .strip_suffix('…')
+            .or_else(|| trimmed.strip_suffix("..."))
+            .unwrap_or(trimmed);
+        trimmed.trim_end().to_lowercase()
+    }
+    bare(label) == bare(asked)
+}
+
+/// A GTK accelerator as menus write it: `<Control><Shift>n` is `Ctrl+Shift+N`.
+pub fn shortcut_of(accel: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    let mut rest = accel;
+    while let Some(tail) = rest.strip_prefix('<') {
+        let (modifier, after) = tail.split_once('>')?;
+        parts.push(match modifier.to_ascii_lowercase().as_str() {
+            "control" | "ctrl" | "primary" => "Ctrl",
+            "shift" => "Shift",
+            "alt" | "mod1" => "Alt",
+            "super" | "meta" => "Super",
+            _ => return None,
+        });
+        rest = after;
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let key = if rest.chars().count() == 1 {
+        rest.to_uppercase()
+    } else {
+        rest.to_string()
+    };
+    Some(
+        parts
+            .into_iter()
+            .chain(std::iter::once(key.as_str()))
+            .collect::<Vec<_>>()
+            .join("+"),
+    )
+}
+
+/// A label as a person reads it: mnemonic underscores gone ("_File" → "File").
+pub fn plain_label(label: &str) -> String {
+    let mut out = String::new();
+    let mut chars = label.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '_' {
+            if chars.peek() == Some(&'_') {
+                out.push('_');
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Exported<'_> {
+    /// Subscribe to groups and read their menus.
+    async fn start(&self, groups: &[u32]) -> Result<HashMap<(u32, u32), Vec<Item>>, zbus::Error> {
+        type Menus = Vec<(u32, u32, Vec<HashMap<String, OwnedValue>>)>;
+        let reply = self.call_menus("Start", groups).await?;
+        let menus: Menus = reply.body().deserialize()?;
+        Ok(menus
+            .into_iter()
+            .map(|(group, menu, items)| ((group, menu), items.iter().map(item).collect()))
+            .collect())
+    }
+
+    async fn end(&self, groups: &[u32]) {
+        let _ = self.call_menus("End", groups).await;
+    }
+
+    /// One of the menu bar's group calls (`Start`, `End`).
+    async fn call_menus(&self, method: &str, groups: &[u32]) -> zbus::Result<zbus::Message> {
+        self.conn
+            .call_method(
+                Some(self.bus_name.as_str()),
+                format!("{}/menus/menubar", self.app_path).as_str(),
+                Some(MENUS),
+                method,
+                &(groups,),
+            )
+            .await
+    }
+
+    /// Whether the app exports a menu bar at all.
+    pub async fn has_menubar(&self) -> bool {
+        let found = self.start(&[0]).await;
+        self.end(&[0]).await;
+        found.is_ok_and(|menus| menus.contains_key(&(0, 0)))
+    }
+
+    /// The item at the end of `path`, by labels along it (mnemonics ignored).
+    pub async fn find(&self, path: &[String]) -> Result<Chosen, Error> {
+        let mut started = vec![0];
+        let mut menus = self
+            .start(&[0])
+            .await
+            .map_err(|e| Error::Unsupported(format!("the app exports no menu bar: {e}")))?;
+        let result = self.walk(path, &mut menus, &mut started).await;
+        self.end(&started).await;
+        result
+    }
+
+    async fn walk(
+        &self,
+        path: &[String],
+        menus: &mut HashMap<(u32, u32), Vec<Item>>,
+        started: &mut Vec<u32>,
+    ) -> Result<Chosen, Error> {
+        let mut menu = (0, 0);
+        for (depth, label) in path.iter().enumerate() {
+            let items = self.items(menu, menus, started).await?;
+            let Some(item) = items.iter().find(|i| label_matches(&i.label, label)) else {
+                let known: Vec<String> = items.iter().map(|i| plain_label(&i.label)).collect();
+                return Err(Error::NoElement(format!(
+                    "{path:?}: the menu {:?} has no item {label:?}; it has {known:?}",
+                    &path[..depth]
+                )));
+            };
+            let last = depth + 1 == path.len();
+            match (last, &item.submenu, &item.action) {
+                (false, Some(sub), _) => menu = *sub,
+                (false, None, _) => {
+                    return Err(Error::NoElement(format!(
+                        "{:?} is an item, not a menu",
+                        &path[..=depth]
+                    )))
+                }
+                (true, _, Some(action)) => {
+                    let (group, name) = action.split_once('.').ok_or_else(|| {
+                        Error::Failed(format!("the item runs {action:?}, which has no group"))
+                    })?;
+                    return Ok(Chosen {
+                        group: group.to_string(),
+                        name: name.to_string(),
+                        target: item.target.clone(),
+                    });
+                }
+                (true, Some(_), None) => {
+                    return Err(Error::InvalidRequest(format!(
+                        "{path:?} is a menu; name one of its items"
+                    )))
+                }
+                (true, None, None) => {
+                    return Err(Error::Failed(format!("{path:?} runs no action")));
+                }
+            }
+        }
+        Err(Error::InvalidRequest("path names no item".into()))
+    }
+
+    /// A menu's items with its sections' items in their place.
+    async fn items(
+        &self,
+        menu: (u32, u32),
+        menus: &mut HashMap<(u32, u32), Vec<Item>>,
+        started: &mut Vec<u32>,
+    ) -> Result<Vec<Item>, Error> {
+        let mut out = Vec::new();
+        // Depth first, in order: a section's items stand where the section does.
+        // Sections nest; a bound keeps a malformed model from looping.
+        let mut pending = vec![(menu, 0usize)];
+        while let Some((m, from)) = pending.pop() {
+            if pending.len() > 16 {
+                return Err(Error::Failed("the menu's sections nest too deep".into()));
+            }
+            if !menus.contains_key(&m) && !started.contains(&m.0) {
+                let more = self
+                    .start(&[m.0])
+                    .await
+                    .map_err(|e| Error::Failed(format!("reading the menu: {e}")))?;
+                started.push(m.0);
+                menus.extend(more);
+            }
+            let Some(items) = menus.get(&m) else { continue };
+            for (i, item) in items.iter().enumerate().skip(from) {
+                if let Some(section) = item.section {
+                    // A section stands apart from what comes before it.
+                    if !out.is_empty() {
+                        out.push(Item::separator());
+                    }
+                    pending.push((m, i + 1));
+                    pending.push((section, 0));
+                    break;
+                }
+                out.push(item.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every menu of the menu bar with its rows, as the app's model has them,
+    /// with each item's enabled and checked state from its action.
+    pub async fn list(&self, window: u32) -> Result<Vec<Menu>, Error> {
+        let mut started = vec![0];
+        let mut menus = self
+            .start(&[0])
+            .await
+            .map_err(|e| Error::Unsupported(format!("the app exports no menu bar: {e}")))?;
+        let mut actions = self.action_states("app", &self.app_path).await;
+        actions.extend(
+            self.action_states("win", &format!("{}/window/{window}", self.app_path))
+                .await,
+        );
+        let listed = self.list_from(&mut menus, &mut started, &actions).await;
+        self.end(&started).await;
+        listed
+    }
+
+    async fn list_from(
+        &self,
+        menus: &mut HashMap<(u32, u32), Vec<Item>>,
+        started: &mut Vec<u32>,
+        actions: &HashMap<String, (bool, Option<OwnedValue>)>,
+    ) -> Result<Vec<Menu>, Error> {
+        let mut out = Vec::new();
+        for top in self.items((0, 0), menus, started).await? {
+            let Some(sub) = top.submenu else { continue };
+            out.push(Menu {
+                title: plain_label(&top.label),
+                rows: self.rows(sub, menus, started, actions).await?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A menu's rows, submenus read to the bottom (depth bounded).
+    async fn rows(
+        &self,
+        menu: (u32, u32),
+        menus: &mut HashMap<(u32, u32), Vec<Item>>,
+        started: &mut Vec<u32>,
+        actions: &HashMap<String, (bool, Option<OwnedValue>)>,
+    ) -> Result<Vec<MenuRow>, Error> {
+        // Submenus are read breadth first into a list of (menu, rows slot).
+        let mut levels: Vec<((u32, u32), Vec<Item>)> = Vec::new();
+        let mut pending = vec![menu];
+        while let Some(m) = pending.pop() {
+            if levels.len() > 64 {
+                return Err(Error::Failed("the menus nest too deep".into()));
+            }
+            let items = self.items(m, menus, started).await?;
+            pending.extend(items.iter().filter_map(|i| i.submenu));
+            levels.push((m, items));
+        }
+        Ok(build_rows(menu, &levels, actions, 0))
+    }
+
+    /// Each action of a group: enabled, and its state (checks, radios).
+    async fn action_states(
+        &self,
+        group: &str,
+        path: &str,
+    ) -> HashMap<String, (bool, Option<OwnedValue>)> {
+        type Described = HashMap<String, (bool, zbus::zvariant::Signature, Vec<OwnedValue>)>;
+        let reply = self
+            .conn
+            .call_method(
+                Some(self.bus_name.as_str()),
+                path,
+                Some(ACTIONS),
+                "DescribeAll",
+                &(),
+            )
+            .await;
+        let Ok(described) = reply.and_then(|r| r.body().deserialize::<(Described,)>()) else {
+            return HashMap::new();
+        };
+        described
+            .0
+            .into_iter()
+            .map(|(name, (enabled, _, mut state))| {
+                (format!("{group}.{name}"), (enabled, state.pop()))
+            })
+            .collect()
+    }
+
+    /// Run a chosen item: refused while its action is disabled; answers once
+    /// the app's handler has returned. `window` is the app's number for the
+    /// window, for "win." actions.
+    pub async fn activate(&self, chosen: &Chosen, window: u32) -> Result<(), Error> {
+        let path = match chosen.group.as_str() {
+            "app" => self.app_path.clone(),
+            "win" => format!("{}/window/{window}", self.app_path),
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "the item runs an action of the widget group {other:?}, which the app does not export"
+                )))
+            }
+        };
+        let described = self
+            .conn
+            .call_method(
+                Some(self.bus_name.as_str()),
+                path.as_str(),
+                Some(ACTIONS),
+                "Describe",
+                &(chosen.name.as_str(),),
+            )
+            .await
+            .map_err(|e| Error::Failed(format!("the item's action {}: {e}", chosen.name)))?;
+        let ((enabled, _, _),): ((bool, zbus::zvariant::Signature, Vec<OwnedValue>),) = described
+            .body()
+            .deserialize()
+            .map_err(|e| Error::Failed(format!("the item's action {}: {e}", chosen.name)))?;
+        if !enabled {
+            return Err(Error::Failed(format!(
+                "the item is disabled (its action {}.{} is)",
+                chosen.group, chosen.name
+            )));
+        }
+        let parameter: Vec<Value> = chosen
+            .target
+            .iter()
+            .map(|t| Value::from(t.clone()))
+            .collect();
+        let platform: HashMap<&str, Value> = HashMap::new();
+        self.conn
+            .call_method(
+                Some(self.bus_name.as_str()),
+                path.as_str(),
+                Some(ACTIONS),
+                "Activate",
+                &(chosen.name.as_str(), parameter, platform),
+            )
+            .await
+            .map_err(|e| Error::Failed(format!("running {}: {e}", chosen.name)))?;
+        Ok(())
+    }
+}
+
+/// The rows of `menu` from its read items; submenus nest to depth 8.
+fn build_rows(
+    menu: (u32, u32),
+    levels: &[((u32, u32), Vec<Item>)],
+    actions: &HashMap<String, (bool, Option<OwnedValue>)>,
+    depth: usize,
+) -> Vec<MenuRow> {
+    let Some((_, items)) = levels.iter().find(|(m, _)| *m == menu) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .map(|i| {
+            if i.label.is_empty() && i.action.is_none() && i.submenu.is_none() {
+                return MenuRow::Separator;
+            }
+            let action = i.action.as_ref().and_then(|a| actions.get(a));
+            let checked = action.and_then(|(_, state)| {
+                let state = state.as_ref()?;
+                if let Ok(on) = bool::try_from(state) {
+                    return Some(if on { Checked::True } else { Checked::False });
+                }
+                let target = i.target.as_ref()?;
+                Some(if **state == **target {
+                    Checked::True
+                } else {
+                    Checked::False
+                })
+            });
+            MenuRow::Item {
+                label: plain_label(&i.label),
+                id: None,
+                shortcut: i.accel.as_deref().and_then(shortcut_of),
+                // An item runs nothing when its action is unknown or disabled.
+                enabled: i.submenu.is_some() || action.is_some_and(|(on, _)| *on),
+                checked,
+                submenu: i
+                    .submenu
+                    .filter(|_| depth < 8)
+                    .map(|sub| build_rows(sub, levels, actions, depth + 1)),
+            }
+        })
+        .collect()
+}
+
+fn item(fields: &HashMap<String, OwnedValue>) -> Item {
+    let text = |k: &str| {
+        fields
+            .get(k)
+            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
+    };
+    let link = |k: &str| {
+        fields
+            .get(k)
+            .and_then(|v| <(u32, u32)>::try_from(v.try_clone().ok()?).ok())
+    };
+    Item {
+        label: text("label").unwrap_or_default(),
+        accel: text("accel"),
+        action: text("action"),
+        target: fields.get("target").and_then(|v| v.try_clone().ok()),
+        submenu: link(":submenu"),
+        section: link(":section"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_match_ignoring_case_mnemonics_and_ellipses() {
+        assert!(label_matches("_Save As…", "save as"));
+        assert!(label_matches("Open...", "Open…"));
+        assert!(label_matches("__Under", "__under"), "a doubled underscore is one");
+        assert!(!label_matches("Save", "Save As"));
+    }
+
+    #[test]
+    fn accelerators_read_as_menus_write_them() {
+        assert_eq!(shortcut_of("<Control>c").as_deref(), Some("Ctrl+C"));
+        assert_eq!(
+            shortcut_of("<Primary><Shift>n").as_deref(),
+            Some("Ctrl+Shift+N")
+        );
+        assert_eq!(shortcut_of("F11").as_deref(), Some("F11"));
+        assert_eq!(shortcut_of("<Hyper>x"), None);
+    }
+
+    #[test]
+    fn app_ids_map_to_object_paths() {
+        assert_eq!(
+            app_path("org.gtk.WidgetFactory4").as_deref(),
+            Some("/org/gtk/WidgetFactory4")
+        );
+        assert_eq!(
+            app_path("org.example.my-app").as_deref(),
+            Some("/org/example/my_app")
+        );
+        assert_eq!(app_path("foot"), None);
+        assert_eq!(app_path("a.b c"), None);
+    }
+
+    #[test]
+    fn mnemonics_are_not_part_of_labels() {
+        assert_eq!(plain_label("_File"), "File");
+        assert_eq!(plain_label("Save __As"), "Save _As");
+        assert_eq!(plain_label("Plain"), "Plain");
+    }
+}
