@@ -586,3 +586,36 @@ async fn gtk3_menu_bar_rows_are_listed_from_the_tree_with_their_checks() {
         other => panic!("Statusbar is no check item from the tree: {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_launch_leaves_focus_where_it_was() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let focused = kept_window(&session, |w| w.handle == fixture.window && w.focused).await;
+    let demo = session
+        .launch(Launch {
+            app: Some(AppSpec::DesktopId("org.gtk.Demo4".into())),
+            background: true,
+            wait_for_window: Some(APP_START),
+            ..Launch::default()
+        })
+        .await
+        .unwrap();
+    let shown = demo.windows.first().expect("gtk4-demo mapped a window");
+    assert!(!shown.focused, "{shown:?}");
+    let now = session.window(&WindowPick::Focused).unwrap();
+    assert_eq!(now.handle, focused.handle, "the fixture kept the focus");
+    assert!(shown.z > now.z, "the new window maps behind");
+
+    // A foreground launch takes the focus, as a person's would.
+    let factory = session
+        .launch(Launch {
+            app: Some(AppSpec::DesktopId("org.gtk.WidgetFactory4".into())),
+            wait_for_window: Some(APP_START),
+            ..Launch::default()
+        })
+        .await
+        .unwrap();
+    let pid = Some(factory.pid);
+    kept_window(&session, |w| w.pid == pid && w.focused).await;
+}

@@ -85,6 +85,8 @@ pub struct Apps {
     base_env: Vec<(String, String)>,
     exits: Arc<Exits>,
     launched: Vec<u32>,
+    /// Apps launched in the background: their windows map without focus.
+    background: Vec<u32>,
 }
 
 impl Apps {
@@ -94,6 +96,7 @@ impl Apps {
             base_env,
             exits: Arc::default(),
             launched: Vec::new(),
+            background: Vec::new(),
         }
     }
 
@@ -118,6 +121,9 @@ impl Apps {
         })?;
         let pid = child.id();
         self.launched.push(pid);
+        if spec.background {
+            self.background.push(pid);
+        }
         self.exits.running.lock().unwrap().insert(pid);
         let exits = self.exits.clone();
         std::thread::Builder::new()
@@ -130,6 +136,14 @@ impl Apps {
             .map_err(|e| HostError::Failed(format!("cannot watch pid {pid}: {e}")))?;
         tracing::info!(pid, program = %program, "launched app");
         Ok(pid)
+    }
+
+    /// Whether a process belongs to an app launched in the background: each
+    /// app leads its own process group, so its children count too.
+    pub fn in_background(&self, pid: u32) -> bool {
+        // SAFETY: getpgid(2) reads a process's group id; no memory is touched.
+        let group = unsafe { libc::getpgid(pid as i32) };
+        group > 0 && self.background.contains(&(group as u32))
     }
 
     /// Pids of launched apps still running, oldest first.

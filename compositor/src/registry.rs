@@ -135,6 +135,14 @@ impl<T> Registry<T> {
         }
     }
 
+    /// Move a window to the back of the stack.
+    pub fn lower(&mut self, id: u64) {
+        if let Some(pos) = self.records.iter().position(|r| r.id == id) {
+            let rec = self.records.remove(pos);
+            self.records.push(rec);
+        }
+    }
+
     /// Forget a destroyed surface; its closing is announced by the next `diff`.
     pub fn remove(&mut self, id: u64) -> Option<Record<T>> {
         let pos = self.records.iter().position(|r| r.id == id)?;
@@ -237,6 +245,7 @@ mod tests {
             content: Rect::new(rec.location.0, rec.location.1, 10, 10),
             maximized: false,
             fullscreen: false,
+            configuring: false,
             minimized: rec.minimized,
             focused: false,
             on_screen: true,

@@ -43,17 +43,40 @@ impl State {
     }
 
     /// Called on each commit of a toplevel's root surface: a window that maps
-    /// is activated, one that unmaps hands the focus on.
+    /// is activated, unless its app was launched in the background while
+    /// another window has the focus; one that unmaps hands the focus on.
     pub fn toplevel_committed(&mut self, id: u64) {
         let Some(mapping) = self.rig.windows.toplevel_committed(id) else {
             return;
         };
         match mapping {
+            Mapping::Mapped if self.would_steal_focus(id) => {
+                self.rig.windows.registry.lower(id);
+            }
             Mapping::Mapped => self.activate(id),
             Mapping::Unmapped => self.focus_front_window(),
             Mapping::Unchanged => {}
         }
         self.rig.windows.sync_space();
+    }
+
+    /// Whether focusing window `id` would take the focus from another app
+    /// while its own app was launched in the background.
+    pub fn would_steal_focus(&self, id: u64) -> bool {
+        let Some(wl) = self
+            .rig
+            .windows
+            .registry
+            .get(id)
+            .map(|rec| rec.surface.surface.wl_surface())
+        else {
+            return false;
+        };
+        let pid = self.rig.clients.of_surface(&wl).and_then(|c| c.pid);
+        let focus_elsewhere = self
+            .keyboard_focus()
+            .is_some_and(|f| f.is_alive() && f.client() != wl.client());
+        pid.is_some_and(|pid| self.rig.apps.in_background(pid)) && focus_elsewhere
     }
 
     /// A toplevel or popup surface was destroyed.

@@ -129,6 +129,9 @@ pub struct WindowInfo {
     pub content: Rect,
     pub maximized: bool,
     pub fullscreen: bool,
+    /// The app was asked for a new state (size, maximized, ...) that it has
+    /// not yet acknowledged and drawn; the state above is what it drew last.
+    pub configuring: bool,
     pub minimized: bool,
     pub focused: bool,
     /// Some part of the window can be seen on the output now.

@@ -15,7 +15,8 @@ impl XdgActivationHandler for State {
     }
 
     /// Honoured as a desktop would for the app a person just used: the window is
-    /// raised and focused. Tests drive one session, so there is no focus stealing.
+    /// raised and focused, except that an app launched in the background may
+    /// not take the focus from another app this way.
     fn request_activation(
         &mut self,
         _token: XdgActivationToken,
@@ -23,7 +24,9 @@ impl XdgActivationHandler for State {
         surface: WlSurface,
     ) {
         if let Some(id) = self.rig.windows.id_for_surface(&surface) {
-            self.activate(id);
+            if !self.would_steal_focus(id) {
+                self.activate(id);
+            }
         }
     }
 }

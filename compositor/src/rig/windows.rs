@@ -295,17 +295,24 @@ impl Windows {
         let (frame, surface) = self.frame_and_surface_rects(id, content);
         let wl = rec.surface.surface.wl_surface();
         let pid = clients.of_surface(&wl).and_then(|c| c.pid);
+        let mut configuring = false;
         let (title, app_id, kind, parent, maximized, fullscreen) = match &rec.surface.surface {
             Surface::Toplevel(w) => {
                 let top = w.toplevel()?;
-                let (title, app_id) = with_states(top.wl_surface(), |states| {
+                let (title, app_id, asked) = with_states(top.wl_surface(), |states| {
                     let data = states.data_map.get::<XdgToplevelSurfaceData>()?;
                     let data = data.lock().ok()?;
+                    // Asked and not yet drawn: a configure the app has not
+                    // acknowledged, or one acknowledged but not committed.
+                    let asked = !data.pending_configures().is_empty()
+                        || data.configure_serial != data.current_serial;
                     Some((
                         data.title.clone().unwrap_or_default(),
                         data.app_id.clone().unwrap_or_default(),
+                        asked,
                     ))
                 })?;
+                configuring = asked;
                 let parent = top
                     .parent()
                     .and_then(|p| self.id_for_surface(&p))
@@ -354,6 +361,7 @@ impl Windows {
             content,
             maximized,
             fullscreen,
+            configuring,
             minimized: rec.minimized,
             focused: focus.is_some_and(|f| *f == wl),
             on_screen,

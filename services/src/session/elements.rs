@@ -405,6 +405,7 @@ pub(crate) mod tests {
                 content: Rect::new(0, 0, 200, 100),
                 maximized: false,
                 fullscreen: false,
+                configuring: false,
                 minimized: false,
                 focused: true,
                 on_screen: true,

@@ -489,7 +489,10 @@ mod tests {
     fn labels_match_ignoring_case_mnemonics_and_ellipses() {
         assert!(label_matches("_Save As…", "save as"));
         assert!(label_matches("Open...", "Open…"));
-        assert!(label_matches("__Under", "__under"), "a doubled underscore is one");
+        assert!(
+            label_matches("__Under", "__under"),
+            "a doubled underscore is one"
+        );
         assert!(!label_matches("Save", "Save As"));
     }
 

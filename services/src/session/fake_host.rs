@@ -50,6 +50,7 @@ pub(crate) fn window(id: u64, title: &str) -> WindowInfo {
         content: r,
         maximized: false,
         fullscreen: false,
+        configuring: false,
         minimized: false,
         focused: id == 1,
         on_screen: true,

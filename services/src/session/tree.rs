@@ -165,6 +165,7 @@ mod tests {
             content: Rect::default(),
             maximized: false,
             fullscreen: false,
+            configuring: false,
             minimized: false,
             focused: false,
             on_screen: true,

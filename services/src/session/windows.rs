@@ -267,8 +267,18 @@ fn commands_for(op: WindowOp, w: &WindowInfo) -> Vec<WindowCommand> {
 }
 
 /// Whether the window shows the operation done, and if not, what is missing.
-fn shows_done(op: WindowOp, before: &WindowInfo, now: &WindowInfo) -> Result<(), String> {
+/// `answered`: the app was seen taking a new state since the request.
+fn shows_done(
+    op: WindowOp,
+    before: &WindowInfo,
+    now: &WindowInfo,
+    answered: bool,
+) -> Result<(), String> {
     let want = |ok: bool, what: &str| if ok { Ok(()) } else { Err(what.to_string()) };
+    want(
+        !now.configuring,
+        "the app did not acknowledge and draw what it was asked",
+    )?;
     match op {
         WindowOp::Activate => want(now.focused, "the window did not take keyboard focus"),
         WindowOp::Minimize => want(now.minimized, "the window was not minimized"),
@@ -297,10 +307,12 @@ fn shows_done(op: WindowOp, before: &WindowInfo, now: &WindowInfo) -> Result<(),
                     height - (before.frame.height - before.content.height),
                 );
                 let got = (now.content.width, now.content.height);
-                // An app that constrains its size draws another one: what
-                // it drew after the request is its answer.
+                // An app that constrains its size draws another one, or
+                // keeps its own: what it drew after answering is its answer.
                 want(
-                    got == asked || got != (before.content.width, before.content.height),
+                    got == asked
+                        || got != (before.content.width, before.content.height)
+                        || answered,
                     "the app did not draw a new size",
                 )?;
             }
@@ -384,12 +396,19 @@ impl Session {
             self.host.window_command(handle, command).await?;
         }
         let same = |w: &&WindowInfo| w.handle == handle;
+        let asked = std::sync::atomic::AtomicBool::new(false);
+        let answered = |now: &WindowInfo| {
+            if now.configuring {
+                asked.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            asked.load(std::sync::atomic::Ordering::Relaxed) && !now.configuring
+        };
         let waited = self
             .windows
             .wait_for(WINDOW_OP_LIMIT, |list| {
                 list.iter()
                     .find(same)
-                    .is_none_or(|now| shows_done(op, &before, now).is_ok())
+                    .is_none_or(|now| shows_done(op, &before, now, answered(now)).is_ok())
             })
             .await;
         let list = waited.as_ref().unwrap_or_else(|last| last);
@@ -398,7 +417,7 @@ impl Session {
             .find(same)
             .cloned()
             .ok_or_else(|| Error::NoWindow(format!("{handle}: it closed")))?;
-        match shows_done(op, &before, &now) {
+        match shows_done(op, &before, &now, answered(&now)) {
             Ok(()) => Ok(now),
             Err(missing) => Err(Error::Timeout(format!(
                 "{op:?} on window {handle}: {missing} within {WINDOW_OP_LIMIT:?}"
@@ -445,6 +464,7 @@ mod tests {
             content: Rect::new(0, 0, 100, 100),
             maximized: false,
             fullscreen: false,
+            configuring: false,
             minimized: false,
             focused: false,
             on_screen: true,
@@ -587,18 +607,26 @@ mod tests {
     fn an_operation_is_done_only_when_the_window_shows_it() {
         let before = window(1, "A", WindowKind::Normal, 0);
         let mut now = before.clone();
-        assert!(shows_done(WindowOp::Maximize, &before, &now).is_err());
+        assert!(shows_done(WindowOp::Maximize, &before, &now, false).is_err());
         now.maximized = true;
-        assert!(shows_done(WindowOp::Maximize, &before, &now).is_ok());
-        assert!(shows_done(WindowOp::Restore, &before, &now).is_err());
+        now.configuring = true;
+        assert!(
+            shows_done(WindowOp::Maximize, &before, &now, false).is_err(),
+            "not while the app has yet to draw what it acknowledged"
+        );
+        now.configuring = false;
+        assert!(shows_done(WindowOp::Maximize, &before, &now, true).is_ok());
+        assert!(shows_done(WindowOp::Restore, &before, &now, true).is_err());
         let grow = WindowOp::SetBounds {
             position: None,
             size: Some((300, 200)),
         };
-        assert!(shows_done(grow, &before, &before).is_err());
-        // The app drew a size of its own choosing: that is its answer.
+        assert!(shows_done(grow, &before, &before, false).is_err());
+        // The app answered and kept its size: that is its answer.
+        assert!(shows_done(grow, &before, &before, true).is_ok());
+        // The app drew a size of its own choosing: that is its answer too.
         now.content = Rect::new(0, 0, 250, 200);
-        assert!(shows_done(grow, &before, &now).is_ok());
+        assert!(shows_done(grow, &before, &now, false).is_ok());
     }
 
     mod with_a_host {
