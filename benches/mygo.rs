@@ -11,9 +11,10 @@ mod table;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use support::{ProtocolClient, Wayrig};
+use serde_json::Value;
+use support::{element_id, ProtocolClient, Wayrig};
 use table::{median, ms};
+use wayrig_proto::mygo::{Action, Call};
 
 fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
     median(
@@ -27,14 +28,14 @@ fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
     )
 }
 
-/// Wait until the app shows a window, on the protocol alone.
-fn first_window(c: &mut ProtocolClient) -> Value {
-    loop {
-        let windows = c.call("windows", json!({}));
-        if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
-            return w.clone();
-        }
-        c.send_line(r#"{"id": 0, "method": "idle", "params": {"timeout": 50}}"#);
+fn read_tree() -> Call {
+    Call::Tree { window: None }
+}
+
+fn idle() -> Call {
+    Call::Idle {
+        window: None,
+        timeout_ms: Some(10000),
     }
 }
 
@@ -46,22 +47,22 @@ fn main() {
 
     let factory = Wayrig::start_app(&["gtk4-widget-factory"]);
     let mut c = ProtocolClient::connect(&factory.socket);
-    first_window(&mut c);
-    let tree = c.call("tree", json!({}));
+    c.first_window();
+    let tree = c.call(read_tree());
     let nodes = tree["nodes"].as_array().map_or(0, Vec::len);
     rows.push((
         "windows".to_string(),
-        ms(time(20, || c.call("windows", json!({})))),
+        ms(time(20, || c.call(Call::Windows))),
         "median of 20".to_string(),
     ));
     rows.push((
         format!("tree of gtk4-widget-factory ({nodes} elements)"),
-        ms(time(5, || c.call("tree", json!({})))),
+        ms(time(5, || c.call(read_tree()))),
         "median of 5; it animates, so every read is fresh".to_string(),
     ));
     rows.push((
         "capture of gtk4-widget-factory (base64 PNG)".to_string(),
-        ms(time(10, || c.call("capture", json!({})))),
+        ms(time(10, || c.call(Call::Capture { window: None }))),
         "median of 10".to_string(),
     ));
     drop(c);
@@ -69,28 +70,34 @@ fn main() {
 
     let fixture = Wayrig::start();
     let mut c = ProtocolClient::connect(&fixture.socket);
-    first_window(&mut c);
-    c.call("idle", json!({"timeout": 10000}));
-    let tree = c.call("tree", json!({}));
-    let press = tree["nodes"]
-        .as_array()
-        .and_then(|n| n.iter().find(|n| n["label"] == "Press"))
-        .expect("the Press button")["id"]
-        .clone();
+    c.first_window();
+    c.call(idle());
+    let tree = c.call(read_tree());
+    let press = element_id(
+        tree["nodes"]
+            .as_array()
+            .and_then(|n| n.iter().find(|n| n["label"] == "Press"))
+            .expect("the Press button"),
+    );
+    let press = || Call::Act {
+        window: None,
+        element: press.clone(),
+        action: Action::Press,
+    };
     rows.push((
         "act press, then idle (GTK4 fixture)".to_string(),
         ms(time(10, || {
-            c.call("act", json!({"id": press, "action": "press"}));
-            c.call("idle", json!({"timeout": 10000}))
+            c.call(press());
+            c.call(idle())
         })),
         "median of 10".to_string(),
     ));
     rows.push((
         "agent step: press, idle, tree (wayrig)".to_string(),
         ms(time(10, || {
-            c.call("act", json!({"id": press, "action": "press"}));
-            c.call("idle", json!({"timeout": 10000}));
-            c.call("tree", json!({}))
+            c.call(press());
+            c.call(idle());
+            c.call(read_tree())
         })),
         "median of 10".to_string(),
     ));

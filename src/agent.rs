@@ -11,8 +11,13 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use clap::{Args, Subcommand};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use wayrig_proto::mygo::{
+    parse_answer, Action, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, Mods,
+    Request, TreeAnswer, WindowsAnswer, WireError,
+};
 
 pub const SKILL: &str = include_str!("../docs/SKILL.md");
 
@@ -113,8 +118,8 @@ pub enum AgentCommand {
     Click {
         x: f64,
         y: f64,
-        #[arg(long, default_value = "left")]
-        button: String,
+        #[arg(long, default_value = "left", value_parser = parse_button)]
+        button: Button,
         #[arg(long, default_value_t = 1)]
         clicks: u32,
         #[arg(long)]
@@ -230,6 +235,28 @@ struct Client {
     next_id: u64,
 }
 
+/// Why a call failed: the app's error, or no answer to read.
+enum CallError {
+    App(WireError),
+    Link(String),
+}
+
+impl From<CallError> for String {
+    /// The app's errors as `code: message`, the code as the wire spells it.
+    fn from(e: CallError) -> String {
+        match e {
+            CallError::App(e) => {
+                let code = serde_json::to_value(e.code)
+                    .ok()
+                    .and_then(|c| c.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "error".into());
+                format!("{code}: {}", e.message)
+            }
+            CallError::Link(e) => e,
+        }
+    }
+}
+
 impl Client {
     fn connect(path: &Path) -> Result<Client, String> {
         let stream = UnixStream::connect(path)
@@ -242,70 +269,76 @@ impl Client {
         })
     }
 
-    fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
+    /// One request, its result.
+    fn call(&mut self, call: Call) -> Result<Value, CallError> {
         let id = self.next_id;
         self.next_id += 1;
-        let mut line = json!({"id": id, "method": method, "params": params}).to_string();
-        line.push('\n');
-        self.stream
-            .write_all(line.as_bytes())
-            .map_err(|e| format!("the app went away: {e}"))?;
-        let mut answer = String::new();
-        self.reader
-            .read_line(&mut answer)
-            .map_err(|e| format!("the app went away: {e}"))?;
-        let answer: Value =
-            serde_json::from_str(&answer).map_err(|_| "the app answered garbage".to_string())?;
-        match answer.get("error") {
-            Some(err) => Err(format!(
-                "{}: {}",
-                err["code"].as_str().unwrap_or("error"),
-                err["message"].as_str().unwrap_or("")
-            )),
-            None => Ok(answer["result"].clone()),
+        let line = Request {
+            id: json!(id),
+            call,
         }
+        .to_line();
+        let gone = |e: std::io::Error| CallError::Link(format!("the app went away: {e}"));
+        self.stream.write_all(line.as_bytes()).map_err(gone)?;
+        let mut answer = String::new();
+        self.reader.read_line(&mut answer).map_err(gone)?;
+        let (_, result) = parse_answer(&answer)
+            .map_err(|_| CallError::Link("the app answered garbage".into()))?;
+        result.map_err(CallError::App)
+    }
+
+    /// One request, its result as its method's answer type.
+    fn call_as<T: DeserializeOwned>(&mut self, call: Call) -> Result<T, String> {
+        let result = self.call(call)?;
+        typed(result)
     }
 }
 
-static EMPTY: Vec<Value> = Vec::new();
+/// A result read as its method's answer type.
+fn typed<T: DeserializeOwned>(result: Value) -> Result<T, String> {
+    serde_json::from_value(result).map_err(|e| format!("the app answered garbage: {e}"))
+}
+
+/// `--button`: a pointer button by its wire name.
+fn parse_button(name: &str) -> Result<Button, String> {
+    match name {
+        "left" => Ok(Button::Left),
+        "right" => Ok(Button::Right),
+        "middle" => Ok(Button::Middle),
+        other => Err(format!("unknown button {other:?}: left, right or middle")),
+    }
+}
 
 /// The one-line form of an element: ref, role, label, value, key, states
 /// (with `focused` for the element that has the keyboard focus).
-fn line(r: u64, n: &Value, focused: bool) -> String {
-    let mut s = format!("@e{r} [{}]", n["role"].as_str().unwrap_or("?"));
-    if let Some(label) = n["label"].as_str() {
+fn line(r: u64, n: &Element, focused: bool) -> String {
+    let role = if n.role.is_empty() { "?" } else { &n.role };
+    let mut s = format!("@e{r} [{role}]");
+    if let Some(label) = &n.label {
         s.push_str(&format!(" {label:?}"));
     }
-    if let Some(value) = n["value"].as_str() {
+    if let Some(value) = &n.value {
         s.push_str(&format!(" value={value:?}"));
     }
-    if let Some(now) = n["now"].as_f64() {
+    if let Some(now) = n.now {
         s.push_str(&format!(" now={now}"));
     }
-    if let Some(key) = n["key"].as_str() {
+    if let Some(key) = &n.key {
         s.push_str(&format!(" key={key}"));
     }
-    if let Some(states) = n["states"].as_array().or(focused.then_some(&EMPTY)) {
-        let mut shown: Vec<&str> = states
-            .iter()
-            .filter_map(Value::as_str)
-            .filter(|s| !matches!(*s, "focusable" | "selectable" | "horizontal" | "vertical"))
-            .collect();
-        if focused {
-            shown.insert(0, "focused");
-        }
-        if !shown.is_empty() {
-            s.push_str(&format!(" ({})", shown.join(" ")));
-        }
+    let mut shown: Vec<&str> = n
+        .states
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !matches!(*s, "focusable" | "selectable" | "horizontal" | "vertical"))
+        .collect();
+    if focused {
+        shown.insert(0, "focused");
+    }
+    if !shown.is_empty() {
+        s.push_str(&format!(" ({})", shown.join(" ")));
     }
     s
-}
-
-fn window_params(state: &State) -> Value {
-    match state.window {
-        Some(w) => json!({"window": w}),
-        None => json!({}),
-    }
 }
 
 /// An element as a snapshot shows it.
@@ -316,32 +349,34 @@ struct Shown {
 }
 
 /// Read the tree and give refs to the elements worth a line: those with a
-/// label, a value or actions.
+/// label, a value or actions. The tree comes back as the app wrote it too.
 fn snapshot(client: &mut Client, state: &mut State) -> Result<(Value, Vec<Shown>), String> {
-    let tree = client.call("tree", window_params(state))?;
+    let raw = client.call(Call::Tree {
+        window: state.window,
+    })?;
+    let tree: TreeAnswer = typed(raw.clone())?;
     let mut shown = Vec::new();
-    for n in tree["nodes"].as_array().into_iter().flatten() {
-        let id = n["id"].as_str().unwrap_or_default().to_string();
-        let control = n["actions"].as_array().is_some_and(|a| !a.is_empty());
-        if n["label"].is_null() && n["value"].is_null() && !control {
+    for n in &tree.nodes {
+        let control = !n.actions.is_empty();
+        if n.label.is_none() && n.value.is_none() && !control {
             continue;
         }
-        let r = match state.refs.get(&id) {
+        let r = match state.refs.get(&n.id) {
             Some(r) => *r,
             None => {
                 state.next_ref += 1;
-                state.refs.insert(id.clone(), state.next_ref);
+                state.refs.insert(n.id.clone(), state.next_ref);
                 state.next_ref
             }
         };
-        let focused = tree["focus"].as_str() == Some(id.as_str());
+        let focused = tree.focus.as_deref() == Some(n.id.as_str());
         shown.push(Shown {
             line: line(r, n, focused),
-            id,
+            id: n.id.clone(),
             control,
         });
     }
-    Ok((tree, shown))
+    Ok((raw, shown))
 }
 
 fn remember(state: &mut State, shown: &[Shown]) {
@@ -351,36 +386,37 @@ fn remember(state: &mut State, shown: &[Shown]) {
         .collect();
 }
 
-/// Resolve @ref, key=<key> or id=<digits> to act parameters.
-fn target(state: &State, t: &str, tree: &Value) -> Result<Value, String> {
+/// Resolve @ref, key=<key> or id=<digits> to the element `act` names.
+fn target(state: &State, t: &str, tree: &TreeAnswer) -> Result<ElementPick, String> {
     if let Some(r) = t.strip_prefix("@e") {
         let r: u64 = r.parse().map_err(|_| format!("bad ref {t}"))?;
         let id = state
             .refs
             .iter()
             .find(|(_, v)| **v == r)
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| k.as_str())
             .ok_or_else(|| format!("unknown ref {t}: take a snapshot"))?;
-        let shows = tree["nodes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|n| n["id"] == id.as_str());
-        if !shows {
+        if !tree.nodes.iter().any(|n| n.id == id) {
             return Err(format!(
                 "stale ref {t}: its element went; take a new snapshot"
             ));
         }
-        return Ok(json!({"id": id}));
+        let id = id
+            .parse()
+            .map_err(|_| format!("the app gave {t} the id {id:?}, not digits"))?;
+        return Ok(ElementPick::Id(id));
     }
     if let Some(k) = t.strip_prefix("key=") {
-        return Ok(json!({"key": k}));
+        return Ok(ElementPick::Key(k.to_string()));
     }
     if let Some(id) = t.strip_prefix("id=") {
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
             return Err(format!("bad id {id:?}: digits only"));
         }
-        return Ok(json!({"id": id}));
+        let id = id
+            .parse()
+            .map_err(|_| format!("bad id {id:?}: too large for an id"))?;
+        return Ok(ElementPick::Id(id));
     }
     Err(format!(
         "bad target {t:?}: use @eN, key=<key> or id=<digits>"
@@ -389,13 +425,15 @@ fn target(state: &State, t: &str, tree: &Value) -> Result<Value, String> {
 
 /// Wait to settle, then print what changed since the last snapshot.
 fn settle_and_diff(client: &mut Client, state: &mut State) -> Result<(), String> {
-    let mut params = window_params(state);
-    params["timeout"] = json!(SETTLE_MS);
     // A window that animates forever never settles: after the wait, what
     // changed is still the answer, with a note that it may go on changing.
-    if let Err(e) = client.call("idle", params) {
-        if !e.starts_with("timeout:") {
-            return Err(e);
+    let idle = Call::Idle {
+        window: state.window,
+        timeout_ms: Some(SETTLE_MS),
+    };
+    if let Err(e) = client.call(idle) {
+        if !matches!(&e, CallError::App(e) if e.code == Code::Timeout) {
+            return Err(e.into());
         }
         eprintln!("note: the window did not settle within {SETTLE_MS} ms; changes since then are not shown");
     }
@@ -456,8 +494,10 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
     let path = session_path(&name)?;
     if let AgentCommand::Open { socket, window } = command {
         let mut client = Client::connect(&socket)?;
-        let windows = client.call("windows", json!({}))?;
-        let count = windows["windows"].as_array().map_or(0, Vec::len);
+        let count = client
+            .call_as::<WindowsAnswer>(Call::Windows)?
+            .windows
+            .len();
         let state = State {
             socket: socket.clone(),
             window,
@@ -493,34 +533,38 @@ fn act(
     client: &mut Client,
     state: &mut State,
     t: &str,
-    action: &str,
-    extra: Value,
+    action: Action,
     settle: bool,
 ) -> Result<(), String> {
-    let tree = client.call("tree", window_params(state))?;
-    let mut params = target(state, t, &tree)?;
-    params["action"] = json!(action);
-    if let Some(w) = state.window {
-        params["window"] = json!(w);
-    }
-    if let Value::Object(extra) = extra {
-        for (k, v) in extra {
-            params[k] = v;
-        }
-    }
-    client.call("act", params)?;
+    let window = state.window;
+    let tree: TreeAnswer = client.call_as(Call::Tree { window })?;
+    let element = target(state, t, &tree)?;
+    client.call(Call::Act {
+        window,
+        element,
+        action,
+    })?;
     finish(client, state, settle)
 }
 
-fn input(client: &mut Client, state: &mut State, event: Value, settle: bool) -> Result<(), String> {
-    let mut params = window_params(state);
-    params["events"] = json!([event]);
-    client.call("input", params)?;
+fn input(client: &mut Client, state: &mut State, event: Event, settle: bool) -> Result<(), String> {
+    client.call(Call::Input {
+        window: state.window,
+        events: vec![event],
+    })?;
     finish(client, state, settle)
 }
 
 fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> Result<(), String> {
     use AgentCommand as C;
+    let window = state.window;
+    let pointer = |x, y, button, clicks| Event::Click {
+        x,
+        y,
+        button,
+        clicks,
+        mods: Mods::default(),
+    };
     match command {
         C::Snapshot { interactive, json } => {
             let (tree, shown) = snapshot(client, state)?;
@@ -534,32 +578,18 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
             remember(state, &shown);
             Ok(())
         }
-        C::Press { target, settle } => act(client, state, &target, "press", json!({}), settle),
-        C::Focus { target, settle } => act(client, state, &target, "focus", json!({}), settle),
+        C::Press { target, settle } => act(client, state, &target, Action::Press, settle),
+        C::Focus { target, settle } => act(client, state, &target, Action::Focus, settle),
         C::Fill {
             target,
             text,
             settle,
-        } => act(
-            client,
-            state,
-            &target,
-            "setValue",
-            json!({"text": text}),
-            settle,
-        ),
+        } => act(client, state, &target, Action::SetValue { text }, settle),
         C::Insert {
             target,
             text,
             settle,
-        } => act(
-            client,
-            state,
-            &target,
-            "insertText",
-            json!({"text": text}),
-            settle,
-        ),
+        } => act(client, state, &target, Action::InsertText { text }, settle),
         C::Select {
             target,
             from,
@@ -569,39 +599,31 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
             client,
             state,
             &target,
-            "selectText",
-            json!({"from": from, "to": to}),
+            Action::SelectText { from, to },
             settle,
         ),
-        C::Increment { target, settle } => {
-            act(client, state, &target, "increment", json!({}), settle)
-        }
-        C::Decrement { target, settle } => {
-            act(client, state, &target, "decrement", json!({}), settle)
-        }
+        C::Increment { target, settle } => act(client, state, &target, Action::Increment, settle),
+        C::Decrement { target, settle } => act(client, state, &target, Action::Decrement, settle),
         C::ScrollIntoView { target, settle } => {
-            act(client, state, &target, "scrollIntoView", json!({}), settle)
+            act(client, state, &target, Action::ScrollIntoView, settle)
         }
-        C::Expand { target, settle } => act(client, state, &target, "expand", json!({}), settle),
-        C::Collapse { target, settle } => {
-            act(client, state, &target, "collapse", json!({}), settle)
-        }
+        C::Expand { target, settle } => act(client, state, &target, Action::Expand, settle),
+        C::Collapse { target, settle } => act(client, state, &target, Action::Collapse, settle),
         C::Click {
             x,
             y,
             button,
             clicks,
             settle,
-        } => input(
-            client,
-            state,
-            json!({"type": "click", "x": x, "y": y, "button": button, "clicks": clicks}),
-            settle,
-        ),
+        } => input(client, state, pointer(x, y, button, clicks), settle),
         C::Pointer { x, y, settle } => input(
             client,
             state,
-            json!({"type": "pointerMove", "x": x, "y": y}),
+            Event::PointerMove {
+                x,
+                y,
+                mods: Mods::default(),
+            },
             settle,
         ),
         C::Wheel {
@@ -614,52 +636,54 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         } => input(
             client,
             state,
-            json!({"type": "wheel", "x": x, "y": y, "dx": dx, "dy": dy, "precise": precise}),
+            Event::Wheel {
+                x,
+                y,
+                dx,
+                dy,
+                precise,
+                mods: Mods::default(),
+            },
             settle,
         ),
-        C::Type { text, settle } => {
-            input(client, state, json!({"type": "text", "text": text}), settle)
-        }
-        C::Key { key, settle } => input(client, state, json!({"type": "key", "key": key}), settle),
+        C::Type { text, settle } => input(client, state, Event::Text { text }, settle),
+        C::Key { key, settle } => input(client, state, Event::Key { key }, settle),
         C::Menu { path, settle } => {
-            let mut params = window_params(state);
-            params["path"] = json!(path);
-            client.call("menu", params)?;
+            client.call(Call::Menu { window, path })?;
             finish(client, state, settle)
         }
         C::Eval { script } => {
-            let mut params = window_params(state);
-            params["script"] = json!(script);
-            let result = client.call("eval", params)?;
+            let result = client.call(Call::Eval { window, script })?;
             println!("{}", result["value"]);
             Ok(())
         }
         C::Wait { timeout } => {
-            let mut params = window_params(state);
-            params["timeout"] = json!(timeout);
-            client.call("idle", params)?;
+            client.call(Call::Idle {
+                window,
+                timeout_ms: Some(timeout),
+            })?;
             println!("settled");
             Ok(())
         }
         C::Screenshot { file } => {
-            let shot = client.call("capture", window_params(state))?;
+            let shot: CaptureAnswer = client.call_as(Call::Capture { window })?;
             let png = base64::engine::general_purpose::STANDARD
-                .decode(shot["png"].as_str().unwrap_or_default())
+                .decode(&shot.png)
                 .map_err(|e| format!("the app sent a bad image: {e}"))?;
             std::fs::write(&file, png)
                 .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-            println!("{} {}x{}", file.display(), shot["width"], shot["height"]);
+            println!("{} {}x{}", file.display(), shot.width, shot.height);
             Ok(())
         }
         C::Windows => {
-            let windows = client.call("windows", json!({}))?;
-            for w in windows["windows"].as_array().into_iter().flatten() {
+            let answer: WindowsAnswer = client.call_as(Call::Windows)?;
+            for w in answer.windows {
                 println!(
                     "{} {:?}{}{}",
-                    w["id"],
-                    w["title"].as_str().unwrap_or(""),
-                    if w["focused"] == true { " focused" } else { "" },
-                    if w["visible"] == true { "" } else { " hidden" }
+                    w.id,
+                    w.title,
+                    if w.focused { " focused" } else { "" },
+                    if w.visible { "" } else { " hidden" }
                 );
             }
             Ok(())
@@ -676,7 +700,13 @@ mod tests {
 
     #[test]
     fn lines_are_short_and_leave_out_what_is_empty() {
-        let n = json!({"role": "button", "label": "Add", "key": "add", "states": ["focusable", "disabled"]});
+        let n = Element {
+            role: "button".into(),
+            label: Some("Add".into()),
+            key: Some("add".into()),
+            states: vec!["focusable".into(), "disabled".into()],
+            ..Element::default()
+        };
         assert_eq!(
             line(2, &n, false),
             r#"@e2 [button] "Add" key=add (disabled)"#
@@ -685,7 +715,12 @@ mod tests {
             line(2, &n, true),
             r#"@e2 [button] "Add" key=add (focused disabled)"#
         );
-        let n = json!({"role": "textField", "label": "Name", "value": "Ada"});
+        let n = Element {
+            role: "textField".into(),
+            label: Some("Name".into()),
+            value: Some("Ada".into()),
+            ..Element::default()
+        };
         assert_eq!(line(3, &n, false), r#"@e3 [textField] "Name" value="Ada""#);
         assert_eq!(
             line(3, &n, true),
@@ -697,19 +732,32 @@ mod tests {
     fn targets_resolve_and_stale_refs_are_refused() {
         let mut state = State::default();
         state.refs.insert("111".into(), 1);
-        let tree = json!({"nodes": [{"id": "111"}]});
-        assert_eq!(target(&state, "@e1", &tree).unwrap(), json!({"id": "111"}));
-        let gone = json!({"nodes": []});
-        assert!(target(&state, "@e1", &gone).unwrap_err().contains("stale"));
-        assert!(target(&state, "@e9", &tree)
+        let tree = |ids: &[&str]| TreeAnswer {
+            window: 1,
+            focus: None,
+            nodes: ids
+                .iter()
+                .map(|id| Element {
+                    id: id.to_string(),
+                    ..Element::default()
+                })
+                .collect(),
+            announcements: Vec::new(),
+        };
+        let shows = tree(&["111"]);
+        assert_eq!(target(&state, "@e1", &shows).unwrap(), ElementPick::Id(111));
+        assert!(target(&state, "@e1", &tree(&[]))
+            .unwrap_err()
+            .contains("stale"));
+        assert!(target(&state, "@e9", &shows)
             .unwrap_err()
             .contains("unknown ref"));
         assert_eq!(
-            target(&state, "key=add", &tree).unwrap(),
-            json!({"key": "add"})
+            target(&state, "key=add", &shows).unwrap(),
+            ElementPick::Key("add".into())
         );
-        assert!(target(&state, "id=12a", &tree).is_err());
-        assert!(target(&state, "nonsense", &tree).is_err());
+        assert!(target(&state, "id=12a", &shows).is_err());
+        assert!(target(&state, "nonsense", &shows).is_err());
     }
 
     #[test]

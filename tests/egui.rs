@@ -8,6 +8,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 use support::{workspace_binary, Image, ProtocolClient as Client, Wayrig};
 use wayrig_host::Rect;
+use wayrig_proto::mygo::{Action, Call, Code, ElementPick};
 
 /// The element with this key in a tree answer.
 fn by_key(tree: &Value, key: &str) -> Value {
@@ -34,35 +35,42 @@ fn states(node: &Value) -> Vec<String> {
 }
 
 /// Act on the element with `key`, wait for idle, read the tree again.
-fn act(c: &mut Client, window: u64, key: &str, action: Value) -> Value {
-    let mut params = json!({"window": window, "key": key});
-    params
-        .as_object_mut()
-        .unwrap()
-        .extend(action.as_object().unwrap().clone());
-    c.call("act", params);
-    c.call("idle", json!({"window": window, "timeout": 10000}));
-    c.call("tree", json!({"window": window}))
+fn act(c: &mut Client, window: u64, key: &str, action: Action) -> Value {
+    c.call(Call::Act {
+        window: Some(window),
+        element: ElementPick::Key(key.into()),
+        action,
+    });
+    c.call(idle(window, 10000));
+    c.call(Call::Tree {
+        window: Some(window),
+    })
+}
+
+fn idle(window: u64, timeout_ms: u64) -> Call {
+    Call::Idle {
+        window: Some(window),
+        timeout_ms: Some(timeout_ms),
+    }
 }
 
 /// The tree once AccessKit has sent it: it builds it only after the
 /// accessibility bus first asks, a moment after the window maps.
 fn first_tree(c: &mut Client, window: u64) -> Value {
     for _ in 0..100 {
-        let answer = c.send_line(
-            &json!({"id": 1, "method": "tree", "params": {"window": window}}).to_string(),
-        );
-        if answer["result"]["nodes"]
-            .as_array()
-            .is_some_and(|n| n.iter().any(|n| n["key"] == "status"))
-        {
-            return answer["result"].clone();
+        let answer = c.answer(Call::Tree {
+            window: Some(window),
+        });
+        if let Ok(tree) = answer {
+            if tree["nodes"]
+                .as_array()
+                .is_some_and(|n| n.iter().any(|n| n["key"] == "status"))
+            {
+                return tree;
+            }
         }
         // A short wait between looks; it may time out while the app starts.
-        c.send_line(
-            &json!({"id": 0, "method": "idle", "params": {"window": window, "timeout": 100}})
-                .to_string(),
-        );
+        let _ = c.answer(idle(window, 100));
     }
     panic!("the egui fixture's elements never showed");
 }
@@ -75,7 +83,7 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
     let window = c.first_window();
     assert_eq!(window["title"], "Wayrig egui fixture");
     let id = window["id"].as_u64().unwrap();
-    c.call("idle", json!({"window": id, "timeout": 10000}));
+    c.call(idle(id, 10000));
     let tree = first_tree(&mut c, id);
 
     // Roles, labels, keys (AccessKit's author ids), values and ranges.
@@ -107,7 +115,7 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
     // Bounds match the pixels. winit draws its title bar in subsurfaces around
     // egui's surface, and AccessKit measures from that surface: the field's
     // dark fill lies inside its bounds, the panel just outside them.
-    let shot = c.call("capture", json!({"window": id}));
+    let shot = c.call(Call::Capture { window: Some(id) });
     let png = base64::engine::general_purpose::STANDARD
         .decode(shot["png"].as_str().unwrap())
         .unwrap();
@@ -128,14 +136,14 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
     );
 
     // Each action, by key, shows in the next read.
-    let tree = act(&mut c, id, "press", json!({"action": "press"}));
+    let tree = act(&mut c, id, "press", Action::Press);
     let status = by_key(&tree, "status");
     assert!(
         status["label"].as_str().unwrap().starts_with("presses 1,"),
         "{status}"
     );
 
-    let tree = act(&mut c, id, "enabled", json!({"action": "press"}));
+    let tree = act(&mut c, id, "enabled", Action::Press);
     assert!(states(&by_key(&tree, "enabled")).contains(&"checked".into()));
     let status = by_key(&tree, "status");
     assert!(
@@ -147,12 +155,7 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
     );
 
     // AccessKit sets the text through EditableText, in the app's next frame.
-    let tree = act(
-        &mut c,
-        id,
-        "name",
-        json!({"action": "setValue", "text": "Ada"}),
-    );
+    let tree = act(&mut c, id, "name", Action::SetValue { text: "Ada".into() });
     assert_eq!(by_key(&tree, "name")["value"], "Ada");
     assert!(by_key(&tree, "status")["label"]
         .as_str()
@@ -162,7 +165,9 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
         &mut c,
         id,
         "name",
-        json!({"action": "setValue", "text": "Grace"}),
+        Action::SetValue {
+            text: "Grace".into(),
+        },
     );
     assert_eq!(by_key(&tree, "name")["value"], "Grace", "setValue replaces");
     // It has no InsertText: the field is focused and the text typed.
@@ -170,32 +175,30 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
         &mut c,
         id,
         "name",
-        json!({"action": "insertText", "text": " Hopper"}),
+        Action::InsertText {
+            text: " Hopper".into(),
+        },
     );
     let name = by_key(&tree, "name");
     assert_eq!(name["value"], "Grace Hopper");
     assert_eq!(tree["focus"], name["id"]);
 
-    let tree = act(
-        &mut c,
-        id,
-        "amount",
-        json!({"action": "setValue", "text": "42"}),
-    );
+    let tree = act(&mut c, id, "amount", Action::SetValue { text: "42".into() });
     assert_eq!(by_key(&tree, "amount")["now"].as_f64(), Some(42.0));
-    let tree = act(&mut c, id, "amount", json!({"action": "increment"}));
+    let tree = act(&mut c, id, "amount", Action::Increment);
     let now = by_key(&tree, "amount")["now"].as_f64().unwrap();
     assert!(now > 42.0, "increment moved the slider up: {now}");
 
-    let tree = act(&mut c, id, "press", json!({"action": "focus"}));
+    let tree = act(&mut c, id, "press", Action::Focus);
     assert_eq!(tree["focus"], by_key(&tree, "press")["id"]);
 
     assert_eq!(
-        c.error(
-            "act",
-            json!({"window": id, "key": "nobody", "action": "press"})
-        ),
-        "no_element"
+        c.error(Call::Act {
+            window: Some(id),
+            element: ElementPick::Key("nobody".into()),
+            action: Action::Press,
+        }),
+        Code::NoElement
     );
 
     // A collapsing header: pressed open, its body's elements join the tree.
@@ -206,13 +209,14 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
         .iter()
         .any(|n| n["key"] == "detail"));
     assert_eq!(
-        c.error(
-            "act",
-            json!({"window": id, "key": "more", "action": "expand"})
-        ),
-        "unsupported"
+        c.error(Call::Act {
+            window: Some(id),
+            element: ElementPick::Key("more".into()),
+            action: Action::Expand,
+        }),
+        Code::Unsupported
     );
-    let tree = act(&mut c, id, "more", json!({"action": "press"}));
+    let tree = act(&mut c, id, "more", Action::Press);
     let detail = by_key(&tree, "detail");
     assert_eq!(detail["label"], "Hidden detail");
     assert!(bounds(&detail).y > bounds(&by_key(&tree, "more")).y);
@@ -220,9 +224,9 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
     // A second native window. eframe gives AccessKit to its root viewport
     // only: the new window has no tree, and none of its elements land on the
     // main window.
-    act(&mut c, id, "details", json!({"action": "press"}));
+    act(&mut c, id, "details", Action::Press);
     let details = loop {
-        let windows = c.call("windows", json!({}));
+        let windows = c.call(Call::Windows);
         if let Some(w) = windows["windows"]
             .as_array()
             .unwrap()
@@ -232,18 +236,17 @@ fn an_egui_app_is_read_and_driven_through_accesskit() {
             break w.clone();
         }
         // A short wait between looks; it may time out while the app starts.
-        c.send_line(
-            &json!({"id": 0, "method": "idle", "params": {"window": id, "timeout": 100}})
-                .to_string(),
-        );
+        let _ = c.answer(idle(id, 100));
     };
     let details_id = details["id"].as_u64().unwrap();
     assert_ne!(details_id, id);
     assert_eq!(
-        c.error("tree", json!({"window": details_id})),
-        "unsupported"
+        c.error(Call::Tree {
+            window: Some(details_id)
+        }),
+        Code::Unsupported
     );
-    let tree = c.call("tree", json!({"window": id}));
+    let tree = c.call(Call::Tree { window: Some(id) });
     assert!(
         !tree["nodes"]
             .as_array()

@@ -1,5 +1,6 @@
-//! The MyGo automation face, spoken raw over its socket to `wayrig run` hosting
-//! the GTK4 fixture: every method, the error codes, ids echoed, bad lines.
+//! The MyGo automation face over its socket to `wayrig run` hosting the GTK4
+//! fixture: every method, the error codes, ids echoed, bad lines. Requests a
+//! client could write are typed calls; bad ones are written raw.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -7,9 +8,28 @@ use std::path::Path;
 
 mod support;
 use std::process::{Command, Stdio};
-use support::{ProtocolClient as Client, Wayrig};
+use support::{element_id, ProtocolClient as Client, Wayrig};
 
 use serde_json::{json, Value};
+use wayrig_proto::mygo::{Action, Call, Code, ElementPick, Event};
+
+fn tree_of(window: Option<u64>) -> Call {
+    Call::Tree { window }
+}
+
+fn idle(window: Option<u64>, timeout_ms: u64) -> Call {
+    Call::Idle {
+        window,
+        timeout_ms: Some(timeout_ms),
+    }
+}
+
+fn menu(window: Option<u64>, path: &[&str]) -> Call {
+    Call::Menu {
+        window,
+        path: path.iter().map(|l| l.to_string()).collect(),
+    }
+}
 
 #[test]
 fn the_protocol_end_to_end() {
@@ -32,10 +52,10 @@ fn the_protocol_end_to_end() {
     assert_eq!(win["kind"], "content");
     assert!(win["contentBounds"]["width"].as_i64().unwrap() > 100);
     let id = win["id"].as_u64().unwrap();
-    c.call("idle", json!({"window": id, "timeout": 10000}));
+    c.call(idle(Some(id), 10000));
 
     // tree: nodes in tree order with string ids, parents, MyGo roles.
-    let tree = c.call("tree", json!({"window": id}));
+    let tree = c.call(tree_of(Some(id)));
     assert_eq!(tree["window"], id);
     let nodes = tree["nodes"].as_array().unwrap();
     let press = nodes
@@ -58,31 +78,43 @@ fn the_protocol_end_to_end() {
         .expect("the Second field");
 
     // act: press by id, setValue on a field; a read after idle shows them.
-    c.call(
-        "act",
-        json!({"window": id, "id": press["id"], "action": "press"}),
-    );
-    c.call(
-        "act",
-        json!({"id": second["id"], "action": "setValue", "text": "Ada Lovelace"}),
-    );
-    c.call("idle", json!({"timeout": 10000}));
+    c.call(Call::Act {
+        window: Some(id),
+        element: element_id(press),
+        action: Action::Press,
+    });
+    c.call(Call::Act {
+        window: None,
+        element: element_id(second),
+        action: Action::SetValue {
+            text: "Ada Lovelace".into(),
+        },
+    });
+    c.call(idle(None, 10000));
     assert_eq!(
-        c.error("act", json!({"id": "123", "action": "press"})),
-        "no_element"
+        c.error(Call::Act {
+            window: None,
+            element: ElementPick::Id(123),
+            action: Action::Press,
+        }),
+        Code::NoElement
     );
     assert_eq!(
-        c.error("act", json!({"key": "nobody", "action": "press"})),
-        "no_element"
+        c.error(Call::Act {
+            window: None,
+            element: ElementPick::Key("nobody".into()),
+            action: Action::Press,
+        }),
+        Code::NoElement
     );
     assert_eq!(
-        c.error("act", json!({"id": press["id"], "action": "fly"})),
+        c.raw_error("act", json!({"id": press["id"], "action": "fly"})),
         "invalid_request"
     );
 
     // scrollIntoView: a row far down the list shows afterwards.
     let row = |c: &mut Client| -> Value {
-        let tree = c.call("tree", json!({"window": id}));
+        let tree = c.call(tree_of(Some(id)));
         tree["nodes"]
             .as_array()
             .unwrap()
@@ -92,11 +124,12 @@ fn the_protocol_end_to_end() {
             .clone()
     };
     let far = row(&mut c);
-    c.call(
-        "act",
-        json!({"window": id, "id": far["id"], "action": "scrollIntoView"}),
-    );
-    c.call("idle", json!({"timeout": 10000}));
+    c.call(Call::Act {
+        window: Some(id),
+        element: element_id(&far),
+        action: Action::ScrollIntoView,
+    });
+    c.call(idle(None, 10000));
     let shown = row(&mut c);
     let height = win["contentBounds"]["height"].as_i64().unwrap();
     let top = shown["bounds"]["y"].as_i64().expect("bounds once shown");
@@ -108,8 +141,8 @@ fn the_protocol_end_to_end() {
     // menu: the application menu by the labels along its path, answered
     // once the item ran: the fixture shows what ran in its status label.
     let status = |c: &mut Client| -> String {
-        c.call("idle", json!({"timeout": 10000}));
-        let tree = c.call("tree", json!({}));
+        c.call(idle(None, 10000));
+        let tree = c.call(tree_of(None));
         tree["nodes"]
             .as_array()
             .unwrap()
@@ -120,45 +153,40 @@ fn the_protocol_end_to_end() {
             .to_string()
     };
     for (path, ran) in [
-        (json!(["File", "New"]), "ran app.new"),
-        (json!(["File", "Save"]), "ran win.save"),
-        (
-            json!(["File", "Recent", "one.txt"]),
-            "ran app.recent one.txt",
-        ),
-        (json!(["Edit", "Copy"]), "ran app.copy"),
+        (&["File", "New"][..], "ran app.new"),
+        (&["File", "Save"], "ran win.save"),
+        (&["File", "Recent", "one.txt"], "ran app.recent one.txt"),
+        (&["Edit", "Copy"], "ran app.copy"),
     ] {
-        c.call("menu", json!({"window": id, "path": path}));
-        assert_eq!(status(&mut c), ran, "menu {path}");
+        c.call(menu(Some(id), path));
+        assert_eq!(status(&mut c), ran, "menu {path:?}");
     }
+    assert_eq!(c.error(menu(None, &["File", "Nope"])), Code::NoElement);
+    assert_eq!(c.error(menu(None, &["Nope"])), Code::NoElement);
     assert_eq!(
-        c.error("menu", json!({"path": ["File", "Nope"]})),
-        "no_element"
-    );
-    assert_eq!(c.error("menu", json!({"path": ["Nope"]})), "no_element");
-    assert_eq!(
-        c.error("menu", json!({"path": ["File", "Disabled Item"]})),
-        "failed"
+        c.error(menu(None, &["File", "Disabled Item"])),
+        Code::Failed
     );
     assert_eq!(
         status(&mut c),
         "ran app.copy",
         "a disabled item runs nothing"
     );
+    assert_eq!(c.error(menu(None, &["File"])), Code::InvalidRequest);
     assert_eq!(
-        c.error("menu", json!({"path": ["File"]})),
+        c.raw_error("menu", json!({"path": "File"})),
         "invalid_request"
     );
-    assert_eq!(c.error("menu", json!({"path": "File"})), "invalid_request");
-    assert_eq!(c.error("menu", json!({"path": []})), "invalid_request");
+    assert_eq!(c.error(menu(None, &[])), Code::InvalidRequest);
 
-    // input: every event type.
+    // input: every event type, written raw: a foreign client may leave out
+    // what a typed call always writes (button, clicks, mods, precise).
     let b = &press["bounds"];
     let (x, y) = (
         b["x"].as_f64().unwrap() + 5.0,
         b["y"].as_f64().unwrap() + 5.0,
     );
-    c.call(
+    c.raw_call(
         "input",
         json!({"window": id, "events": [
             {"type": "pointerMove", "x": x, "y": y},
@@ -173,20 +201,26 @@ fn the_protocol_end_to_end() {
         ]}),
     );
     assert_eq!(
-        c.error("input", json!({"events": [{"type": "key", "key": "Nope"}]})),
+        c.error(Call::Input {
+            window: None,
+            events: vec![Event::Key { key: "Nope".into() }],
+        }),
+        Code::InvalidRequest
+    );
+    assert_eq!(
+        c.raw_error("input", json!({"events": [{"type": "teleport"}]})),
         "invalid_request"
     );
     assert_eq!(
-        c.error("input", json!({"events": [{"type": "teleport"}]})),
-        "invalid_request"
-    );
-    assert_eq!(
-        c.error("input", json!({"window": 999, "events": []})),
-        "no_window"
+        c.error(Call::Input {
+            window: Some(999),
+            events: vec![],
+        }),
+        Code::NoWindow
     );
 
     // capture: a PNG of the window's content size.
-    let shot = c.call("capture", json!({"window": id}));
+    let shot = c.call(Call::Capture { window: Some(id) });
     assert_eq!(shot["width"], win["contentBounds"]["width"]);
     assert!(
         shot["png"].as_str().unwrap().starts_with("iVBORw0KGgo"),
@@ -194,10 +228,19 @@ fn the_protocol_end_to_end() {
     );
 
     // eval on native UI, unknown methods, bad lines.
-    assert_eq!(c.error("eval", json!({"script": "1"})), "unsupported");
-    assert_eq!(c.error("teleport", json!({})), "unknown_method");
-    assert_eq!(c.error("tree", json!({"window": "one"})), "invalid_request");
-    assert_eq!(c.error("tree", json!({"colour": 1})), "invalid_request");
+    assert_eq!(
+        c.error(Call::Eval {
+            window: None,
+            script: "1".into(),
+        }),
+        Code::Unsupported
+    );
+    assert_eq!(c.raw_error("teleport", json!({})), "unknown_method");
+    assert_eq!(
+        c.raw_error("tree", json!({"window": "one"})),
+        "invalid_request"
+    );
+    assert_eq!(c.raw_error("tree", json!({"colour": 1})), "invalid_request");
     let parse = c.send_line("this is not json");
     assert_eq!(
         (parse["id"].clone(), parse["error"]["code"].clone()),
@@ -228,19 +271,19 @@ fn the_protocol_end_to_end() {
         "a".repeat(9 * 1024 * 1024)
     );
     assert_eq!(c.send_line(&long)["error"]["code"], "invalid_request");
-    c.call("windows", json!({}));
+    c.call(Call::Windows);
 
     // Two connections side by side: one idles while the other works.
     let mut other = Client::connect(&wayrig.socket);
-    other.call("windows", json!({}));
-    c.call("idle", json!({"timeout": 10000}));
+    other.call(Call::Windows);
+    c.call(idle(None, 10000));
 
     // A client that leaves mid-line does no harm.
     {
         let mut gone = UnixStream::connect(&wayrig.socket).unwrap();
         gone.write_all(br#"{"id": 1, "method": "win"#).unwrap();
     }
-    other.call("windows", json!({}));
+    other.call(Call::Windows);
 }
 
 #[test]
@@ -273,7 +316,7 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
         let mut c = Client::connect(&wayrig.socket);
         let window = c.first_window();
         let id = window["id"].as_u64().unwrap();
-        let tree = c.call("tree", json!({"window": id}));
+        let tree = c.call(tree_of(Some(id)));
         let nodes = tree["nodes"].as_array().unwrap();
         assert!(nodes.len() > 100, "{app}: {} elements", nodes.len());
         assert!(
@@ -283,9 +326,9 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
         assert!(nodes.iter().all(|n| n["id"]
             .as_str()
             .is_some_and(|s| s.chars().all(|c| c.is_ascii_digit()))));
-        let shot = c.call("capture", json!({"window": id}));
+        let shot = c.call(Call::Capture { window: Some(id) });
         // The window may have been resized since it mapped: compare with now.
-        let windows = c.call("windows", json!({}));
+        let windows = c.call(Call::Windows);
         let now = windows["windows"]
             .as_array()
             .unwrap()
@@ -294,11 +337,7 @@ fn widget_factories_answer_and_an_endless_animation_times_out() {
             .unwrap();
         assert_eq!(shot["width"], now["contentBounds"]["width"], "{app}");
         // Both factories keep a spinner going: idle gives up with timeout.
-        assert_eq!(
-            c.error("idle", json!({"window": id, "timeout": 300})),
-            "timeout",
-            "{app}"
-        );
+        assert_eq!(c.error(idle(Some(id), 300)), Code::Timeout, "{app}");
         if app == "gtk3-widget-factory" {
             gtk3_menu_bar(&mut c, id);
         }
@@ -313,7 +352,7 @@ fn gtk3_menu_bar(c: &mut Client, id: u64) {
     // until the element is there and as `want` says.
     let find_where = |c: &mut Client, role: &str, label: &str, want: &dyn Fn(&Value) -> bool| {
         for _ in 0..50 {
-            let tree = c.call("tree", json!({"window": id}));
+            let tree = c.call(tree_of(Some(id)));
             if let Some(n) = tree["nodes"]
                 .as_array()
                 .unwrap()
@@ -322,10 +361,8 @@ fn gtk3_menu_bar(c: &mut Client, id: u64) {
             {
                 return n.clone();
             }
-            c.send_line(
-                &json!({"id": 0, "method": "idle", "params": {"window": id, "timeout": 100}})
-                    .to_string(),
-            );
+            // It may time out: the factory never settles.
+            let _ = c.answer(idle(Some(id), 100));
         }
         panic!("no {role} {label:?} as wanted")
     };
@@ -336,20 +373,18 @@ fn gtk3_menu_bar(c: &mut Client, id: u64) {
             .is_some_and(|s| s.contains(&json!("checked")))
     };
     let page = find(c, "radio", "Page 2");
-    c.call(
-        "act",
-        json!({"window": id, "id": page["id"], "action": "press"}),
-    );
+    c.call(Call::Act {
+        window: Some(id),
+        element: element_id(&page),
+        action: Action::Press,
+    });
     let before = checked(&find(c, "menuItemCheckBox", "Statusbar"));
-    c.call("menu", json!({"window": id, "path": ["View", "Statusbar"]}));
+    c.call(menu(Some(id), &["View", "Statusbar"]));
     let after = checked(&find_where(c, "menuItemCheckBox", "Statusbar", &|n| {
         checked(n) != before
     }));
     assert_ne!(before, after, "View > Statusbar toggled its check");
-    assert_eq!(
-        c.error("menu", json!({"window": id, "path": ["View", "Nope"]})),
-        "no_element"
-    );
+    assert_eq!(c.error(menu(Some(id), &["View", "Nope"])), Code::NoElement);
 }
 
 /// Processes whose command line or environment name this Wayrig's bus directory.

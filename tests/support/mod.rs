@@ -9,9 +9,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Capture, Host, LaunchSpec, WindowEvent, WindowInfo, WindowWatch};
+use wayrig_proto::mygo::{parse_answer, Call, Code, ElementPick, Request, WireError};
 
 /// Generous bound for real apps starting on a loaded 2-core machine.
 pub const APP_START: Duration = Duration::from_secs(30);
@@ -458,7 +459,10 @@ fn rand_suffix() -> u64 {
     h.finish() % 100_000
 }
 
-/// A raw client of the automation protocol: one request line, one answer line.
+/// A client of the automation protocol: one request line, one answer line.
+/// Well-formed requests are typed [`Call`]s; `send_line`, `raw_call` and
+/// `raw_error` send lines written by hand, as a foreign client could (bad
+/// ones included).
 pub struct ProtocolClient {
     stream: std::os::unix::net::UnixStream,
     reader: BufReader<std::os::unix::net::UnixStream>,
@@ -474,21 +478,66 @@ impl ProtocolClient {
         ProtocolClient { stream, reader }
     }
 
-    pub fn send_line(&mut self, line: &str) -> Value {
+    /// Write `line` (which ends in its newline) and read the answer line.
+    fn exchange(&mut self, line: &str) -> String {
         use std::io::Write;
         self.stream.write_all(line.as_bytes()).unwrap();
-        self.stream.write_all(b"\n").unwrap();
         let mut answer = String::new();
         self.reader.read_line(&mut answer).expect("an answer");
+        answer
+    }
+
+    /// One line as written (the newline added), its answer as JSON.
+    pub fn send_line(&mut self, line: &str) -> Value {
+        let answer = self.exchange(&format!("{line}\n"));
         serde_json::from_str(&answer)
             .unwrap_or_else(|e| panic!("answer {answer:?} is not JSON: {e}"))
     }
 
-    pub fn call(&mut self, method: &str, params: Value) -> Value {
-        let line = serde_json::json!({"id": 1, "method": method, "params": params}).to_string();
+    /// A typed request, its result or error (the id it repeats checked).
+    pub fn answer(&mut self, call: Call) -> Result<Value, WireError> {
+        let line = Request { id: json!(1), call }.to_line();
+        let answer = self.exchange(&line);
+        let (id, result) =
+            parse_answer(&answer).unwrap_or_else(|e| panic!("{line} -> {answer:?}: {e}"));
+        assert_eq!(id, json!(1), "{line} -> {answer}");
+        result
+    }
+
+    /// The result of a request that must succeed.
+    pub fn call(&mut self, call: Call) -> Value {
+        let method = call.method();
+        self.answer(call)
+            .unwrap_or_else(|e| panic!("{method}: {e:?}"))
+    }
+
+    /// The error code of a request that must fail.
+    pub fn error(&mut self, call: Call) -> Code {
+        let method = call.method();
+        match self.answer(call) {
+            Err(e) => e.code,
+            Ok(result) => panic!("{method}: expected an error, got {result}"),
+        }
+    }
+
+    /// The result of a request written by hand that must succeed: for
+    /// requests that leave out what a typed call always writes.
+    pub fn raw_call(&mut self, method: &str, params: Value) -> Value {
+        let line = json!({"id": 1, "method": method, "params": params}).to_string();
         let answer = self.send_line(&line);
         assert!(answer.get("error").is_none(), "{method}: {answer}");
         answer["result"].clone()
+    }
+
+    /// The error code, as the wire spells it, of a request written by hand:
+    /// params no typed call could carry.
+    pub fn raw_error(&mut self, method: &str, params: Value) -> String {
+        let line = json!({"id": 1, "method": method, "params": params}).to_string();
+        let answer = self.send_line(&line);
+        answer["error"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{method}: expected an error, got {answer}"))
+            .to_string()
     }
 
     /// The first window the app maps, waiting on idle (which answers
@@ -500,28 +549,31 @@ impl ProtocolClient {
                 Instant::now() < deadline,
                 "no window mapped in {APP_START:?}"
             );
-            let windows = self.call("windows", serde_json::json!({}));
+            let windows = self.call(Call::Windows);
             if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
                 return w.clone();
             }
-            let answer =
-                self.send_line(r#"{"id": 0, "method": "idle", "params": {"timeout": 50}}"#);
-            let code = answer["error"]["code"].as_str().unwrap_or("settled");
-            assert!(
-                ["no_window", "timeout", "settled"].contains(&code),
-                "{answer}"
-            );
+            let idle = Call::Idle {
+                window: None,
+                timeout_ms: Some(50),
+            };
+            if let Err(e) = self.answer(idle) {
+                assert!(
+                    matches!(e.code, Code::NoWindow | Code::Timeout),
+                    "idle: {e:?}"
+                );
+            }
         }
     }
+}
 
-    pub fn error(&mut self, method: &str, params: Value) -> String {
-        let line = serde_json::json!({"id": 1, "method": method, "params": params}).to_string();
-        let answer = self.send_line(&line);
-        answer["error"]["code"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{method}: expected an error, got {answer}"))
-            .to_string()
-    }
+/// How `act` names an element of `tree`'s answer: by its id.
+pub fn element_id(node: &Value) -> ElementPick {
+    let id = node["id"]
+        .as_str()
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("an element's id is a string of digits: {node}"));
+    ElementPick::Id(id)
 }
 
 /// The centre of a widget in a fixture's reported layout ({x, y, w, h}).
