@@ -619,3 +619,102 @@ async fn a_background_launch_leaves_focus_where_it_was() {
     let pid = Some(factory.pid);
     kept_window(&session, |w| w.pid == pid && w.focused).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_cancelled_before_its_release_leaves_no_button_down_and_clicks_nothing() {
+    use wayrig_host::{Button, FrameWait, InputEvent, InputOptions, Mods};
+    use wayrig_services::Step;
+    let (session, compositor) = session().await;
+    let session = Arc::new(session);
+    let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let win = fixture.window;
+    let press = session
+        .find_one(
+            win,
+            &Query {
+                label: Some("Press".into()),
+                ..Query::default()
+            },
+        )
+        .await
+        .unwrap();
+    let b = press.bounds.unwrap();
+    let (x, y) = (f64::from(b.x + b.width / 2), f64::from(b.y + b.height / 2));
+    let pointer = |kind: &str| match kind {
+        "down" => InputEvent::PointerDown {
+            x,
+            y,
+            button: Button::Left,
+            clicks: 1,
+            mods: Mods::default(),
+        },
+        _ => InputEvent::PointerUp {
+            x,
+            y,
+            button: Button::Left,
+            clicks: 1,
+            mods: Mods::default(),
+        },
+    };
+    // A long press: held for far more frames than the fixture will draw.
+    let steps = vec![
+        Step {
+            events: vec![pointer("down")],
+            then: FrameWait::Frames(1_000_000),
+        },
+        Step::drawn(vec![pointer("up")]),
+    ];
+    let running = {
+        let session = session.clone();
+        tokio::spawn(async move {
+            session
+                .input_steps(win, steps, InputOptions::default())
+                .await
+        })
+    };
+    let deadline = std::time::Instant::now() + SHORT;
+    while !session
+        .pointer()
+        .await
+        .unwrap()
+        .buttons
+        .contains(&Button::Left)
+    {
+        assert!(std::time::Instant::now() < deadline, "the press never came");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(session.cancel_input(win), "the press was running");
+    let answer = running.await.unwrap();
+    assert!(matches!(answer, Err(Error::Cancelled(_))), "{answer:?}");
+    assert!(session.pointer().await.unwrap().buttons.is_empty());
+    session.settle(win, SHORT).await.unwrap();
+    assert_eq!(
+        fixture
+            .app
+            .drain()
+            .iter()
+            .filter(|e| e["ev"] == "clicked")
+            .count(),
+        0,
+        "the release moved off the button first"
+    );
+    assert!(!session.cancel_input(win), "nothing waits now");
+
+    // The queue runs again after a cancel, and each step says what it did.
+    let reports = session
+        .input_steps(
+            win,
+            vec![
+                Step::drawn(vec![pointer("down")]),
+                Step::drawn(vec![pointer("up")]),
+            ],
+            InputOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(reports[0].pointer.buttons, [Button::Left]);
+    assert!(reports[1].pointer.buttons.is_empty());
+    assert_eq!(reports[1].pointer.window, Some(win));
+    fixture.app.expect("clicked", SHORT, |_| true);
+}

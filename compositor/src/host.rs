@@ -16,9 +16,9 @@ use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
 use smithay::reexports::wayland_server::{Display, ListeningSocket};
 use tokio::sync::oneshot;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, DisplayInfo, Host, HostError, HostResult, InputEvent,
-    InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped, WindowCommand,
-    WindowHandle, WindowInfo, WindowWatch,
+    AppInfo, Capabilities, Capture, DisplayInfo, FrameWait, Host, HostError, HostResult,
+    InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped,
+    WindowCommand, WindowHandle, WindowInfo, WindowWatch,
 };
 
 use crate::backend::nested::Nested;
@@ -42,7 +42,12 @@ pub enum Command {
         WindowCommand,
         oneshot::Sender<HostResult<Option<WindowInfo>>>,
     ),
-    Settle(WindowHandle, Duration, oneshot::Sender<HostResult<Settled>>),
+    WaitFrames(
+        WindowHandle,
+        FrameWait,
+        Duration,
+        oneshot::Sender<HostResult<Settled>>,
+    ),
     Step(u32, oneshot::Sender<HostResult<Stepped>>),
     Commits(WindowHandle, oneshot::Sender<HostResult<u64>>),
     Input(
@@ -199,8 +204,14 @@ impl Host for CompositorHost {
         self.ask(|tx| Command::Window(window, command, tx)).await?
     }
 
-    async fn settle(&self, window: WindowHandle, timeout: Duration) -> HostResult<Settled> {
-        self.ask(|tx| Command::Settle(window, timeout, tx)).await?
+    async fn wait_frames(
+        &self,
+        window: WindowHandle,
+        until: FrameWait,
+        timeout: Duration,
+    ) -> HostResult<Settled> {
+        self.ask(|tx| Command::WaitFrames(window, until, timeout, tx))
+            .await?
     }
 
     async fn input(
@@ -496,9 +507,9 @@ impl State {
                 self.refresh_windows();
                 let _ = reply.send(self.window_command(handle, cmd));
             }
-            Command::Settle(handle, timeout, reply) => {
+            Command::WaitFrames(handle, until, timeout, reply) => {
                 self.refresh_windows();
-                self.rig.add_settle_waiter(handle, timeout, reply);
+                self.rig.add_frame_waiter(handle, until, timeout, reply);
             }
             Command::Step(frames, reply) => self.rig.start_step(frames, reply),
             Command::Commits(handle, reply) => {

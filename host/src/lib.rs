@@ -258,6 +258,20 @@ pub struct Settled {
     pub waited: Duration,
 }
 
+/// What a wait on a window's frames waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameWait {
+    /// Settled: no frame asked for and not drawn, no configure unacknowledged,
+    /// input read, and quiet since (what `idle` waits for).
+    Settled,
+    /// The app has read its input and drawn what it drew in answer: its first
+    /// commit after the input, or nothing, when it asks for no frame.
+    Drawn,
+    /// The window has committed this many new frames.
+    Frames(u32),
+}
+
 /// The result of a step in step pacing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stepped {
@@ -487,9 +501,19 @@ pub trait Host: Send + Sync {
         command: WindowCommand,
     ) -> HostResult<Option<WindowInfo>>;
 
+    /// Wait on the window's frames (see `FrameWait`); `Timeout` says why not.
+    async fn wait_frames(
+        &self,
+        window: WindowHandle,
+        until: FrameWait,
+        timeout: Duration,
+    ) -> HostResult<Settled>;
+
     /// Wait until the window asks for no frame it has not drawn, has no
     /// unacknowledged configure and has answered a ping sent after its last input.
-    async fn settle(&self, window: WindowHandle, timeout: Duration) -> HostResult<Settled>;
+    async fn settle(&self, window: WindowHandle, timeout: Duration) -> HostResult<Settled> {
+        self.wait_frames(window, FrameWait::Settled, timeout).await
+    }
 
     /// Deliver input events to a window, in order, as one batch before its next frame.
     async fn input(

@@ -15,5 +15,5 @@ pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
     ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, CloseOutcome, Delivery, Element,
     ElementRef, Launch, Launched, Menu, MenuPath, MenuRow, OpenMenu, OpenTarget, Path, Query,
-    ReadOptions, Session, Snapshot, WindowFilter, WindowOp, WindowPick,
+    ReadOptions, Session, Snapshot, Step, StepReport, WindowFilter, WindowOp, WindowPick,
 };

@@ -24,13 +24,15 @@ use crate::config::Config;
 use crate::rig::clients::Clients;
 use crate::rig::windows::{Surface, Windows};
 use crate::settle::SettleCheck;
+use wayrig_host::FrameWait;
 
 /// How long a step may wait for its windows to draw or answer a ping.
 const STEP_LIMIT: Duration = Duration::from_secs(10);
 
-/// A caller waiting for a window to settle.
+/// A caller waiting on a window's frames: to settle, to draw, or to commit.
 struct SettleWaiter {
     handle: WindowHandle,
+    until: FrameWait,
     started: Instant,
     deadline: Instant,
     commits_at_start: u64,
@@ -237,11 +239,12 @@ impl FrameClock {
         })
     }
 
-    pub fn add_settle_waiter(
+    pub fn add_frame_waiter(
         &mut self,
         windows: &Windows,
         clients: &mut Clients,
         handle: WindowHandle,
+        until: FrameWait,
         timeout: Duration,
         reply: oneshot::Sender<HostResult<Settled>>,
     ) {
@@ -259,6 +262,7 @@ impl FrameClock {
             .map_or(0, |r| r.surface.activity.commits());
         self.settle_waiters.push(SettleWaiter {
             handle,
+            until,
             started: now,
             deadline: now + timeout,
             commits_at_start: commits,
@@ -286,20 +290,36 @@ impl FrameClock {
                 .registry
                 .get(id)
                 .map_or(0, |r| r.surface.activity.commits());
-            if check.settled() {
+            let committed = commits - w.commits_at_start;
+            let done = match w.until {
+                FrameWait::Settled => check.settled(),
+                // Read, then drawn: a commit since the input, or none asked for.
+                FrameWait::Drawn => {
+                    check.input_read
+                        && (committed > 0 || (!check.wants_frame && !check.pending_configure))
+                }
+                FrameWait::Frames(n) => committed >= u64::from(n),
+            };
+            if done {
                 let _ = w.reply.send(Ok(Settled {
                     window: w.handle,
-                    commits: commits - w.commits_at_start,
+                    commits: committed,
                     waited: now - w.started,
                 }));
             } else if now >= w.deadline {
+                let why = match w.until {
+                    FrameWait::Settled => format!("did not settle: {}", check.reason()),
+                    FrameWait::Drawn if !check.input_read => {
+                        "has not answered a ping since its last input".to_string()
+                    }
+                    FrameWait::Drawn => "asked for a frame it has not drawn".to_string(),
+                    FrameWait::Frames(n) => format!("did not commit {n} frames"),
+                };
                 let _ = w.reply.send(Err(HostError::Timeout(
                     w.deadline - w.started,
                     format!(
-                        "window {} did not settle: {} ({} frames committed meanwhile)",
+                        "window {} {why} ({committed} frames committed meanwhile)",
                         w.handle,
-                        check.reason(),
-                        commits - w.commits_at_start
                     ),
                 )));
             } else {

@@ -15,7 +15,7 @@ use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::reexports::wayland_server::DisplayHandle;
 use smithay::utils::Transform;
 use tokio::sync::oneshot;
-use wayrig_host::{HostResult, Settled, Stepped, WindowHandle};
+use wayrig_host::{FrameWait, HostResult, Settled, Stepped, WindowHandle};
 
 use crate::config::Config;
 use crate::launch::Apps;
@@ -139,14 +139,21 @@ impl Rig {
         true
     }
 
-    pub fn add_settle_waiter(
+    pub fn add_frame_waiter(
         &mut self,
         handle: WindowHandle,
+        until: FrameWait,
         timeout: Duration,
         reply: oneshot::Sender<HostResult<Settled>>,
     ) {
-        self.frames
-            .add_settle_waiter(&self.windows, &mut self.clients, handle, timeout, reply);
+        self.frames.add_frame_waiter(
+            &self.windows,
+            &mut self.clients,
+            handle,
+            until,
+            timeout,
+            reply,
+        );
     }
 
     /// Answer every settle waiter whose window settled or whose time ran out.

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, DisplayInfo, Host, HostError, HostResult, InputEvent,
-    InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped, WindowCommand,
-    WindowEvent, WindowHandle, WindowInfo, WindowKind, WindowWatch,
+    AppInfo, Capabilities, Capture, DisplayInfo, FrameWait, Host, HostError, HostResult,
+    InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped,
+    WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind, WindowWatch,
 };
 
 /// How the imagined app answers window commands.
@@ -157,7 +157,12 @@ impl Host for FakeHost {
         Ok(Some(now))
     }
 
-    async fn settle(&self, _window: WindowHandle, _timeout: Duration) -> HostResult<Settled> {
+    async fn wait_frames(
+        &self,
+        _window: WindowHandle,
+        _until: FrameWait,
+        _timeout: Duration,
+    ) -> HostResult<Settled> {
         unsupported()
     }
 

@@ -4,13 +4,15 @@
 //! windows: the kept window list, selection and window operations; tree: reading
 //! a window's elements; elements: queries and pre-order reads; snapshots: named
 //! reads and staleness; act: actions on elements; menus: the app's menus;
-//! launch: starting apps and opening files as a desktop does.
+//! launch: starting apps and opening files as a desktop does; input: input in
+//! steps, one frame each, queued per window and cancellable.
 
 mod act;
 mod elements;
 mod exported_menus;
 #[cfg(test)]
 mod fake_host;
+mod input;
 mod launch;
 mod menus;
 mod snapshots;
@@ -29,6 +31,7 @@ use crate::model::{Error, Tree};
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
 pub use elements::{offered, Element, Offered, Query, ReadOptions, StateFlag};
+pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
 pub use snapshots::Snapshot;
@@ -78,6 +81,7 @@ pub struct Session {
     /// accessibility change count it was read at.
     mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
     snapshots: std::sync::Mutex<snapshots::History>,
+    input_queues: input::InputQueues,
     /// Installed applications, for the names people know apps by.
     installed: std::sync::OnceLock<crate::desktop::Applications>,
     /// Where installed applications are found.
@@ -115,6 +119,7 @@ impl Session {
             windows,
             mirror: Default::default(),
             snapshots: Default::default(),
+            input_queues: Default::default(),
             installed: Default::default(),
             desktop_dirs: Default::default(),
             session_bus: None,

@@ -1,0 +1,272 @@
+//! Input in frames: a window's input runs as steps, one request at a time and
+//! in order, each step answered once the app has read it and drawn its answer.
+//!
+//! The queue per window is bounded and can be cancelled; a press cancelled
+//! before its release is released safely, the pointer moved off first.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use wayrig_host::{
+    Button, FrameWait, InputEvent, InputOptions, Mods, PointerState, WindowHandle, WindowInfo,
+};
+
+use super::Session;
+use crate::model::Error;
+
+/// Input requests that may wait for one window at once; more is `Busy`.
+pub const QUEUE_LIMIT: usize = 32;
+/// How long one step may wait for its frames.
+const STEP_LIMIT: Duration = Duration::from_secs(10);
+
+/// One step: events delivered together, then a wait on the window's frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub events: Vec<InputEvent>,
+    /// What the step waits for before the next one: `Drawn` (the app read
+    /// it and drew its answer) unless a step must last longer (a long press).
+    pub then: FrameWait,
+}
+
+impl Step {
+    /// Events answered once the app has drawn what they caused.
+    pub fn drawn(events: Vec<InputEvent>) -> Self {
+        Step {
+            events,
+            then: FrameWait::Drawn,
+        }
+    }
+}
+
+/// What a step did: its trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepReport {
+    /// The events the seat delivered, in order.
+    pub events: Vec<InputEvent>,
+    /// Frames the window committed while the step waited.
+    pub commits: u64,
+    pub waited: Duration,
+    /// The pointer once the step was answered: where, buttons down, and the
+    /// window under it.
+    pub pointer: PointerState,
+}
+
+/// The input queue of one window.
+struct WindowQueue {
+    /// Held by the request whose steps run; the others wait their turn.
+    turn: tokio::sync::Mutex<()>,
+    waiting: AtomicUsize,
+    /// Bumped by each cancel; a request started under an older one stops.
+    cancels: watch::Sender<u64>,
+}
+
+/// Every window's input queue.
+#[derive(Default)]
+pub(crate) struct InputQueues {
+    windows: Mutex<HashMap<WindowHandle, Arc<WindowQueue>>>,
+}
+
+impl InputQueues {
+    fn of(&self, window: WindowHandle) -> Arc<WindowQueue> {
+        self.windows
+            .lock()
+            .unwrap()
+            .entry(window)
+            .or_insert_with(|| {
+                Arc::new(WindowQueue {
+                    turn: tokio::sync::Mutex::new(()),
+                    waiting: AtomicUsize::new(0),
+                    cancels: watch::channel(0).0,
+                })
+            })
+            .clone()
+    }
+}
+
+/// Counts a request among the waiting until it drops.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Where a held press was made, from the events sent so far.
+fn track_press(pressed: &mut Option<(f64, f64)>, events: &[InputEvent]) {
+    for e in events {
+        match e {
+            InputEvent::PointerDown { x, y, .. } => *pressed = Some((*x, *y)),
+            InputEvent::PointerUp { .. } | InputEvent::Click { .. } => *pressed = None,
+            _ => {}
+        }
+    }
+}
+
+/// The corner of the window's content farthest from a point: a release there
+/// completes no click made at the point.
+fn far_corner(window: &WindowInfo, (x, y): (f64, f64)) -> (f64, f64) {
+    let (w, h) = (
+        f64::from(window.content.width.max(1)) - 1.0,
+        f64::from(window.content.height.max(1)) - 1.0,
+    );
+    (
+        if x < w / 2.0 { w } else { 0.0 },
+        if y < h / 2.0 { h } else { 0.0 },
+    )
+}
+
+impl Session {
+    /// Run steps of input on a window, after the input queued before them,
+    /// each answered once the app read it and drew its answer.
+    pub async fn input_steps(
+        &self,
+        window: WindowHandle,
+        steps: Vec<Step>,
+        options: InputOptions,
+    ) -> Result<Vec<StepReport>, Error> {
+        self.require(self.capabilities().input, "input")?;
+        self.window(&super::WindowPick::Handle(window))?;
+        let queue = self.input_queues.of(window);
+        if queue.waiting.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
+            queue.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::Busy(format!(
+                "{QUEUE_LIMIT} input requests already wait for window {window}"
+            )));
+        }
+        let waiting = Waiting(&queue.waiting);
+        let mut cancels = queue.cancels.subscribe();
+        let _turn = queue.turn.lock().await;
+        drop(waiting);
+        let total = steps.len();
+        let mut reports = Vec::with_capacity(total);
+        let mut pressed = None;
+        for (done, step) in steps.into_iter().enumerate() {
+            let cancelled = || {
+                Error::Cancelled(format!(
+                    "input to window {window} was cancelled after {done} of {total} steps"
+                ))
+            };
+            if cancels.has_changed().unwrap_or(true) {
+                self.release_safely(window, pressed).await;
+                return Err(cancelled());
+            }
+            self.input(window, step.events.clone(), options).await?;
+            track_press(&mut pressed, &step.events);
+            let waited = tokio::select! {
+                waited = self.host.wait_frames(window, step.then, STEP_LIMIT) => waited?,
+                _ = cancels.changed() => {
+                    self.release_safely(window, pressed).await;
+                    return Err(cancelled());
+                }
+            };
+            reports.push(StepReport {
+                events: step.events,
+                commits: waited.commits,
+                waited: waited.waited,
+                pointer: self.host.pointer().await?,
+            });
+        }
+        Ok(reports)
+    }
+
+    /// Cancel the window's input: what waits is never sent, what runs stops
+    /// before its next step. Answers whether anything was waiting or running.
+    pub fn cancel_input(&self, window: WindowHandle) -> bool {
+        let queue = self.input_queues.of(window);
+        let busy = queue.waiting.load(Ordering::SeqCst) > 0 || queue.turn.try_lock().is_err();
+        queue.cancels.send_modify(|n| *n += 1);
+        busy
+    }
+
+    /// Wait until the window has committed `frames` new frames.
+    pub async fn after_frames(
+        &self,
+        window: WindowHandle,
+        frames: u32,
+        timeout: Duration,
+    ) -> Result<u64, Error> {
+        self.require(self.capabilities().frame_pacing, "waiting on frames")?;
+        Ok(self
+            .host
+            .wait_frames(window, FrameWait::Frames(frames), timeout)
+            .await?
+            .commits)
+    }
+
+    /// A press left held by a cancelled request is released where it cannot
+    /// complete a click: the pointer moves off first.
+    async fn release_safely(&self, window: WindowHandle, pressed: Option<(f64, f64)>) {
+        let Ok(pointer) = self.host.pointer().await else {
+            return;
+        };
+        if pointer.buttons.is_empty() {
+            return;
+        }
+        let Ok(info) = self.window(&super::WindowPick::Handle(window)) else {
+            return;
+        };
+        let (x, y) = far_corner(&info, pressed.unwrap_or((0.0, 0.0)));
+        let mut events = vec![InputEvent::PointerMove {
+            x,
+            y,
+            mods: Mods::default(),
+        }];
+        events.extend(
+            pointer
+                .buttons
+                .iter()
+                .map(|&button: &Button| InputEvent::PointerUp {
+                    x,
+                    y,
+                    button,
+                    clicks: 1,
+                    mods: Mods::default(),
+                }),
+        );
+        let options = InputOptions { activate: false };
+        if let Err(e) = self.input(window, events, options).await {
+            tracing::warn!(%e, "releasing a cancelled press failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wayrig_host::Rect;
+
+    #[test]
+    fn a_held_press_is_tracked_until_its_release() {
+        let down = InputEvent::PointerDown {
+            x: 5.0,
+            y: 6.0,
+            button: Button::Left,
+            clicks: 1,
+            mods: Mods::default(),
+        };
+        let up = InputEvent::PointerUp {
+            x: 5.0,
+            y: 6.0,
+            button: Button::Left,
+            clicks: 1,
+            mods: Mods::default(),
+        };
+        let mut pressed = None;
+        track_press(&mut pressed, std::slice::from_ref(&down));
+        assert_eq!(pressed, Some((5.0, 6.0)));
+        track_press(&mut pressed, &[up]);
+        assert_eq!(pressed, None);
+    }
+
+    #[test]
+    fn a_release_goes_to_the_corner_farthest_from_the_press() {
+        let mut w = super::super::fake_host::window(1, "Main");
+        w.content = Rect::new(0, 0, 400, 300);
+        assert_eq!(far_corner(&w, (10.0, 10.0)), (399.0, 299.0));
+        assert_eq!(far_corner(&w, (390.0, 290.0)), (0.0, 0.0));
+    }
+}
