@@ -155,6 +155,7 @@ async fn a_window_that_asks_before_closing_is_kept_and_force_close_ends_it() {
     // The old handle names nothing now.
     let err = session
         .window(&WindowPick::Handle(fixture.window))
+        .await
         .unwrap_err();
     assert!(matches!(err, Error::NoWindow(_)), "{err:?}");
 }
@@ -204,6 +205,7 @@ async fn apps_launch_by_desktop_id_and_by_name_and_show_their_names() {
             app_id: Some("org.gtk.WidgetFactory4.desktop".into()),
             ..WindowFilter::default()
         }))
+        .await
         .unwrap();
     assert_eq!(by_id.pid, Some(factory.pid));
 }
@@ -441,6 +443,7 @@ async fn the_kept_window_list_follows_windows_opening_and_closing() {
             title_contains: Some("GTK4-SECOND".into()),
             ..WindowFilter::default()
         }))
+        .await
         .unwrap();
     assert_eq!(picked.handle, second.handle);
     assert_eq!(
@@ -603,7 +606,7 @@ async fn a_background_launch_leaves_focus_where_it_was() {
         .unwrap();
     let shown = demo.windows.first().expect("gtk4-demo mapped a window");
     assert!(!shown.focused, "{shown:?}");
-    let now = session.window(&WindowPick::Focused).unwrap();
+    let now = session.window(&WindowPick::Focused).await.unwrap();
     assert_eq!(now.handle, focused.handle, "the fixture kept the focus");
     assert!(shown.z > now.z, "the new window maps behind");
 

@@ -15,6 +15,7 @@ use zbus::proxy::CacheProperties;
 
 use crate::facts::{bounds, lasting, Lasting};
 use crate::model::{is_layout, Error, Node, Role, States};
+use crate::objects::{node_id, object_proxy, ref_id};
 use wayrig_host::Rect;
 
 /// How many extents requests are in flight at once.
@@ -151,20 +152,6 @@ pub(crate) fn call_failed(what: &str, e: zbus::Error) -> Error {
         }
         _ => failed(what, e),
     }
-}
-
-/// A stable 64-bit id for an accessible object: FNV-1a over its bus name and path.
-pub fn node_id(bus_name: &str, path: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bus_name.bytes().chain([0u8]).chain(path.bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
-}
-
-pub(crate) fn ref_id(r: &ObjectRefOwned) -> Option<u64> {
-    r.name().map(|n| node_id(n.as_str(), r.path_as_str()))
 }
 
 impl A11y {
@@ -572,6 +559,8 @@ impl A11y {
     /// A call that the app answers from its main loop, after what it queued
     /// before; returns where its reply arrived on the connection.
     async fn round_trip(&self, app: &App) -> Result<zbus::message::Sequence, Error> {
+        // The reply message itself is what counts (its place among the
+        // events), which a typed proxy's answer hides: the call is made raw.
         let reply = self
             .conn
             .call_method(
@@ -716,26 +705,6 @@ pub fn is_text_field(role: Role) -> bool {
             | Role::SearchInput
             | Role::SpinButton
     )
-}
-
-/// A proxy of any AT-SPI interface for one object, property caching off
-/// (atspi's defaults name the wrong service and cache stale properties).
-pub async fn object_proxy<P>(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Result<P, Error>
-where
-    P: zbus::proxy::Defaults + From<zbus::Proxy<'static>>,
-{
-    let name = obj
-        .name()
-        .ok_or_else(|| Error::NoElement("null object".into()))?
-        .clone();
-    zbus::proxy::Builder::<P>::new(conn)
-        .destination(name)
-        .and_then(|b| b.path(obj.path().clone()))
-        .map_err(|e| failed("proxy", e))?
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await
-        .map_err(|e| failed("proxy", e))
 }
 
 /// One object read property by property, as a cache item, with its children.

@@ -107,33 +107,19 @@ impl PrivateBus {
             .await
             .map_err(BusError::Connect)?;
         // Asking the AT-SPI bus for its address activates at-spi-bus-launcher.
-        let reply = conn
-            .call_method(
-                Some("org.a11y.Bus"),
-                "/org/a11y/bus",
-                Some("org.a11y.Bus"),
-                "GetAddress",
-                &(),
-            )
+        let launcher = atspi::proxy::bus::BusProxy::new(&conn)
             .await
             .map_err(BusError::Atspi)?;
-        bus.a11y_address = reply
-            .body()
-            .deserialize::<String>()
-            .map_err(BusError::Atspi)?;
-        conn.call_method(
-            Some("org.a11y.Bus"),
-            "/org/a11y/bus",
-            Some("org.freedesktop.DBus.Properties"),
-            "Set",
-            &(
-                "org.a11y.Status",
-                "IsEnabled",
-                zbus::zvariant::Value::from(true),
-            ),
-        )
-        .await
-        .map_err(BusError::Enable)?;
+        bus.a11y_address = launcher.get_address().await.map_err(BusError::Atspi)?;
+        let status = atspi::proxy::bus::StatusProxy::builder(&conn)
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
+            .await
+            .map_err(BusError::Enable)?;
+        status
+            .set_is_enabled(true)
+            .await
+            .map_err(BusError::Enable)?;
         Ok(bus)
     }
 

@@ -8,6 +8,7 @@ pub mod bus;
 pub mod desktop;
 mod facts;
 pub mod model;
+mod objects;
 pub mod session;
 
 pub use bus::PrivateBus;

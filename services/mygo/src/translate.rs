@@ -43,11 +43,13 @@ pub async fn answer(session: &Session, call: Call) -> Result<Value, WireError> {
 
 async fn run(session: &Session, call: Call) -> Result<Value, Error> {
     let named = call.window();
-    let window = || -> Result<WindowInfo, Error> {
-        session.window(&match named {
-            Some(id) => WindowPick::Id(id),
-            None => WindowPick::Default,
-        })
+    let window = || async {
+        session
+            .window(&match named {
+                Some(id) => WindowPick::Id(id),
+                None => WindowPick::Default,
+            })
+            .await
     };
     match call {
         Call::Windows => {
@@ -59,7 +61,7 @@ async fn run(session: &Session, call: Call) -> Result<Value, Error> {
             Ok(value(WindowsAnswer { windows }))
         }
         Call::Tree { .. } => {
-            let handle = window()?.handle;
+            let handle = window().await?.handle;
             let read = session.snapshot(handle, &ReadOptions::default()).await?;
             let announcements = session.announcements(handle).await?;
             Ok(value(tree_wire(&read.elements, handle.id, announcements)))
@@ -67,7 +69,7 @@ async fn run(session: &Session, call: Call) -> Result<Value, Error> {
         Call::Act {
             element, action, ..
         } => {
-            let handle = window()?.handle;
+            let handle = window().await?.handle;
             let element = match element {
                 ElementPick::Id(id) => ElementRef::Id(id),
                 ElementPick::Key(key) => ElementRef::Query(Query::key(key)),
@@ -78,7 +80,7 @@ async fn run(session: &Session, call: Call) -> Result<Value, Error> {
             Ok(json!({}))
         }
         Call::Input { events, .. } => {
-            let handle = window()?.handle;
+            let handle = window().await?.handle;
             let events = events.into_iter().map(event_of).collect();
             session
                 .input(handle, events, InputOptions::default())
@@ -86,7 +88,7 @@ async fn run(session: &Session, call: Call) -> Result<Value, Error> {
             Ok(json!({}))
         }
         Call::Capture { .. } => {
-            let capture = session.capture(window()?.handle).await?;
+            let capture = session.capture(window().await?.handle).await?;
             Ok(value(CaptureAnswer {
                 png: base64::engine::general_purpose::STANDARD.encode(&capture.png),
                 width: capture.width,
@@ -95,17 +97,17 @@ async fn run(session: &Session, call: Call) -> Result<Value, Error> {
         }
         Call::Idle { timeout_ms, .. } => {
             let timeout = timeout_ms.map_or(IDLE_FOREVER, Duration::from_millis);
-            session.settle(window()?.handle, timeout).await?;
+            session.settle(window().await?.handle, timeout).await?;
             Ok(json!({}))
         }
         Call::Eval { .. } => {
-            window()?;
+            window().await?;
             Err(Error::Unsupported(
                 "the window shows native UI, not a page: there is no script to evaluate".into(),
             ))
         }
         Call::Menu { path, .. } => {
-            session.menu(window()?.handle, &path).await?;
+            session.menu(window().await?.handle, &path).await?;
             Ok(json!({}))
         }
     }

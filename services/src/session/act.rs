@@ -21,8 +21,9 @@ use super::elements::Query;
 use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
-use crate::a11y::{call_failed, is_text_field, object_proxy};
+use crate::a11y::{call_failed, is_text_field};
 use crate::model::{Error, Node, Role, Tree};
+use crate::objects::object_proxy;
 
 /// How long a focus request may take to show as a focus event.
 const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -174,7 +175,7 @@ impl Session {
         action: Action,
         options: ActOptions,
     ) -> Result<ActReport, Error> {
-        let info = self.window(&super::WindowPick::Handle(window))?;
+        let info = self.window(&super::WindowPick::Handle(window)).await?;
         let tree = self.tree(window).await?;
         let node = match &element {
             ElementRef::Id(id) => tree

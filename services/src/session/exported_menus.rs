@@ -55,8 +55,32 @@ pub struct Exported<'a> {
     pub app_path: String,
 }
 
-const MENUS: &str = "org.gtk.Menus";
-const ACTIONS: &str = "org.gtk.Actions";
+/// A menu's items as org.gtk.Menus gives them: (group, menu, items).
+type MenuGroups = Vec<(u32, u32, Vec<HashMap<String, OwnedValue>>)>;
+/// An action as org.gtk.Actions describes it: enabled, parameter type, state.
+type ActionDescription = (bool, zbus::zvariant::Signature, Vec<OwnedValue>);
+
+/// GTK's exported menu models (GMenuModel over D-Bus).
+#[zbus::proxy(interface = "org.gtk.Menus", assume_defaults = false)]
+trait GtkMenus {
+    /// Subscribe to groups: their menus' items.
+    fn start(&self, groups: &[u32]) -> zbus::Result<MenuGroups>;
+    /// Unsubscribe.
+    fn end(&self, groups: &[u32]) -> zbus::Result<()>;
+}
+
+/// GTK's exported actions (GActionGroup over D-Bus).
+#[zbus::proxy(interface = "org.gtk.Actions", assume_defaults = false)]
+trait GtkActions {
+    fn describe(&self, name: &str) -> zbus::Result<ActionDescription>;
+    fn describe_all(&self) -> zbus::Result<HashMap<String, ActionDescription>>;
+    fn activate(
+        &self,
+        name: &str,
+        parameter: Vec<Value<'_>>,
+        platform_data: HashMap<&str, Value<'_>>,
+    ) -> zbus::Result<()>;
+}
 
 /// The object path GApplication exports under for an application id.
 pub fn app_path(app_id: &str) -> Option<String> {
@@ -140,11 +164,29 @@ pub fn plain_label(label: &str) -> String {
 }
 
 impl Exported<'_> {
+    /// The menu bar's model.
+    async fn menubar(&self) -> zbus::Result<GtkMenusProxy<'_>> {
+        GtkMenusProxy::builder(self.conn)
+            .destination(self.bus_name.as_str())?
+            .path(format!("{}/menus/menubar", self.app_path))?
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
+            .await
+    }
+
+    /// An action group: the app's (`app.`) or a window's (`win.`).
+    async fn actions(&self, path: &str) -> zbus::Result<GtkActionsProxy<'_>> {
+        GtkActionsProxy::builder(self.conn)
+            .destination(self.bus_name.as_str())?
+            .path(path.to_string())?
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
+            .await
+    }
+
     /// Subscribe to groups and read their menus.
     async fn start(&self, groups: &[u32]) -> Result<HashMap<(u32, u32), Vec<Item>>, zbus::Error> {
-        type Menus = Vec<(u32, u32, Vec<HashMap<String, OwnedValue>>)>;
-        let reply = self.call_menus("Start", groups).await?;
-        let menus: Menus = reply.body().deserialize()?;
+        let menus = self.menubar().await?.start(groups).await?;
         Ok(menus
             .into_iter()
             .map(|(group, menu, items)| ((group, menu), items.iter().map(item).collect()))
@@ -152,20 +194,9 @@ impl Exported<'_> {
     }
 
     async fn end(&self, groups: &[u32]) {
-        let _ = self.call_menus("End", groups).await;
-    }
-
-    /// One of the menu bar's group calls (`Start`, `End`).
-    async fn call_menus(&self, method: &str, groups: &[u32]) -> zbus::Result<zbus::Message> {
-        self.conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                format!("{}/menus/menubar", self.app_path).as_str(),
-                Some(MENUS),
-                method,
-                &(groups,),
-            )
-            .await
+        if let Ok(menubar) = self.menubar().await {
+            let _ = menubar.end(groups).await;
+        }
     }
 
     /// Whether the app exports a menu bar at all.
@@ -338,22 +369,14 @@ impl Exported<'_> {
         group: &str,
         path: &str,
     ) -> HashMap<String, (bool, Option<OwnedValue>)> {
-        type Described = HashMap<String, (bool, zbus::zvariant::Signature, Vec<OwnedValue>)>;
-        let reply = self
-            .conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                path,
-                Some(ACTIONS),
-                "DescribeAll",
-                &(),
-            )
-            .await;
-        let Ok(described) = reply.and_then(|r| r.body().deserialize::<(Described,)>()) else {
+        let described = match self.actions(path).await {
+            Ok(actions) => actions.describe_all().await,
+            Err(e) => Err(e),
+        };
+        let Ok(described) = described else {
             return HashMap::new();
         };
         described
-            .0
             .into_iter()
             .map(|(name, (enabled, _, mut state))| {
                 (format!("{group}.{name}"), (enabled, state.pop()))
@@ -374,21 +397,13 @@ impl Exported<'_> {
                 )))
             }
         };
-        let described = self
-            .conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                path.as_str(),
-                Some(ACTIONS),
-                "Describe",
-                &(chosen.name.as_str(),),
-            )
+        let failed =
+            |e: zbus::Error| Error::Failed(format!("the item's action {}: {e}", chosen.name));
+        let actions = self.actions(&path).await.map_err(failed)?;
+        let (enabled, _, _) = actions
+            .describe(chosen.name.as_str())
             .await
-            .map_err(|e| Error::Failed(format!("the item's action {}: {e}", chosen.name)))?;
-        let ((enabled, _, _),): ((bool, zbus::zvariant::Signature, Vec<OwnedValue>),) = described
-            .body()
-            .deserialize()
-            .map_err(|e| Error::Failed(format!("the item's action {}: {e}", chosen.name)))?;
+            .map_err(failed)?;
         if !enabled {
             return Err(Error::Failed(format!(
                 "the item is disabled (its action {}.{} is)",
@@ -401,14 +416,8 @@ impl Exported<'_> {
             .map(|t| Value::from(t.clone()))
             .collect();
         let platform: HashMap<&str, Value> = HashMap::new();
-        self.conn
-            .call_method(
-                Some(self.bus_name.as_str()),
-                path.as_str(),
-                Some(ACTIONS),
-                "Activate",
-                &(chosen.name.as_str(), parameter, platform),
-            )
+        actions
+            .activate(chosen.name.as_str(), parameter, platform)
             .await
             .map_err(|e| Error::Failed(format!("running {}: {e}", chosen.name)))?;
         Ok(())

@@ -129,7 +129,7 @@ impl Session {
         options: InputOptions,
     ) -> Result<Vec<StepReport>, Error> {
         self.require(self.capabilities().input, "input")?;
-        self.window(&super::WindowPick::Handle(window))?;
+        self.window(&super::WindowPick::Handle(window)).await?;
         let queue = self.input_queues.of(window);
         if queue.waiting.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
             queue.waiting.fetch_sub(1, Ordering::SeqCst);
@@ -206,7 +206,7 @@ impl Session {
         if pointer.buttons.is_empty() {
             return;
         }
-        let Ok(info) = self.window(&super::WindowPick::Handle(window)) else {
+        let Ok(info) = self.window(&super::WindowPick::Handle(window)).await else {
             return;
         };
         let (x, y) = far_corner(&info, pressed.unwrap_or((0.0, 0.0)));

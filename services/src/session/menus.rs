@@ -89,7 +89,7 @@ impl Session {
 
     /// Every menu of the window's menu bar with its rows.
     pub async fn menus(&self, handle: WindowHandle) -> Result<Vec<Menu>, Error> {
-        let window = self.window(&super::WindowPick::Handle(handle))?;
+        let window = self.window(&super::WindowPick::Handle(handle)).await?;
         if let Some((exported, number)) = self.exported(&window).await {
             return exported.list(number).await;
         }
@@ -178,7 +178,7 @@ impl Session {
 
     /// Close every menu open over the window; answers whether one was open.
     pub async fn close_menus(&self, handle: WindowHandle) -> Result<bool, Error> {
-        self.window(&super::WindowPick::Handle(handle))?;
+        self.window(&super::WindowPick::Handle(handle)).await?;
         let popups = self.open_popups(handle);
         if popups.is_empty() {
             return Ok(false);
@@ -241,7 +241,7 @@ impl Session {
             // does. GTK 4 measures the rows of open menus, submenus too, from
             // the outermost one's surface; the host finds the popup under
             // a point given relative to the window.
-            let window = self.window(&super::WindowPick::Handle(handle))?;
+            let window = self.window(&super::WindowPick::Handle(handle)).await?;
             let (dx, dy) = self.open_popups(handle).first().map_or((0, 0), |menu| {
                 (
                     menu.content.x - window.content.x,
@@ -279,7 +279,7 @@ impl Session {
                 "path lists the labels from the menu bar to the item, none empty".into(),
             ));
         }
-        let window = self.window(&super::WindowPick::Handle(handle))?;
+        let window = self.window(&super::WindowPick::Handle(handle)).await?;
         if let Some((exported, number)) = self.exported(&window).await {
             let chosen = exported.find(path).await?;
             exported.activate(&chosen, number).await?;

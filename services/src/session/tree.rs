@@ -42,17 +42,13 @@ impl Session {
     }
 
     async fn read_tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
+        let window = self.window(&super::WindowPick::Handle(handle)).await?;
         let windows = self.windows.now();
         // Trees of windows that have closed are kept no longer.
         self.mirror
             .lock()
             .unwrap()
             .retain(|kept, _| windows.iter().any(|w| w.handle == *kept));
-        let window = windows
-            .iter()
-            .find(|w| w.handle == handle)
-            .cloned()
-            .ok_or_else(|| Error::NoWindow(handle.to_string()))?;
         let pid = window.pid.ok_or_else(|| {
             Error::Unsupported(format!(
                 "window {handle} has no known process, so no accessibility"

@@ -13,6 +13,9 @@ use wayrig_host::{
 };
 
 use super::{Session, WINDOW_OP_LIMIT};
+
+/// How long the kept list may take to catch up with the host.
+const CATCH_UP_LIMIT: Duration = Duration::from_secs(1);
 use crate::model::Error;
 
 /// The windows as the host last reported them, front to back.
@@ -337,9 +340,35 @@ impl Session {
             .collect()
     }
 
-    /// The window a request means.
-    pub fn window(&self, which: &WindowPick) -> Result<WindowInfo, Error> {
+    /// The window a request means. The kept list follows the host's stream
+    /// a moment behind it: a window it does not know yet (one just mapped)
+    /// is looked for again once the list has caught up with the host.
+    pub async fn window(&self, which: &WindowPick) -> Result<WindowInfo, Error> {
+        match self.kept_window(which) {
+            Err(Error::NoWindow(_) | Error::StaleWindow(_)) => {
+                self.catch_up().await?;
+                self.kept_window(which)
+            }
+            found => found,
+        }
+    }
+
+    /// The window a request means, as the kept list has it now.
+    pub(crate) fn kept_window(&self, which: &WindowPick) -> Result<WindowInfo, Error> {
         pick(&self.windows.now(), which, |w| self.app_of(w))
+    }
+
+    /// Wait until the kept list holds every window the host has now: the
+    /// host sends each change before it answers, so they are on their way.
+    async fn catch_up(&self) -> Result<(), Error> {
+        let now = self.host.windows().await?;
+        let caught_up = |list: &[WindowInfo]| {
+            now.iter()
+                .all(|w| list.iter().any(|kept| kept.handle == w.handle))
+        };
+        // Bounded: a window that closed meanwhile may never show.
+        let _ = self.windows.wait_for(CATCH_UP_LIMIT, caught_up).await;
+        Ok(())
     }
 
     /// The app a window belongs to.
@@ -381,7 +410,7 @@ impl Session {
     /// afterwards; `Timeout` says what did not arrive.
     pub async fn window_op(&self, handle: WindowHandle, op: WindowOp) -> Result<WindowInfo, Error> {
         self.require(self.capabilities().window_commands, "window operations")?;
-        let before = self.window(&WindowPick::Handle(handle))?;
+        let before = self.window(&WindowPick::Handle(handle)).await?;
         if let WindowOp::SetBounds {
             size: Some((w, h)), ..
         } = op
@@ -429,7 +458,7 @@ impl Session {
     /// went.
     pub async fn close(&self, handle: WindowHandle, force: bool) -> Result<CloseOutcome, Error> {
         self.require(self.capabilities().window_commands, "closing windows")?;
-        self.window(&WindowPick::Handle(handle))?;
+        self.window(&WindowPick::Handle(handle)).await?;
         let command = if force {
             WindowCommand::ForceClose
         } else {
@@ -652,7 +681,7 @@ mod tests {
         async fn an_operation_answers_once_the_app_drew_it_not_when_it_was_asked() {
             let (session, _host) =
                 session_over(Temper::Willing(Duration::from_millis(300)), 64).await;
-            let handle = session.window(&WindowPick::Id(1)).unwrap().handle;
+            let handle = session.window(&WindowPick::Id(1)).await.unwrap().handle;
             let started = tokio::time::Instant::now();
             let w = session.window_op(handle, WindowOp::Maximize).await.unwrap();
             assert!(w.maximized);
@@ -663,7 +692,7 @@ mod tests {
         #[tokio::test(start_paused = true)]
         async fn an_app_that_never_draws_the_change_times_out_saying_what_is_missing() {
             let (session, _host) = session_over(Temper::Stubborn, 64).await;
-            let handle = session.window(&WindowPick::Id(1)).unwrap().handle;
+            let handle = session.window(&WindowPick::Id(1)).await.unwrap().handle;
             match session.window_op(handle, WindowOp::Maximize).await {
                 Err(Error::Timeout(why)) => assert!(why.contains("maximized"), "{why}"),
                 other => panic!("{other:?}"),
@@ -674,18 +703,18 @@ mod tests {
         async fn close_answers_closed_when_the_window_goes_and_kept_when_it_stays() {
             let (session, _host) =
                 session_over(Temper::Willing(Duration::from_millis(50)), 64).await;
-            let handle = session.window(&WindowPick::Id(2)).unwrap().handle;
+            let handle = session.window(&WindowPick::Id(2)).await.unwrap().handle;
             assert_eq!(
                 session.close(handle, false).await.unwrap(),
                 CloseOutcome::Closed
             );
             assert!(matches!(
-                session.window(&WindowPick::Handle(handle)),
+                session.window(&WindowPick::Handle(handle)).await,
                 Err(Error::NoWindow(_))
             ));
 
             let (session, _host) = session_over(Temper::Stubborn, 64).await;
-            let handle = session.window(&WindowPick::Id(2)).unwrap().handle;
+            let handle = session.window(&WindowPick::Id(2)).await.unwrap().handle;
             match session.close(handle, false).await.unwrap() {
                 CloseOutcome::Kept(w) => assert_eq!(w.handle, handle),
                 other => panic!("{other:?}"),
