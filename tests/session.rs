@@ -149,8 +149,14 @@ async fn a_window_that_asks_before_closing_is_kept_and_force_close_ends_it() {
     let prompt = kept_window(&session, |w| w.title == "Unsaved changes").await;
     assert_eq!(prompt.parent, Some(fixture.window));
 
+    let pid = fixture.app.pid() as i32;
     let outcome = session.close(fixture.window, true).await.unwrap();
     assert_eq!(outcome, CloseOutcome::Closed);
+    assert_eq!(
+        support::wait_ended(&[pid], SHORT),
+        Vec::<i32>::new(),
+        "force-close ends the app"
+    );
     kept_gone(&session, prompt.handle).await;
     // The old handle names nothing now.
     let err = session

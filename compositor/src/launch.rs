@@ -138,12 +138,18 @@ impl Apps {
         Ok(pid)
     }
 
+    /// The process group of an app this session launched that `pid` is in.
+    pub fn launched_group_of(&self, pid: u32) -> Option<u32> {
+        // SAFETY: getpgid(2) reads a process's group id; no memory is touched.
+        let group = unsafe { libc::getpgid(pid as i32) };
+        (group > 0 && self.launched.contains(&(group as u32))).then_some(group as u32)
+    }
+
     /// Whether a process belongs to an app launched in the background: each
     /// app leads its own process group, so its children count too.
     pub fn in_background(&self, pid: u32) -> bool {
-        // SAFETY: getpgid(2) reads a process's group id; no memory is touched.
-        let group = unsafe { libc::getpgid(pid as i32) };
-        group > 0 && self.background.contains(&(group as u32))
+        self.launched_group_of(pid)
+            .is_some_and(|group| self.background.contains(&group))
     }
 
     /// Pids of launched apps still running, oldest first.

@@ -114,8 +114,13 @@ impl State {
                         },
                     );
                 }
+                // An app we launched ends with its whole process group (the
+                // helpers it started); another client's process alone.
                 if let Some(pid) = pid.filter(|p| *p != std::process::id()) {
-                    launch::signal_process(pid, libc::SIGKILL);
+                    match self.rig.apps.launched_group_of(pid) {
+                        Some(group) => launch::signal_group(group, libc::SIGKILL),
+                        None => launch::signal_process(pid, libc::SIGKILL),
+                    }
                 }
                 self.forget_window(&wl);
                 return Ok(None);
