@@ -549,7 +549,7 @@ async fn gtk4_menus_are_listed_opened_to_a_row_and_closed_without_running_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gtk3_menu_bar_rows_are_listed_from_the_tree_with_their_checks() {
+async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
     let (session, _compositor) = session().await;
     let factory = session
         .launch(Launch {
@@ -594,6 +594,14 @@ async fn gtk3_menu_bar_rows_are_listed_from_the_tree_with_their_checks() {
         } => {}
         other => panic!("Statusbar is no check item from the tree: {other:?}"),
     }
+
+    // Opened to a row, it shows highlighted; closing leaves it unchanged.
+    let path: Vec<String> = ["View", "Statusbar"].map(String::from).to_vec();
+    let open = session.open_menu(win, &path).await.unwrap();
+    assert_eq!(open.title, "View");
+    assert_eq!(open.path, [Some("Statusbar".to_string())]);
+    assert!(session.close_menus(win).await.unwrap());
+    assert_eq!(session.shown_menu(win).await.unwrap(), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

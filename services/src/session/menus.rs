@@ -138,13 +138,24 @@ impl Session {
             return Ok(None);
         }
         let tree = self.tree(handle).await?;
-        let opener = tree.nodes.iter().find(|n| {
-            n.states.expanded
-                && matches!(
-                    n.role,
-                    Role::MenuItem | Role::Menu | Role::MenuButton | Role::Button
-                )
-        });
+        // What opened it: an expanded menu or button (GTK 4), else the menu
+        // bar's item that is selected while its menu shows (GTK 3).
+        let opener = tree
+            .nodes
+            .iter()
+            .find(|n| {
+                n.states.expanded
+                    && matches!(
+                        n.role,
+                        Role::MenuItem | Role::Menu | Role::MenuButton | Role::Button
+                    )
+            })
+            .or_else(|| {
+                let bar = menu_bar(&tree).ok()?;
+                items_under(&tree, bar)
+                    .into_iter()
+                    .find(|n| n.states.selected || n.states.focused)
+            });
         let title = opener.map(|n| plain_label(&n.name)).unwrap_or_default();
         // Level by level: the row highlighted is the one focused or selected,
         // or the one whose submenu is open, which leads to the next level.
@@ -237,38 +248,68 @@ impl Session {
                 container = item.id;
                 continue;
             }
-            // The last row: the pointer over it highlights it, as a hand's
-            // does. GTK 4 measures the rows of open menus, submenus too, from
-            // the outermost one's surface; the host finds the popup under
-            // a point given relative to the window.
-            let window = self.window(&super::WindowPick::Handle(handle)).await?;
-            let (dx, dy) = self.open_popups(handle).first().map_or((0, 0), |menu| {
+            return self.highlight(handle, &item, path).await;
+        }
+        Err(Error::InvalidRequest("path names no row".into()))
+    }
+
+    /// Put the pointer over a row of an open menu, as a hand does, and answer
+    /// the open menu once that row shows highlighted. Toolkits measure the
+    /// rows of open menus from the outermost menu: GTK 4 from its content
+    /// (as it measures the window), GTK 3 from its surface (as it measures
+    /// the window, shadow included); each is tried in turn. The host finds
+    /// the popup under a point given relative to the window.
+    async fn highlight(
+        &self,
+        handle: WindowHandle,
+        row: &Node,
+        path: &[String],
+    ) -> Result<OpenMenu, Error> {
+        let label = plain_label(&row.name);
+        let b = row.bounds.ok_or_else(|| {
+            Error::Unsupported(format!("{label:?} has no place on screen to highlight"))
+        })?;
+        let window = self.window(&super::WindowPick::Handle(handle)).await?;
+        let mut origins = vec![(0, 0)];
+        if let Some(menu) = self.open_popups(handle).first() {
+            origins = vec![
                 (
                     menu.content.x - window.content.x,
                     menu.content.y - window.content.y,
-                )
-            });
-            let Some(b) = item.bounds else {
-                return Err(Error::Unsupported(format!(
-                    "{label:?} has no place on screen to highlight"
-                )));
-            };
-            let (x, y) = (
-                f64::from(b.x + dx) + f64::from(b.width) / 2.0,
-                f64::from(b.y + dy) + f64::from(b.height) / 2.0,
-            );
+                ),
+                (
+                    menu.surface.x - window.surface.x,
+                    menu.surface.y - window.surface.y,
+                ),
+            ];
+            origins.dedup();
+        }
+        let mut shown = None;
+        for (dx, dy) in origins {
             let hover = InputEvent::PointerMove {
-                x,
-                y,
+                x: f64::from(b.x + dx) + f64::from(b.width) / 2.0,
+                y: f64::from(b.y + dy) + f64::from(b.height) / 2.0,
                 mods: wayrig_host::Mods::default(),
             };
             self.input(handle, vec![hover], InputOptions::default())
                 .await?;
             self.settle_briefly(handle).await?;
+            shown = self.shown_menu(handle).await?;
+            let lit = shown
+                .as_ref()
+                .and_then(|m| m.path.last().cloned().flatten());
+            if lit.is_some_and(|l| label_matches(&l, &label)) {
+                break;
+            }
         }
-        self.shown_menu(handle)
-            .await?
-            .ok_or_else(|| Error::Failed(format!("the menus along {path:?} did not stay open")))
+        let shown = shown
+            .ok_or_else(|| Error::Failed(format!("the menus along {path:?} did not stay open")))?;
+        match shown.path.last() {
+            Some(Some(lit)) if label_matches(lit, &label) => Ok(shown),
+            other => Err(Error::Failed(format!(
+                "the pointer over {label:?} highlighted {other:?} instead"
+            ))),
+        }
     }
 
     /// Choose an item of the window's application menu by the labels along its
