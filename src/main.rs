@@ -77,12 +77,24 @@ struct RunArgs {
     #[arg(long, requires = "screenshot")]
     once: bool,
     /// Serve the MyGo automation protocol on this Unix socket (default: the
-    /// MYGO_AUTOMATION environment variable, and no socket without it).
-    #[arg(long, value_name = "PATH", env = "MYGO_AUTOMATION")]
+    /// MYGO_AUTOMATION environment variable, and no socket when it is unset
+    /// or empty).
+    #[arg(long, value_name = "PATH")]
     mygo_socket: Option<PathBuf>,
     /// The app and its arguments, run without a shell.
     #[arg(last = true, required = true, value_name = "APP")]
     app: Vec<String>,
+}
+
+impl RunArgs {
+    /// The MyGo socket asked for: the flag, else a non-empty MYGO_AUTOMATION.
+    fn mygo_socket(&self) -> Option<PathBuf> {
+        self.mygo_socket.clone().or_else(|| {
+            std::env::var_os("MYGO_AUTOMATION")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+    }
 }
 
 fn parse_size(s: &str) -> Result<(i32, i32), String> {
@@ -155,7 +167,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot listen for signals: {e}"))?;
     // Faces read accessibility: their session gets a bus of its own first, so
     // that every app starts on it.
-    let bus = match &args.mygo_socket {
+    let bus = match args.mygo_socket() {
         Some(_) => Some(
             runtime
                 .block_on(PrivateBus::start(&std::env::temp_dir()))
@@ -220,10 +232,10 @@ async fn drive(
     bus: Option<PrivateBus>,
     mut stop: StopSignals,
 ) -> Result<(), String> {
-    if let (Some(path), Some(bus)) = (&args.mygo_socket, bus) {
+    if let (Some(path), Some(bus)) = (args.mygo_socket(), bus) {
         // Other accessibility tools can join the session's bus.
         eprintln!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", bus.address);
-        let listener = mygo::bind(path).await?;
+        let listener = mygo::bind(&path).await?;
         let session = Session::new(host.clone(), bus)
             .await
             .map_err(|e| e.to_string())?;

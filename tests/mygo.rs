@@ -473,3 +473,54 @@ fn a_killed_wayrig_leaves_no_bus_behind() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_last_request_ended_by_closing_the_write_side_is_answered_and_the_socket_is_private() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let wayrig = Wayrig::start();
+    let mode = std::fs::metadata(&wayrig.socket)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // The socket was made in a private directory beside it, now gone.
+    let dir = wayrig.socket.parent().unwrap();
+    let staging: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".wayrig-bind"))
+        .collect();
+    assert!(staging.is_empty(), "{staging:?}");
+
+    let mut stream = std::os::unix::net::UnixStream::connect(&wayrig.socket).unwrap();
+    stream
+        .write_all(br#"{"id": 7, "method": "windows"}"#)
+        .unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let answer: Value = serde_json::from_str(answer.trim()).unwrap();
+    assert_eq!(answer["id"], 7);
+    assert!(answer["result"]["windows"].is_array(), "{answer}");
+}
+
+#[test]
+fn an_empty_mygo_automation_means_no_socket() {
+    let client = support::workspace_binary("wayrig-testclient");
+    let shot = std::env::temp_dir().join(format!("wayrig-empty-env-{}.png", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["run", "--once", "--screenshot"])
+        .arg(&shot)
+        .arg("--")
+        .arg(&client)
+        .env("MYGO_AUTOMATION", "")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("automation socket"), "{stderr}");
+    assert!(shot.exists(), "it ran the app all the same");
+    let _ = std::fs::remove_file(shot);
+}

@@ -369,7 +369,7 @@ impl Call {
                 p.only(&["window", "timeout"])?;
                 let timeout_ms = match params.get("timeout") {
                     None | Some(Value::Null) => None,
-                    Some(v) => Some(v.as_u64().ok_or_else(|| {
+                    Some(v) => Some(whole(v).ok_or_else(|| {
                         WireError::invalid("timeout is a number of milliseconds")
                     })?),
                 };
@@ -437,6 +437,30 @@ impl Call {
     }
 }
 
+/// A whole number as JSON writes it, `5000` or `5000.0`; floats only where
+/// they are exact (below 2^53).
+fn whole(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        let f = v.as_f64()?;
+        (f >= 0.0 && f.fract() == 0.0 && f < 9_007_199_254_740_992.0).then_some(f as u64)
+    })
+}
+
+/// The fields each input event type takes.
+fn event_fields(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "pointerMove" => &["type", "x", "y", "mods"],
+        "pointerDown" | "pointerUp" | "click" => &["type", "x", "y", "button", "clicks", "mods"],
+        "wheel" => &["type", "x", "y", "dx", "dy", "precise", "mods"],
+        "keyDown" | "keyUp" | "key" => &["type", "key"],
+        "text" => &["type", "text"],
+        _ => return None,
+    })
+}
+
+/// The presses a pointer event may count: single, double and triple clicks.
+const CLICKS: std::ops::RangeInclusive<u64> = 1..=3;
+
 /// A request's params, read with the protocol's checks.
 struct Params<'a>(&'a Map<String, Value>);
 
@@ -451,8 +475,7 @@ impl Params<'_> {
     fn window(&self) -> Result<Option<u64>, WireError> {
         match self.0.get("window") {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
+            Some(v) => whole(v)
                 .map(Some)
                 .ok_or_else(|| WireError::invalid("window is the number windows lists")),
         }
@@ -464,7 +487,7 @@ impl Params<'_> {
                 let bad = || WireError::invalid("id is a string of digits");
                 let id = match id {
                     Value::String(s) => s.parse().map_err(|_| bad())?,
-                    Value::Number(n) => n.as_u64().ok_or_else(bad)?,
+                    Value::Number(_) => whole(id).ok_or_else(bad)?,
                     _ => return Err(bad()),
                 };
                 Ok(ElementPick::Id(id))
@@ -551,6 +574,15 @@ fn parse_event(i: usize, e: &Value) -> Result<Event, WireError> {
             .map(str::to_string)
             .ok_or_else(|| bad(format!("needs a string {k}")))
     };
+    let kind = obj.get("type").and_then(Value::as_str);
+    if let Some(fields) = kind.and_then(event_fields) {
+        if let Some(k) = obj.keys().find(|k| !fields.contains(&k.as_str())) {
+            return Err(bad(format!(
+                "a {} event takes no {k:?}",
+                kind.unwrap_or_default()
+            )));
+        }
+    }
     let mods = parse_mods(obj.get("mods")).map_err(bad)?;
     let button = match obj.get("button").and_then(Value::as_str) {
         None | Some("left") => Button::Left,
@@ -560,10 +592,10 @@ fn parse_event(i: usize, e: &Value) -> Result<Event, WireError> {
     };
     let clicks = match obj.get("clicks") {
         None => 1,
-        Some(v) => v
-            .as_u64()
-            .and_then(|c| u32::try_from(c).ok())
-            .ok_or_else(|| bad("clicks is a number".into()))?,
+        Some(v) => whole(v)
+            .filter(|c| CLICKS.contains(c))
+            .map(|c| c as u32)
+            .ok_or_else(|| bad("clicks is 1, 2 or 3 (a single, double or triple click)".into()))?,
     };
     Ok(match obj.get("type").and_then(Value::as_str) {
         Some("pointerMove") => Event::PointerMove {
@@ -860,6 +892,39 @@ mod tests {
         let e = parse(r#"{"method": "tree", "params": {"windw": 1}}"#).unwrap_err();
         assert_eq!(e.code, Code::InvalidRequest);
         assert!(e.message.contains("windw"));
+    }
+
+    #[test]
+    fn whole_numbers_may_be_written_as_floats() {
+        let call =
+            parse(r#"{"method": "idle", "params": {"window": 2.0, "timeout": 5000.0}}"#).unwrap();
+        assert_eq!(
+            call,
+            Call::Idle {
+                window: Some(2),
+                timeout_ms: Some(5000)
+            }
+        );
+        let e = parse(r#"{"method": "idle", "params": {"timeout": 1.5}}"#).unwrap_err();
+        assert_eq!(e.code, Code::InvalidRequest);
+    }
+
+    #[test]
+    fn events_with_fields_or_clicks_they_cannot_take_are_invalid() {
+        for events in [
+            r#"[{"type": "key", "key": "a", "mods": ["ctrl"]}]"#,
+            r#"[{"type": "click", "x": 1, "y": 1, "colour": "red"}]"#,
+            r#"[{"type": "click", "x": 1, "y": 1, "clicks": 0}]"#,
+            r#"[{"type": "pointerDown", "x": 1, "y": 1, "clicks": 4}]"#,
+            r#"[{"type": "text", "text": "a", "key": "b"}]"#,
+        ] {
+            let line = format!(r#"{{"method": "input", "params": {{"events": {events}}}}}"#);
+            let e = parse(&line).unwrap_err();
+            assert_eq!(e.code, Code::InvalidRequest, "{events}");
+        }
+        let ok = r#"{"method": "input", "params": {"events": [
+            {"type": "click", "x": 1, "y": 1, "clicks": 3.0, "mods": ["shift"]}]}}"#;
+        assert!(parse(ok).is_ok());
     }
 
     #[test]

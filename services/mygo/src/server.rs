@@ -4,7 +4,7 @@
 //! Socket rules: mode 0600; a socket left by an ended process is replaced, a
 //! live one or a file that is no socket is not; removed when the server stops.
 
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -47,14 +47,51 @@ pub async fn bind(path: &Path) -> Result<Listener, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("cannot use {}: {e}", path.display())),
     }
-    let listener = UnixListener::bind(path)
-        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+    let listener = bind_private(path)?;
     Ok(Listener {
         listener,
         path: path.to_path_buf(),
     })
+}
+
+/// Bind a socket that is the user's alone from its first moment: made in a
+/// fresh 0700 directory beside `path`, made 0600 there, then renamed into place.
+fn bind_private(path: &Path) -> Result<UnixListener, String> {
+    let cannot = |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", path.display());
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let staging = dir.join(format!(
+        ".wayrig-bind-{}-{:x}",
+        std::process::id(),
+        rand_tag()
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&staging)
+        .map_err(|e| cannot("make a private directory beside", e))?;
+    let inside = staging.join("s");
+    let bound = UnixListener::bind(&inside)
+        .map_err(|e| cannot("listen on", e))
+        .and_then(|listener| {
+            std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| cannot("make private", e))?;
+            std::fs::rename(&inside, path).map_err(|e| cannot("put the socket at", e))?;
+            Ok(listener)
+        });
+    let _ = std::fs::remove_file(&inside);
+    let _ = std::fs::remove_dir(&staging);
+    bound
+}
+
+/// A tag that keeps two binds of one process apart.
+fn rand_tag() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
 }
 
 /// Serve connections until the task is dropped; each connection runs on its own.
@@ -118,7 +155,13 @@ async fn read_line(
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
-            return Ok(Line::End);
+            // A last request the client ended by closing its side, without a
+            // newline, is a request all the same.
+            return Ok(match (too_long, line.is_empty()) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::End,
+                (false, false) => Line::Complete,
+            });
         }
         let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
             Some(i) => (&buf[..i], Some(i + 1)),

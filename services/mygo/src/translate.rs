@@ -390,7 +390,8 @@ fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> T
                 min: n.range.map(|r| r.min),
                 max: n.range.map(|r| r.max),
                 now: n.range.map(|r| r.now),
-                step: n.range.map(|r| r.step),
+                // Only a step the toolkit gives: 0 means it gave none.
+                step: n.range.map(|r| r.step).filter(|s| *s > 0.0),
                 selection: n.selection.map(|(from, to)| [from, to]),
                 level,
                 pos_in_set,
