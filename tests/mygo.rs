@@ -524,3 +524,26 @@ fn an_empty_mygo_automation_means_no_socket() {
     assert!(shot.exists(), "it ran the app all the same");
     let _ = std::fs::remove_file(shot);
 }
+
+#[test]
+fn pressing_what_offers_no_press_is_refused_not_clicked() {
+    let wayrig = Wayrig::start();
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window();
+    let id = window["id"].as_u64().unwrap();
+    let tree = c.call(Call::Tree { window: Some(id) });
+    let label = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == "text" && n["label"] == "ready")
+        .expect("the status label")
+        .clone();
+    assert!(label.get("actions").is_none(), "{label}");
+    let code = c.error(Call::Act {
+        window: Some(id),
+        element: element_id(&label),
+        action: Action::Press,
+    });
+    assert_eq!(code, Code::Unsupported);
+}

@@ -17,7 +17,7 @@ use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo};
 
-use super::elements::Query;
+use super::elements::{offered, Offered, Query};
 use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
@@ -194,6 +194,17 @@ impl Session {
             ElementRef::Query(q) => q.find_one(&tree)?,
         }
         .clone();
+        // Pressing what cannot be pressed (a plain label) would click
+        // whatever lies under it: refused, as the element offers no press.
+        if action == Action::Press && !offered(&node).contains(&Offered::Press) {
+            return Err(Error::Unsupported(format!(
+                "element {} ({:?} {:?}) cannot be pressed; it offers {:?}",
+                node.id,
+                node.role,
+                node.name,
+                offered(&node)
+            )));
+        }
         let activated = match options.delivery {
             Delivery::Foreground if !info.focused => {
                 self.window_op(window, WindowOp::Activate).await?;

@@ -5,7 +5,7 @@
 use wayrig_host::{Rect, WindowHandle};
 
 use super::Session;
-use crate::model::{Error, Node, Role, Tree};
+use crate::model::{is_class_name, Error, Node, Role, Tree};
 
 /// What an element must be; every field set must hold.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -113,7 +113,10 @@ pub enum Offered {
 /// focus, editing text fields, stepping ranges, expanding what expands.
 pub fn offered(n: &Node) -> Vec<Offered> {
     let mut actions = Vec::new();
-    if is_pressable(n.role) {
+    // A named menu is a menu bar's or a menu's item that opens a submenu
+    // (GTK 3); GTK 4's popover menus are containers named after their class.
+    let opens_menu = n.role == Role::Menu && !n.name.is_empty() && !is_class_name(&n.name);
+    if is_pressable(n.role) || opens_menu {
         actions.push(Offered::Press);
     }
     if n.states.focusable {
