@@ -59,7 +59,7 @@ impl Session {
         for app in a11y.wait_for_app(pid, APP_REGISTRATION).await? {
             apps.push(a11y.read_items(&app, Read::Bulk).await?);
         }
-        let heads = apps
+        let heads: Vec<(usize, FrameHead)> = apps
             .iter()
             .enumerate()
             .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
@@ -71,10 +71,19 @@ impl Session {
             .filter(|w| w.pid == Some(pid) && is_top_level(w))
             .collect();
         siblings.sort_by_key(|w| w.handle.id);
+        let titled = heads_titled(&heads, &window.title);
         let (app, head) = pick_frame(heads, &window, &siblings).ok_or_else(|| {
-            Error::Unsupported(format!(
-                "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
-            ))
+            if titled > 1 {
+                Error::Failed(format!(
+                    "window {handle} (pid {pid}): {titled} accessibility frames are titled {:?} \
+                     and they cannot be told apart from its other windows",
+                    window.title
+                ))
+            } else {
+                Error::Unsupported(format!(
+                    "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
+                ))
+            }
         })?;
         // Only the picked frame's elements cost per-node calls.
         let frame = a11y.read_frame(&apps[app], &head).await;
@@ -114,6 +123,14 @@ fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
     }
 }
 
+/// How many frames carry a window's title.
+fn heads_titled(frames: &[(usize, FrameHead)], title: &str) -> usize {
+    frames
+        .iter()
+        .filter(|(_, f)| !f.name.is_empty() && f.name == title)
+        .count()
+}
+
 /// The frame that is this window (with the index of the app it is in): same
 /// title, else the same place among the app's frames. Popups (GTK 3's menus
 /// are AT-SPI windows) are not in the count.
@@ -130,10 +147,25 @@ fn pick_frame(
         // keeps it in its window's frame, which the order below finds.
         return frames.into_iter().rfind(|(_, f)| f.popup);
     }
-    if let Some(i) = frames
+    // By title; when several windows share it (a launcher whose title
+    // follows the demo it opened), by place among those that share it.
+    let titled = |name: &str| !name.is_empty() && name == window.title;
+    let same_title: Vec<usize> = frames
         .iter()
-        .position(|(_, f)| !f.name.is_empty() && f.name == window.title)
-    {
+        .enumerate()
+        .filter(|(_, (_, f))| titled(&f.name))
+        .map(|(i, _)| i)
+        .collect();
+    if !same_title.is_empty() {
+        let twins: Vec<&&WindowInfo> = siblings.iter().filter(|w| titled(&w.title)).collect();
+        let place = twins.iter().position(|w| w.handle == window.handle);
+        let i = match (same_title.len(), place) {
+            (1, _) => same_title[0],
+            (n, Some(p)) if n == twins.len() => same_title[p],
+            // More frames than windows with the title, or fewer: any pick
+            // would be a guess.
+            _ => return None,
+        };
         return Some(frames.swap_remove(i));
     }
     let place = siblings
@@ -214,6 +246,25 @@ mod tests {
         let b = window(2, "Details", WindowKind::Normal);
         assert_eq!(picked(vec![head(30, "Main", false)], &b, &[&a, &b]), None);
         assert_eq!(picked(vec![], &a, &[&a]), None);
+    }
+
+    #[test]
+    fn windows_sharing_a_title_match_frames_sharing_it_in_order() {
+        // gtk4-demo's launcher takes the title of the demo it opened.
+        let launcher = window(1, "Spin Buttons", WindowKind::Normal);
+        let demo = window(2, "Spin Buttons", WindowKind::Normal);
+        let frames = || {
+            vec![
+                head(50, "Spin Buttons", false),
+                head(51, "Spin Buttons", false),
+            ]
+        };
+        let both = [&launcher, &demo];
+        assert_eq!(picked(frames(), &launcher, &both), Some(50));
+        assert_eq!(picked(frames(), &demo, &both), Some(51));
+        // Two frames with the title and one window with it: no guess.
+        let other = window(3, "Other", WindowKind::Normal);
+        assert_eq!(picked(frames(), &demo, &[&other, &demo]), None);
     }
 
     #[test]
