@@ -190,6 +190,16 @@ struct State {
     next_ref: u64,
     /// The last snapshot's lines by element id, for diffs.
     last: Vec<(String, String)>,
+    /// What the command prints, held until the session is saved: a reader
+    /// that goes away early (`| head`) must not cost the session its refs.
+    #[serde(skip)]
+    out: Vec<String>,
+}
+
+impl State {
+    fn print(&mut self, line: String) {
+        self.out.push(line);
+    }
 }
 
 fn session_path(name: &str) -> Result<PathBuf, String> {
@@ -453,21 +463,23 @@ fn settle_and_diff(client: &mut Client, state: &mut State) -> Result<(), String>
                         .is_some_and(|(nid, nl)| before.get(nid) != Some(nl))
                 };
                 if (i > 0 && near(i - 1)) || near(i + 1) {
-                    println!("= {line}");
+                    state.print(format!("= {line}"));
                 }
             }
             Some(old) => {
-                println!("- {old}");
-                println!("+ {line}");
+                state.print(format!("- {old}"));
+                state.print(format!("+ {line}"));
             }
-            None => println!("+ {line}"),
+            None => state.print(format!("+ {line}")),
         }
     }
-    for (id, old) in &state.last {
-        if !after.contains_key(id) {
-            println!("- {old}");
-        }
-    }
+    let gone: Vec<String> = state
+        .last
+        .iter()
+        .filter(|(id, _)| !after.contains_key(id))
+        .map(|(_, old)| format!("- {old}"))
+        .collect();
+    state.out.extend(gone);
     state.last = now;
     Ok(())
 }
@@ -516,6 +528,9 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
     let mut client = Client::connect(&state.socket)?;
     let result = command_on(&mut client, &mut state, command);
     save(&path, &state)?;
+    for line in &state.out {
+        println!("{line}");
+    }
     result
 }
 
@@ -524,7 +539,7 @@ fn finish(client: &mut Client, state: &mut State, settle: bool) -> Result<(), St
     if settle {
         settle_and_diff(client, state)
     } else {
-        println!("ok");
+        state.print("ok".to_string());
         Ok(())
     }
 }
@@ -569,10 +584,10 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         C::Snapshot { interactive, json } => {
             let (tree, shown) = snapshot(client, state)?;
             if json {
-                println!("{tree}");
+                state.print(format!("{tree}"));
             } else {
                 for s in shown.iter().filter(|s| s.control || !interactive) {
-                    println!("{}", s.line);
+                    state.print(s.line.clone());
                 }
             }
             remember(state, &shown);
@@ -654,7 +669,7 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         }
         C::Eval { script } => {
             let result = client.call(Call::Eval { window, script })?;
-            println!("{}", result["value"]);
+            state.print(format!("{}", result["value"]));
             Ok(())
         }
         C::Wait { timeout } => {
@@ -662,7 +677,7 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
                 window,
                 timeout_ms: Some(timeout),
             })?;
-            println!("settled");
+            state.print("settled".to_string());
             Ok(())
         }
         C::Screenshot { file } => {
@@ -672,19 +687,19 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
                 .map_err(|e| format!("the app sent a bad image: {e}"))?;
             std::fs::write(&file, png)
                 .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-            println!("{} {}x{}", file.display(), shot.width, shot.height);
+            state.print(format!("{} {}x{}", file.display(), shot.width, shot.height));
             Ok(())
         }
         C::Windows => {
             let answer: WindowsAnswer = client.call_as(Call::Windows)?;
             for w in answer.windows {
-                println!(
+                state.print(format!(
                     "{} {:?}{}{}",
                     w.id,
                     w.title,
                     if w.focused { " focused" } else { "" },
                     if w.visible { "" } else { " hidden" }
-                );
+                ));
             }
             Ok(())
         }

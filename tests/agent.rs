@@ -189,3 +189,30 @@ fn settle_on_an_endless_animation_still_shows_the_change() {
         "{before} -> {changed}"
     );
 }
+
+#[test]
+fn a_reader_that_stops_early_does_not_cost_the_session_its_refs() {
+    use std::io::{BufRead, BufReader};
+    let wayrig = Wayrig::start();
+    let cache = wayrig.dir.join("cache");
+    let socket = wayrig.socket.to_str().unwrap().to_string();
+    ok(&cache, &["open", "--socket", &socket]);
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
+    // `wayrig snapshot -i | head -1`: the reader goes after one line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["snapshot", "-i"])
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("MYGO_AUTOMATION_SESSION")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    child.wait().unwrap();
+    // The ref it printed is known to the next command.
+    assert!(first.contains("[textField] \"First\""), "{first}");
+    let listed = first.split_whitespace().next().unwrap();
+    ok(&cache, &["focus", listed]);
+}
