@@ -36,26 +36,17 @@ struct Shared {
 
 pub(crate) const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
 
+/// A normal window of the fake app; window 1 has the focus.
 pub(crate) fn window(id: u64, title: &str) -> WindowInfo {
     let r = Rect::new(100, 100, 400, 300);
     WindowInfo {
-        handle: WindowHandle { id, epoch: 1 },
-        title: title.into(),
         app_id: "org.example.Fake".into(),
         pid: Some(4242),
-        kind: WindowKind::Normal,
-        parent: None,
         frame: r,
         surface: r,
         content: r,
-        maximized: false,
-        fullscreen: false,
-        configuring: false,
-        minimized: false,
         focused: id == 1,
-        on_screen: true,
-        z: id as u32 - 1,
-        scale: 1.0,
+        ..super::windows::tests::window(id, title, WindowKind::Normal, id as u32 - 1)
     }
 }
 

@@ -492,9 +492,9 @@ fn is_menu_item(n: &Node) -> bool {
     ) || (n.role == Role::Menu && !n.name.is_empty() && !is_class_name(&n.name))
 }
 
-/// The menu items directly in a menu (or menu bar): the first items below it,
-/// looking through unnamed containers and into the popups it controls.
-fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
+/// What a menu (or menu bar) holds directly, in order: its items and its
+/// separators, found below unnamed containers and in the popups it controls.
+fn entries_under(tree: &Tree, container: u64) -> Vec<&Node> {
     let mut out = Vec::new();
     let Some(top) = tree.node(container) else {
         return out;
@@ -507,13 +507,21 @@ fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
             continue;
         }
         let Some(n) = tree.node(id) else { continue };
-        if is_menu_item(n) {
+        if is_menu_item(n) || n.role == Role::Separator {
             out.push(n);
         } else {
             stack.extend(n.children.iter().rev());
         }
     }
     out
+}
+
+/// The menu items directly in a menu (or menu bar).
+fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
+    entries_under(tree, container)
+        .into_iter()
+        .filter(|n| is_menu_item(n))
+        .collect()
 }
 
 fn item_under<'a>(tree: &'a Tree, container: u64, label: &str) -> Option<&'a Node> {
@@ -584,25 +592,16 @@ fn menu_bar(tree: &Tree) -> Result<u64, Error> {
 
 /// A menu's rows as the tree has them; separators where the tree shows them.
 fn rows_under(tree: &Tree, container: u64, depth: usize) -> Vec<MenuRow> {
-    let mut rows = Vec::new();
-    let Some(top) = tree.node(container) else {
-        return rows;
-    };
-    let mut stack: Vec<u64> = top.relations.controls.clone();
-    stack.extend(top.children.iter().rev());
-    let mut seen = std::collections::HashSet::new();
-    while let Some(id) = stack.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        let Some(n) = tree.node(id) else { continue };
-        if n.role == Role::Separator {
-            rows.push(MenuRow::Separator);
-        } else if is_menu_item(n) {
+    entries_under(tree, container)
+        .into_iter()
+        .map(|n| {
+            if n.role == Role::Separator {
+                return MenuRow::Separator;
+            }
             let sub = (depth < 8)
                 .then(|| rows_under(tree, n.id, depth + 1))
                 .filter(|r| !r.is_empty());
-            rows.push(MenuRow::Item {
+            MenuRow::Item {
                 label: plain_label(&n.name),
                 id: Some(n.id),
                 shortcut: n.annotations.key_shortcuts.clone(),
@@ -611,10 +610,7 @@ fn rows_under(tree: &Tree, container: u64, depth: usize) -> Vec<MenuRow> {
                     .then(|| n.checked())
                     .flatten(),
                 submenu: sub,
-            });
-        } else {
-            stack.extend(n.children.iter().rev());
-        }
-    }
-    rows
+            }
+        })
+        .collect()
 }

@@ -181,25 +181,7 @@ mod tests {
     use wayrig_host::WindowKind;
 
     fn window(id: u64, title: &str, kind: WindowKind) -> WindowInfo {
-        WindowInfo {
-            handle: WindowHandle { id, epoch: 1 },
-            title: title.into(),
-            app_id: String::new(),
-            pid: Some(7),
-            kind,
-            parent: None,
-            frame: Rect::default(),
-            surface: Rect::default(),
-            content: Rect::default(),
-            maximized: false,
-            fullscreen: false,
-            configuring: false,
-            minimized: false,
-            focused: false,
-            on_screen: true,
-            z: 0,
-            scale: 1.0,
-        }
+        crate::session::windows::tests::window(id, title, kind, 0)
     }
 
     fn head(id: u64, name: &str, popup: bool) -> (usize, FrameHead) {

@@ -477,7 +477,7 @@ impl Session {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn window(id: u64, title: &str, kind: WindowKind, z: u32) -> WindowInfo {
