@@ -57,6 +57,11 @@ struct RunArgs {
     /// Stop sending frame callbacks to minimized and fully covered windows.
     #[arg(long)]
     throttle_hidden: bool,
+    /// Whether a running thread of an app (a worker computing what it will
+    /// show) keeps its window from settling: on, or off for apps whose
+    /// workers never rest.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    settle_threads: bool,
     /// Show the output in a window on your desktop (Wayland or X11).
     #[arg(long)]
     nested: bool,
@@ -107,6 +112,14 @@ fn parse_size(s: &str) -> Result<(i32, i32), String> {
         return Err(format!("size {s:?} out of range (1..=16384)"));
     }
     Ok((w, h))
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("expected on or off, got {other:?}")),
+    }
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -185,6 +198,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         pacing: args.pacing,
         decorations: args.decorations,
         frames_for_hidden: !args.throttle_hidden,
+        settle_threads: args.settle_threads,
         nested: args.nested,
         exit_with_last_app: !args.keep_running,
         app_env,

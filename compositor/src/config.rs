@@ -41,6 +41,8 @@ pub struct Config {
     pub decorations: Decorations,
     /// Minimized and fully covered windows keep receiving frame callbacks.
     pub frames_for_hidden: bool,
+    /// A thread of an app found running keeps its window from settling.
+    pub settle_threads: bool,
     /// Show the output in a window on the user's desktop.
     pub nested: bool,
     /// Stop the compositor once every launched app has exited.
@@ -62,6 +64,7 @@ impl Default for Config {
             pacing: Pacing::Realtime,
             decorations: Decorations::Client,
             frames_for_hidden: true,
+            settle_threads: true,
             nested: false,
             exit_with_last_app: false,
             runtime_parent: None,

@@ -80,6 +80,7 @@ pub struct CompositorHost {
     info: SessionInfo,
     /// The one virtual output, fixed for the compositor's life.
     display: DisplayInfo,
+    settle_threads: bool,
 }
 
 /// The compositor's event loop, to be run on the thread that made it (winit,
@@ -115,12 +116,14 @@ impl CompositorHost {
         let (commands, channel) = channel::channel::<Command>();
         let (stopped_tx, stopped_rx) = std::sync::mpsc::channel();
         let display = display_of(&config);
+        let settle_threads = config.settle_threads;
         let parts = prepare(config, channel, commands.clone()).map_err(HostError::Failed)?;
         let host = CompositorHost {
             commands,
             stopped: Mutex::new(Some(stopped_rx)),
             info: parts.info.clone(),
             display,
+            settle_threads,
         };
         Ok((
             host,
@@ -181,6 +184,7 @@ impl Host for CompositorHost {
             frame_pacing: true,
             window_commands: true,
             input: true,
+            settle_threads: self.settle_threads,
         }
     }
 

@@ -17,6 +17,7 @@ mod registry;
 mod rig;
 mod settle;
 mod state;
+mod threads;
 mod window_commands;
 
 pub use config::{Config, Decorations, Pacing};

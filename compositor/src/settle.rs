@@ -5,10 +5,14 @@
 //! unacknowledged configure, has read its input (a ping sent after the last input
 //! came back) and has stayed quiet, without a commit or a frame request, for
 //! `QUIET_TICKS` whole ticks of the output clock, and has then answered a ping.
+//! Where threads are watched, a thread of the app found running at a tick
+//! breaks the quiet too: a worker computing what the main loop will draw.
 //! The quiet ticks catch toolkits (GTK) that pace themselves and commit up to one
 //! refresh interval after a frame callback, when no callback is pending for a
 //! moment. The ping catches an app still busy drawing a slow frame: it reads the
 //! ping only after it has committed that frame, which breaks the quiet.
+
+use crate::threads::BusyThread;
 
 /// Whole output frames without a commit or a frame request before a window counts as quiet.
 pub const QUIET_TICKS: u32 = 2;
@@ -21,6 +25,8 @@ pub struct Activity {
     quiet_ticks: u32,
     /// The host's moment when the window last became quiet.
     quiet_mark: u64,
+    /// A thread of the app found running at the last tick it was looked for.
+    busy: Option<BusyThread>,
 }
 
 impl Activity {
@@ -50,6 +56,20 @@ impl Activity {
         self.committed_since_tick = false;
     }
 
+    /// What a look at the app's threads found this tick: a thread running
+    /// is work not yet shown, so the window is not quiet.
+    pub fn threads_looked_at(&mut self, busy: Option<BusyThread>) {
+        if busy.is_some() {
+            self.quiet_ticks = 0;
+        }
+        self.busy = busy;
+    }
+
+    /// The thread found running at the last look, if any.
+    pub fn busy_thread(&self) -> Option<&BusyThread> {
+        self.busy.as_ref()
+    }
+
     pub fn quiet_ticks(&self) -> u32 {
         self.quiet_ticks
     }
@@ -66,8 +86,10 @@ impl Activity {
 }
 
 /// One evaluation of the settle rules for a window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettleCheck {
+    /// A thread of the app found running at the last tick.
+    pub busy_thread: Option<BusyThread>,
     pub wants_frame: bool,
     pub pending_configure: bool,
     pub quiet_ticks: u32,
@@ -93,7 +115,11 @@ impl SettleCheck {
     /// Why the window is not settled, for a timeout message.
     pub fn reason(&self) -> String {
         let mut why = Vec::new();
-        if self.wants_frame || self.quiet_ticks < QUIET_TICKS {
+        let thread;
+        if let Some(t) = &self.busy_thread {
+            thread = format!("its thread {:?} (tid {}) keeps running", t.name, t.tid);
+            why.push(thread.as_str());
+        } else if self.wants_frame || self.quiet_ticks < QUIET_TICKS {
             why.push("it keeps drawing frames");
         }
         if self.pending_configure {
@@ -117,12 +143,35 @@ mod tests {
 
     fn check(a: &Activity, wants: bool) -> SettleCheck {
         SettleCheck {
+            busy_thread: a.busy_thread().cloned(),
             wants_frame: wants,
             pending_configure: false,
             quiet_ticks: a.quiet_ticks(),
             input_read: true,
             answered_while_quiet: a.answered_while_quiet(1),
         }
+    }
+
+    #[test]
+    fn a_running_thread_keeps_a_quiet_window_unsettled_and_is_named() {
+        let mut a = Activity::default();
+        let worker = BusyThread {
+            tid: 4711,
+            name: "pool-worker".into(),
+        };
+        for _ in 0..5 {
+            a.tick(false, 0);
+            a.threads_looked_at(Some(worker.clone()));
+        }
+        let c = check(&a, false);
+        assert!(!c.settled());
+        assert!(c.reason().contains("pool-worker") && c.reason().contains("4711"));
+        // The worker is done: the window settles after its quiet ticks.
+        for _ in 0..QUIET_TICKS {
+            a.tick(false, 0);
+            a.threads_looked_at(None);
+        }
+        assert!(check(&a, false).settled());
     }
 
     #[test]
@@ -175,6 +224,7 @@ mod tests {
     #[test]
     fn unacknowledged_configure_blocks() {
         let c = SettleCheck {
+            busy_thread: None,
             wants_frame: false,
             pending_configure: true,
             quiet_ticks: 10,

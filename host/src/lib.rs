@@ -455,6 +455,8 @@ pub struct Capabilities {
     pub frame_pacing: bool,
     pub window_commands: bool,
     pub input: bool,
+    /// Settle waits for the app's running threads too, not only its frames.
+    pub settle_threads: bool,
 }
 
 /// The host's errors, in the host's terms; faces map them to their codes.

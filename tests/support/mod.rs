@@ -405,6 +405,11 @@ impl Wayrig {
 
     /// `wayrig run --mygo-socket` hosting `argv`; returns once the socket listens.
     pub fn start_app(argv: &[&str]) -> Wayrig {
+        Self::start_with(&[], argv)
+    }
+
+    /// `wayrig run --mygo-socket FLAGS -- ARGV`; returns once the socket listens.
+    pub fn start_with(flags: &[&str], argv: &[&str]) -> Wayrig {
         let dir = std::env::temp_dir().join(format!(
             "wayrig-mygo-test-{}-{}",
             std::process::id(),
@@ -415,6 +420,7 @@ impl Wayrig {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
             .args(["run", "--mygo-socket"])
             .arg(&socket)
+            .args(flags)
             .args(["--env", "GSK_RENDERER=cairo", "--"])
             .args(argv)
             .stdin(Stdio::null())

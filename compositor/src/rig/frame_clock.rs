@@ -24,6 +24,7 @@ use crate::config::Config;
 use crate::rig::clients::Clients;
 use crate::rig::windows::{Surface, Windows};
 use crate::settle::SettleCheck;
+use crate::threads;
 use wayrig_host::FrameWait;
 
 /// How long a step may wait for its windows to draw or answer a ping.
@@ -61,6 +62,8 @@ pub struct FrameClock {
     frame_seq: u64,
     settle_waiters: Vec<SettleWaiter>,
     step_job: Option<StepJob>,
+    /// Whether a running thread of an app keeps its window from settling.
+    settle_threads: bool,
 }
 
 /// Ping the client of `surface` unless a ping is in flight.
@@ -77,6 +80,7 @@ impl FrameClock {
             frames_for_hidden: config.frames_for_hidden,
             frame_seq: 0,
             settle_waiters: Vec::new(),
+            settle_threads: config.settle_threads,
             step_job: None,
         }
     }
@@ -152,12 +156,34 @@ impl FrameClock {
 
     /// The accounting clock: once per output frame, whatever the pacing.
     /// `moment` is the clients' moment now.
-    pub fn tick(&mut self, windows: &mut Windows, output: &Output, moment: u64) {
+    pub fn tick(&mut self, windows: &mut Windows, clients: &Clients, output: &Output, moment: u64) {
+        // Threads are looked at only for windows someone waits to settle.
+        let watched: Vec<u64> = if self.settle_threads {
+            self.settle_waiters
+                .iter()
+                .filter(|w| w.until == FrameWait::Settled)
+                .filter_map(|w| windows.resolve(w.handle).ok())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let ids: Vec<u64> = windows.registry.iter().map(|r| r.id).collect();
         for id in ids {
             let wants = windows.wants_frame(id);
+            let busy = watched
+                .contains(&id)
+                .then(|| {
+                    let wl = windows.registry.get(id)?.surface.surface.wl_surface();
+                    clients.of_surface(&wl)?.pid
+                })
+                .flatten()
+                .filter(|pid| *pid != std::process::id())
+                .and_then(threads::busy_thread);
             if let Some(rec) = windows.registry.get_mut(id) {
                 rec.surface.activity.tick(wants, moment);
+                if watched.contains(&id) {
+                    rec.surface.activity.threads_looked_at(busy);
+                }
             }
         }
         if self.pacing == Pacing::Realtime {
@@ -231,6 +257,7 @@ impl FrameClock {
         let input_read = client.is_none_or(|c| c.answered > c.last_input);
         let activity = &rec.surface.activity;
         Some(SettleCheck {
+            busy_thread: activity.busy_thread().cloned(),
             wants_frame: windows.wants_frame(id),
             pending_configure,
             quiet_ticks: activity.quiet_ticks(),

@@ -127,7 +127,8 @@ impl Rig {
     /// The accounting clock's tick, before the output is drawn.
     pub fn tick(&mut self) {
         let moment = self.clients.moment();
-        self.frames.tick(&mut self.windows, &self.output, moment);
+        self.frames
+            .tick(&mut self.windows, &self.clients, &self.output, moment);
     }
 
     /// A toplevel or popup surface was destroyed; returns whether it was a window.

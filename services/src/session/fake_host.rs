@@ -96,6 +96,7 @@ impl Host for FakeHost {
             frame_pacing: false,
             window_commands: true,
             input: false,
+            settle_threads: false,
         }
     }
 
