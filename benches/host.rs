@@ -108,6 +108,12 @@ fn main() {
             "VmRSS of the wayrig process".into(),
         ));
     }
+    let (scan, threads) = thread_look();
+    rows.push((
+        format!("settle's thread look per tick: 10 apps, {threads} threads"),
+        format!("{:.3} ms", scan.as_secs_f64() * 1000.0),
+        "median of 200 ticks; only while a settle waits".into(),
+    ));
     match grim_on_sway() {
         Ok(d) => rows.push((
             "peer: grim on headless sway, output 1280x800 PNG".into(),
@@ -118,6 +124,50 @@ fn main() {
     }
 
     table::print(&rows);
+}
+
+/// What settle's look at running threads costs on one tick: ten apps of
+/// twenty sleeping threads each, every one looked at.
+fn thread_look() -> (Duration, usize) {
+    let script = "import threading, time\n\
+                  for _ in range(19):\n    threading.Thread(target=time.sleep, args=(120,), daemon=True).start()\n\
+                  print('ready', flush=True)\ntime.sleep(120)\n";
+    let mut apps: Vec<std::process::Child> = (0..10)
+        .map(|_| {
+            Command::new("python3")
+                .args(["-c", script])
+                .stdout(Stdio::piped())
+                .process_group(0)
+                .spawn()
+                .expect("python3")
+        })
+        .collect();
+    for app in &mut apps {
+        let mut line = String::new();
+        let _ = BufReader::new(app.stdout.take().unwrap()).read_line(&mut line);
+    }
+    let threads = apps
+        .iter()
+        .map(|a| {
+            std::fs::read_dir(format!("/proc/{}/task", a.id()))
+                .map(|d| d.count())
+                .unwrap_or(0)
+        })
+        .sum();
+    let mut ticks = Vec::new();
+    for _ in 0..200 {
+        let t0 = Instant::now();
+        for app in &apps {
+            std::hint::black_box(wayrig_compositor::busy_thread(app.id()));
+        }
+        ticks.push(t0.elapsed());
+    }
+    for app in &mut apps {
+        // SAFETY: kill(2) on the process group each app leads.
+        unsafe { libc::kill(-(app.id() as i32), libc::SIGKILL) };
+        let _ = app.wait();
+    }
+    (median(ticks), threads)
 }
 
 /// Resident memory of a `wayrig run` process once gtk4-widget-factory shows.
