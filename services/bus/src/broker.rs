@@ -15,9 +15,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use wayrig_host::WindowKind;
-use wayrig_proto::abp::{Frame, Kind, Rc, Refusal};
+use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
 use crate::names::{valid_name, Names};
@@ -305,6 +306,8 @@ async fn app_answer(session: &Arc<Session>, app: &str, pid: u32, request: &Frame
 
 /// One client connection: frames read in order, answers written as they come.
 async fn connection(broker: Arc<Broker>, stream: TcpStream) {
+    // The handshake callback's type is tungstenite's: its error is a response.
+    #[allow(clippy::result_large_err)]
     let check_path = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
         if request.uri().path() == "/ws" {
             Ok(response)
@@ -314,7 +317,14 @@ async fn connection(broker: Arc<Broker>, stream: TcpStream) {
             Err(refused)
         }
     };
-    let ws = match tokio_tungstenite::accept_hdr_async(stream, check_path).await {
+    // Frames past MixOS's 16 MiB still arrive, to be answered rc 20; only
+    // twice that is beyond what a connection can carry.
+    let mut config = WebSocketConfig::default();
+    config.max_frame_size = Some(2 * MAX_FRAME);
+    config.max_message_size = Some(2 * MAX_FRAME);
+    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(config))
+        .await
+    {
         Ok(ws) => ws,
         Err(e) => {
             tracing::debug!(%e, "Bus handshake failed");

@@ -125,7 +125,7 @@ mod tests {
         assert_eq!(name_from_app_id("org.wayrig.Gtk4Fixture"), "gtk4fixture");
         assert_eq!(name_from_app_id("my_app.Tool-Box"), "tool-box");
         assert_eq!(name_from_app_id("firefox"), "firefox");
-        assert_eq!(name_from_app_id("org.x.Ünï_cödé"), "nicd");
+        assert_eq!(name_from_app_id("org.x.Ünï_cödé"), "ncd");
         assert_eq!(name_from_app_id(""), "app");
         assert_eq!(name_from_app_id("org.x.___"), "app");
     }

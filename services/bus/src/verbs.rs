@@ -146,6 +146,7 @@ pub fn describe(app: &str) -> Value {
 }
 
 /// A request's arguments: its body as a JSON object, only known keys.
+#[derive(Debug)]
 struct Args(Map<String, Value>);
 
 impl Args {
@@ -289,6 +290,8 @@ async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal
     let exact = args.bool("exact")?;
     let role = args.str("role")?;
     let handle = app_window(session, pid).await?.handle;
+    // Every element, hidden ones too (rect null when unsized): a read that
+    // leaves hidden ones out drops whole subtrees under an unsized container.
     let read = session
         .snapshot(handle, &ReadOptions::default())
         .await
