@@ -505,3 +505,38 @@ async fn wait_for(done: impl Fn() -> bool, what: &str) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[test]
+fn one_session_serves_mygo_and_the_bus_at_once() {
+    let dir = std::env::temp_dir().join(format!("wayrig-bus-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("app.sock");
+    let hosted = Hosted::fixture(&["--mygo-socket", socket.to_str().unwrap()]);
+    let app = hosted.first_name();
+    let mut mygo = support::ProtocolClient::connect(&socket);
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        let tree = c
+            .tree(&app, json!({"role": "TextInput", "label": "Second"}))
+            .await;
+        let second = nodes(&tree).first().expect("the Second field").clone();
+        c.ok(&app, "ui.click", json!({"id": second["id"]})).await;
+        c.ok(&app, "ui.type", json!({"text": "typed on the Bus"}))
+            .await;
+
+        // MyGo reads what the Bus typed: one session, one set of ids.
+        let window = mygo.first_window();
+        let read = mygo.call(wayrig_proto::mygo::Call::Tree {
+            window: window["id"].as_u64(),
+        });
+        let field = read["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == second["id"])
+            .unwrap_or_else(|| panic!("the Bus's id {} over MyGo: {read}", second["id"]));
+        assert_eq!(field["value"], "typed on the Bus");
+    });
+    drop(hosted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
