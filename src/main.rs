@@ -86,6 +86,14 @@ struct RunArgs {
     /// or empty).
     #[arg(long, value_name = "PATH")]
     mygo_socket: Option<PathBuf>,
+    /// Be the MixOS Bus broker for the hosted apps: ABP over WebSocket at
+    /// ws://HOST:PORT/ws, on a loopback address only (port 0 picks one).
+    #[arg(long, value_name = "HOST:PORT")]
+    bus_listen: Option<String>,
+    /// The Bus name of the first app (default: from its app id, as
+    /// org.gnome.Calculator is calculator).
+    #[arg(long, value_name = "NAME", requires = "bus_listen", value_parser = parse_bus_name)]
+    bus_name: Option<String>,
     /// The app and its arguments, run without a shell.
     #[arg(last = true, required = true, value_name = "APP")]
     app: Vec<String>,
@@ -120,6 +128,10 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
         "off" => Ok(false),
         other => Err(format!("expected on or off, got {other:?}")),
     }
+}
+
+fn parse_bus_name(s: &str) -> Result<String, String> {
+    wayrig_bus::valid_name(s).map(|()| s.to_string())
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -178,15 +190,21 @@ fn run(args: RunArgs) -> Result<(), String> {
     let stop = runtime
         .block_on(async { StopSignals::listen() })
         .map_err(|e| format!("cannot listen for signals: {e}"))?;
+    // A Bus address Wayrig may not listen on stops it before anything starts.
+    let bus_listener = match &args.bus_listen {
+        Some(addr) => Some(runtime.block_on(wayrig_bus::bind(addr))?),
+        None => None,
+    };
     // Faces read accessibility: their session gets a bus of its own first, so
     // that every app starts on it.
-    let bus = match args.mygo_socket() {
-        Some(_) => Some(
+    let faces = args.mygo_socket().is_some() || args.bus_listen.is_some();
+    let bus = match faces {
+        true => Some(
             runtime
                 .block_on(PrivateBus::start(&std::env::temp_dir()))
                 .map_err(|e| e.to_string())?,
         ),
-        None => None,
+        false => None,
     };
     let mut app_env = args.env.clone();
     app_env.extend(bus.iter().flat_map(PrivateBus::app_env));
@@ -205,8 +223,9 @@ fn run(args: RunArgs) -> Result<(), String> {
         ..Config::default()
     };
     let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
-    let driver =
-        std::thread::spawn(move || runtime.block_on(drive(Arc::new(host), args, bus, stop)));
+    let driver = std::thread::spawn(move || {
+        runtime.block_on(drive(Arc::new(host), args, bus, bus_listener, stop))
+    });
     runner.run();
     driver
         .join()
@@ -244,17 +263,37 @@ async fn drive(
     host: Arc<CompositorHost>,
     args: RunArgs,
     bus: Option<PrivateBus>,
+    bus_listener: Option<wayrig_bus::BusListener>,
     mut stop: StopSignals,
 ) -> Result<(), String> {
-    if let (Some(path), Some(bus)) = (args.mygo_socket(), bus) {
+    if let Some(bus) = bus {
+        let mygo_listener = match args.mygo_socket() {
+            Some(path) => Some((mygo::bind(&path).await?, path)),
+            None => None,
+        };
         // Other accessibility tools can join the session's bus.
         eprintln!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", bus.address);
-        let listener = mygo::bind(&path).await?;
-        let session = Session::new(host.clone(), bus)
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(mygo::serve(listener, Arc::new(session)));
-        eprintln!("wayrig: automation socket {}", path.display());
+        let session = Arc::new(
+            Session::new(host.clone(), bus)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+        if let Some((listener, path)) = mygo_listener {
+            tokio::spawn(mygo::serve(listener, session.clone()));
+            eprintln!("wayrig: automation socket {}", path.display());
+        }
+        if let Some(listener) = bus_listener {
+            let addr = listener.addr;
+            tokio::spawn(wayrig_bus::serve(
+                listener,
+                session.clone(),
+                args.bus_name.clone(),
+                |name, pid, app_id| {
+                    eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
+                },
+            ));
+            eprintln!("wayrig: bus listens at ws://{addr}/ws");
+        }
     }
     let session = host.session();
     eprintln!(

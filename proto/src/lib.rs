@@ -3,4 +3,5 @@
 //!
 //! Plain serde data: nothing here knows a session, a compositor or a bus.
 
+pub mod abp;
 pub mod mygo;

@@ -43,6 +43,10 @@ impl WindowBook {
         self.list.borrow().clone()
     }
 
+    pub(crate) fn watch(&self) -> watch::Receiver<Arc<Vec<WindowInfo>>> {
+        self.list.clone()
+    }
+
     /// Wait until `done` holds of the list, or `limit` passes; answers the
     /// list it held of, or the last list seen.
     pub(crate) async fn wait_for(
@@ -328,6 +332,12 @@ impl Session {
     /// Every window, front to back, popups included.
     pub fn windows(&self) -> Arc<Vec<WindowInfo>> {
         self.windows.now()
+    }
+
+    /// The window list, front to back, changing as windows come, change and
+    /// go: a face that names apps learns of new ones from it.
+    pub fn watch_windows(&self) -> tokio::sync::watch::Receiver<Arc<Vec<WindowInfo>>> {
+        self.windows.watch()
     }
 
     /// The windows people address (no menus or tooltips) matching `filter`.
@@ -697,6 +707,19 @@ pub(crate) mod tests {
                 Err(Error::Timeout(why)) => assert!(why.contains("maximized"), "{why}"),
                 other => panic!("{other:?}"),
             }
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_watcher_of_the_window_list_sees_a_window_go() {
+            let (session, host) = session_over(Temper::Stubborn, 64).await;
+            let mut list = session.watch_windows();
+            assert!(list.borrow_and_update().iter().any(|w| w.handle.id == 2));
+            host.remove(2);
+            tokio::time::timeout(Duration::from_secs(5), list.changed())
+                .await
+                .expect("a change arrives")
+                .unwrap();
+            assert!(!list.borrow().iter().any(|w| w.handle.id == 2));
         }
 
         #[tokio::test(start_paused = true)]

@@ -1,0 +1,364 @@
+//! The broker: ABP over WebSocket text frames at `ws://HOST:PORT/ws`, loopback
+//! only; `noded.register`, `noded.ping`, heartbeats, and requests routed to apps.
+//!
+//! Each hosted app answers its requests one at a time, in arrival order, on
+//! a worker of its own; a bad frame is answered rc 20, never a dropped connection.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::json;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+use wayrig_host::WindowKind;
+use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
+use wayrig_services::Session;
+
+use crate::names::{valid_name, Names};
+use crate::verbs;
+
+/// The broker's own name, as MixOS's broker is called.
+const BROKER: &str = "noded";
+/// Requests one app may hold waiting; more are refused BUSY.
+const APP_BACKLOG: usize = 64;
+
+/// A bound Bus listener.
+pub struct BusListener {
+    listener: TcpListener,
+    pub addr: SocketAddr,
+}
+
+/// Bind `HOST:PORT` on a loopback address; any other address is refused.
+pub async fn bind(addr: &str) -> Result<BusListener, String> {
+    let resolved: Vec<SocketAddr> = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|e| format!("--bus-listen {addr}: not a HOST:PORT address: {e}"))?
+        .collect();
+    let Some(first) = resolved.first() else {
+        return Err(format!("--bus-listen {addr}: the host has no address"));
+    };
+    if let Some(open) = resolved.iter().find(|a| !a.ip().is_loopback()) {
+        return Err(format!(
+            "--bus-listen {addr}: {} is not a loopback address; the Bus has no authentication, \
+             so it listens on 127.0.0.1 or ::1 only (use --bus-listen 127.0.0.1:PORT)",
+            open.ip()
+        ));
+    }
+    let listener = TcpListener::bind(first)
+        .await
+        .map_err(|e| format!("--bus-listen {addr}: cannot listen: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("--bus-listen {addr}: {e}"))?;
+    Ok(BusListener { listener, addr })
+}
+
+/// A request for an app's worker, with where its answer goes.
+struct Job {
+    request: Frame,
+    reply: mpsc::UnboundedSender<String>,
+}
+
+struct Broker {
+    session: Arc<Session>,
+    names: Mutex<Names>,
+    /// Each named app's worker, by Bus name, with its process id.
+    apps: Mutex<HashMap<String, (u32, mpsc::Sender<Job>)>>,
+    next_client: AtomicU64,
+}
+
+/// Serve the Bus until the task is dropped. `first_name` names the first app
+/// that shows a window; `on_named` hears of each app's Bus name.
+pub async fn serve(
+    listener: BusListener,
+    session: Arc<Session>,
+    first_name: Option<String>,
+    on_named: impl Fn(&str, u32, &str) + Send + Sync + 'static,
+) {
+    let broker = Arc::new(Broker {
+        session,
+        names: Mutex::new(Names::new(first_name)),
+        apps: Mutex::new(HashMap::new()),
+        next_client: AtomicU64::new(1),
+    });
+    let naming = tokio::spawn(name_apps(broker.clone(), on_named));
+    loop {
+        match listener.listener.accept().await {
+            Ok((stream, _)) => {
+                let broker = broker.clone();
+                tokio::spawn(async move { connection(broker, stream).await });
+            }
+            Err(e) => {
+                tracing::warn!(%e, "Bus accept failed");
+                break;
+            }
+        }
+    }
+    naming.abort();
+}
+
+/// Give each app a Bus name when its first top-level window shows.
+async fn name_apps(broker: Arc<Broker>, on_named: impl Fn(&str, u32, &str)) {
+    let mut windows = broker.session.watch_windows();
+    loop {
+        let list = windows.borrow_and_update().clone();
+        for w in list
+            .iter()
+            .filter(|w| matches!(w.kind, WindowKind::Normal | WindowKind::Dialog))
+        {
+            let Some(pid) = w.pid else { continue };
+            let named = broker.names.lock().unwrap().name_app(pid, &w.app_id);
+            if let Some(name) = named {
+                broker.start_app(&name, pid);
+                on_named(&name, pid, &w.app_id);
+            }
+        }
+        if windows.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Broker {
+    /// The worker answering an app's requests in arrival order.
+    fn start_app(self: &Arc<Self>, name: &str, pid: u32) {
+        let (tx, mut rx) = mpsc::channel::<Job>(APP_BACKLOG);
+        self.apps
+            .lock()
+            .unwrap()
+            .insert(name.to_string(), (pid, tx));
+        let session = self.session.clone();
+        let name = name.to_string();
+        tokio::spawn(async move {
+            while let Some(job) = rx.recv().await {
+                let answer = app_answer(&session, &name, pid, &job.request).await;
+                let _ = job.reply.send(answer.serialize());
+            }
+        });
+    }
+
+    /// The answer to one frame, if it gets one now (app requests answer later).
+    fn handle(
+        &self,
+        client: u64,
+        text: &str,
+        reply: &mpsc::UnboundedSender<String>,
+    ) -> Option<Frame> {
+        let request = match Frame::parse_strict(text) {
+            Ok(f) => f,
+            Err(e) => {
+                // Repeat what can be read of a frame MixOS's lenient reader takes.
+                let seen = Frame::parse_lenient(text).unwrap_or_default();
+                return Some(malformed(&seen, &e.to_string()));
+            }
+        };
+        if request.is_heartbeat() {
+            return Some(Frame::heartbeat());
+        }
+        match request.kind() {
+            Some(Kind::Request) => {}
+            Some(_) => return None,
+            None => {
+                return Some(malformed(
+                    &request,
+                    "a frame says its type: request, response, event or stream",
+                ))
+            }
+        }
+        let (Some(to), Some(command)) = (request.to(), request.command()) else {
+            return Some(malformed(
+                &request,
+                "a request names its target in `to` and its verb in `command`",
+            ));
+        };
+        if to == BROKER {
+            return Some(self.broker_verb(client, command, &request));
+        }
+        let app = self.apps.lock().unwrap().get(to).cloned();
+        if let Some((_, worker)) = app {
+            let job = Job {
+                request: request.clone(),
+                reply: reply.clone(),
+            };
+            return match worker.try_send(job) {
+                Ok(()) => None,
+                Err(mpsc::error::TrySendError::Full(_)) => Some(Frame::refusal_to(
+                    &request,
+                    &Refusal::new(
+                        "BUSY",
+                        format!(
+                            "{to} already holds {APP_BACKLOG} requests; wait for their answers"
+                        ),
+                    ),
+                )),
+                Err(mpsc::error::TrySendError::Closed(_)) => Some(Frame::refusal_to(
+                    &request,
+                    &Refusal::new("BUSY", format!("{to} is closing")),
+                )),
+            };
+        }
+        let names = self.names.lock().unwrap();
+        let refusal = match names.owner(to) {
+            Some(_) => Refusal::new(
+                "UNAVAILABLE",
+                format!(
+                    "{to} is a Bus client; Wayrig's broker routes requests to its hosted apps only"
+                ),
+            ),
+            None => Refusal::new(
+                "UNKNOWN_SERVICE",
+                format!(
+                    "no service {to:?} on this Bus; the hosted apps are: {}",
+                    names.app_names().join(", ")
+                ),
+            ),
+        };
+        Some(Frame::refusal_to(&request, &refusal))
+    }
+
+    fn broker_verb(&self, client: u64, command: &str, request: &Frame) -> Frame {
+        match command {
+            "noded.ping" => Frame::response_to(
+                request,
+                Rc::Ok,
+                json!({"pong": true, "broker": "wayrig"}).to_string(),
+            ),
+            "noded.register" => {
+                let Some(name) = request.from() else {
+                    return Frame::refusal_to(
+                        request,
+                        &Refusal::new(
+                            "ARGUMENT",
+                            "noded.register registers the name in `from`; give one",
+                        ),
+                    );
+                };
+                if let Err(why) = valid_name(name) {
+                    return Frame::refusal_to(request, &Refusal::new("ARGUMENT", why));
+                }
+                if name == BROKER {
+                    return taken(request, name);
+                }
+                match self.names.lock().unwrap().register(name, client) {
+                    Ok(()) => {
+                        Frame::response_to(request, Rc::Ok, json!({"registered": name}).to_string())
+                    }
+                    Err(_) => taken(request, name),
+                }
+            }
+            other => Frame::refusal_to(
+                request,
+                &Refusal::new(
+                    "UNKNOWN_VERB",
+                    format!(
+                        "{BROKER} has no verb {other:?}; it answers noded.register and noded.ping"
+                    ),
+                ),
+            ),
+        }
+    }
+}
+
+fn taken(request: &Frame, name: &str) -> Frame {
+    Frame::response_to(
+        request,
+        Rc::Error,
+        json!({
+            "schema": "noded.registration-rejection.v1",
+            "error_code": "NAME_TAKEN",
+            "message": format!("the name {name:?} is taken on this Bus; register another"),
+        })
+        .to_string(),
+    )
+}
+
+/// rc 20 for a frame that could not be read.
+fn malformed(seen: &Frame, message: &str) -> Frame {
+    Frame::response_to(
+        seen,
+        Rc::Failure,
+        Refusal::new("MALFORMED", format!("malformed frame: {message}")).to_json(),
+    )
+}
+
+/// An app's answer to a request routed to it.
+async fn app_answer(session: &Arc<Session>, app: &str, pid: u32, request: &Frame) -> Frame {
+    let command = request.command().unwrap_or_default();
+    let verb = match command {
+        "HELP" => "HELP",
+        c => c
+            .strip_prefix(app)
+            .and_then(|v| v.strip_prefix('.'))
+            .unwrap_or(c),
+    };
+    match verbs::answer(session, app, pid, verb, &request.body).await {
+        Ok(body) => Frame::response_to(request, Rc::Ok, body.to_string()),
+        Err(refusal) => Frame::refusal_to(request, &refusal),
+    }
+}
+
+/// One client connection: frames read in order, answers written as they come.
+async fn connection(broker: Arc<Broker>, stream: TcpStream) {
+    // The handshake callback's type is tungstenite's: its error is a response.
+    #[allow(clippy::result_large_err)]
+    let check_path = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
+        if request.uri().path() == "/ws" {
+            Ok(response)
+        } else {
+            let mut refused = ErrorResponse::new(Some("the Bus is at /ws".into()));
+            *refused.status_mut() = StatusCode::NOT_FOUND;
+            Err(refused)
+        }
+    };
+    // Frames past MixOS's 16 MiB still arrive, to be answered rc 20; only
+    // twice that is beyond what a connection can carry.
+    let mut config = WebSocketConfig::default();
+    config.max_frame_size = Some(2 * MAX_FRAME);
+    config.max_message_size = Some(2 * MAX_FRAME);
+    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(config))
+        .await
+    {
+        Ok(ws) => ws,
+        Err(e) => {
+            tracing::debug!(%e, "Bus handshake failed");
+            return;
+        }
+    };
+    let client = broker.next_client.fetch_add(1, Ordering::Relaxed);
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(text) = rx.recv().await {
+            if sink.send(Message::text(text)).await.is_err() {
+                return;
+            }
+        }
+    });
+    while let Some(message) = source.next().await {
+        let answer = match message {
+            Ok(Message::Text(text)) => broker.handle(client, text.as_str(), &tx),
+            Ok(Message::Binary(_)) => Some(malformed(
+                &Frame::default(),
+                "ABP frames travel as WebSocket text frames, not binary ones",
+            )),
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => None,
+        };
+        if let Some(frame) = answer {
+            if tx.send(frame.serialize()).is_err() {
+                break;
+            }
+        }
+    }
+    broker.names.lock().unwrap().release(client);
+    drop(tx);
+    // Answers still on their way from apps are written before the socket goes.
+    let _ = writer.await;
+}

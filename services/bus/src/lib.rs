@@ -1,0 +1,16 @@
+//! The MixOS Bus face: Wayrig as the ABP broker for the apps it hosts, every
+//! hosted app answering the MixOS drive verbs under its own Bus name.
+//!
+//! `broker` owns the WebSocket listener, registration and routing; `names` the
+//! Bus's naming rule; `verbs` turns drive verbs into session calls; `roles`
+//! and `keys` map the one model and egui's key names to the wire's words.
+
+mod broker;
+mod keys;
+pub mod names;
+pub mod roles;
+mod verbs;
+
+pub use broker::{bind, serve, BusListener};
+pub use names::{name_from_app_id, valid_name};
+pub use verbs::describe;

@@ -1,0 +1,667 @@
+//! The drive verbs as session calls: `ui.tree`, `ui.click`, `ui.key`,
+//! `ui.type`, `window`, `window.state`, `HELP` and `app.describe`.
+//!
+//! No rule lives here: elements are found, input stepped and windows changed
+//! by the session; this file reads arguments and writes MixOS's answers.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+use wayrig_host::{Button, InputEvent, InputOptions, Mods, WindowHandle, WindowInfo};
+use wayrig_proto::abp::Refusal;
+use wayrig_services::{
+    Element, Error, Node, Query, ReadOptions, Session, Step, StepReport, WindowFilter, WindowOp,
+    WindowPick,
+};
+
+use crate::keys;
+use crate::roles::{accesskit_role, is_text};
+
+/// A refusal with one of the spec's codes.
+fn refuse(code: &str, message: impl Into<String>) -> Refusal {
+    Refusal::new(code, message)
+}
+
+fn argument(message: impl Into<String>) -> Refusal {
+    refuse("ARGUMENT", message)
+}
+
+/// The session's errors as the spec's codes, one to one.
+fn refusal(e: Error) -> Refusal {
+    let code = match &e {
+        Error::NoElement(_)
+        | Error::StaleElement(_)
+        | Error::Ambiguous { .. }
+        | Error::InvalidRequest(_) => "ARGUMENT",
+        Error::NoWindow(_) | Error::StaleWindow(_) | Error::Busy(_) | Error::Timeout(_) => "BUSY",
+        Error::Cancelled(_) => "CANCELLED",
+        Error::Unsupported(_) | Error::Failed(_) => "UNAVAILABLE",
+    };
+    let message = match &e {
+        Error::NoWindow(_) | Error::StaleWindow(_) => {
+            format!("the app shows no window now (none drawn yet, or closing): {e}")
+        }
+        _ => e.to_string(),
+    };
+    refuse(code, message)
+}
+
+/// One verb: its name, what it does, whether it only reads, its arguments.
+struct Verb {
+    name: &'static str,
+    description: &'static str,
+    read_only: bool,
+    args: &'static [(&'static str, &'static str, bool, &'static str)],
+}
+
+const VERBS: &[Verb] = &[
+    Verb {
+        name: "ui.tree",
+        description: "The window's widget tree, depth first from the root: {root, focus, nodes}.",
+        read_only: true,
+        args: &[
+            ("label", "string", false, "a case-insensitive substring of the label"),
+            ("exact", "bool", false, "label matches the whole label, case and all"),
+            ("role", "string", false, "an AccessKit role name such as Button or TextInput"),
+        ],
+    },
+    Verb {
+        name: "ui.click",
+        description: "Moves to a node's centre in one frame, presses and releases in the next: {target, at, menu, focused, pointer}.",
+        read_only: false,
+        args: &[
+            ("label", "string", false, "the exact label (else placeholder); give label or id"),
+            ("id", "string|integer", false, "a node id as decimal text; give label or id"),
+            ("button", "string", false, "primary (default), secondary or middle"),
+            ("double", "bool", false, "a double-click"),
+        ],
+    },
+    Verb {
+        name: "ui.key",
+        description: "Presses and releases one key with modifiers: {menu, focused, pointer}.",
+        read_only: false,
+        args: &[
+            ("key", "string", true, "an egui key name: Enter, Escape, Tab, ArrowDown, A, Num0, F1, ..."),
+            ("modifiers", "list", false, "ctrl, shift, alt or command (Ctrl off macOS)"),
+        ],
+    },
+    Verb {
+        name: "ui.type",
+        description: "Types text into the focused widget; a newline presses Enter: {menu, focused, pointer}.",
+        read_only: false,
+        args: &[("text", "string", true, "any Unicode text")],
+    },
+    Verb {
+        name: "window",
+        description: "A window command, answered with the window state then plus requested.",
+        read_only: false,
+        args: &[(
+            "action",
+            "string",
+            true,
+            "minimize, maximize, restore, close or focus",
+        )],
+    },
+    Verb {
+        name: "window.state",
+        description: "{size, outer_size, maximized, minimized, fullscreen, focused, pixels_per_point}.",
+        read_only: true,
+        args: &[],
+    },
+    Verb {
+        name: "app.describe",
+        description: "Every verb with its arguments. The compositor cannot see egui's own verdicts (clicked, hovered), so trace is not offered.",
+        read_only: true,
+        args: &[],
+    },
+    Verb {
+        name: "HELP",
+        description: "Every verb with its arguments, as app.describe.",
+        read_only: true,
+        args: &[],
+    },
+];
+
+/// Every verb an app answers, named under its prefix, for `HELP` and `app.describe`.
+pub fn describe(app: &str) -> Value {
+    let verbs: Vec<Value> = VERBS
+        .iter()
+        .map(|v| {
+            let name = if v.name == "HELP" {
+                v.name.to_string()
+            } else {
+                format!("{app}.{}", v.name)
+            };
+            json!({
+                "name": name,
+                "description": v.description,
+                "read_only": v.read_only,
+                "args": v.args.iter().map(|(n, t, required, d)| json!({
+                    "name": n, "type": t, "required": required, "description": d,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({"app": app, "verbs": verbs})
+}
+
+/// A request's arguments: its body as a JSON object, only known keys.
+#[derive(Debug)]
+struct Args(Map<String, Value>);
+
+impl Args {
+    fn parse(body: &str, verb: &Verb) -> Result<Args, Refusal> {
+        let value: Value = if body.trim().is_empty() {
+            json!({})
+        } else {
+            serde_json::from_str(body)
+                .map_err(|e| argument(format!("the body is not JSON: {e}")))?
+        };
+        let Value::Object(map) = value else {
+            return Err(argument("the body is a JSON object of arguments"));
+        };
+        for key in map.keys() {
+            if key == "trace" {
+                if map[key] == Value::Bool(true) {
+                    return Err(refuse(
+                        "UNAVAILABLE",
+                        "trace: Wayrig does not offer input traces yet; send the verb without it",
+                    ));
+                }
+                continue;
+            }
+            if !verb.args.iter().any(|(n, ..)| n == key) {
+                let known: Vec<&str> = verb.args.iter().map(|(n, ..)| *n).collect();
+                return Err(argument(format!(
+                    "{} takes no argument {key:?}; it takes {}",
+                    verb.name,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+        }
+        Ok(Args(map))
+    }
+
+    fn str(&self, key: &str) -> Result<Option<&str>, Refusal> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(argument(format!("{key} is text, not {other}"))),
+        }
+    }
+
+    fn bool(&self, key: &str) -> Result<bool, Refusal> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(argument(format!("{key} is true or false, not {other}"))),
+        }
+    }
+
+    fn required_str(&self, key: &str) -> Result<&str, Refusal> {
+        self.str(key)?
+            .ok_or_else(|| argument(format!("{key} is required")))
+    }
+}
+
+/// Answer one drive verb (its app prefix already taken off) for the app
+/// whose process is `pid`.
+pub async fn answer(
+    session: &Arc<Session>,
+    app: &str,
+    pid: u32,
+    verb: &str,
+    body: &str,
+) -> Result<Value, Refusal> {
+    let Some(spec) = VERBS.iter().find(|v| v.name == verb) else {
+        return Err(refuse(
+            "UNKNOWN_VERB",
+            format!("{app} has no verb {verb:?}; send {app}.app.describe for the list"),
+        ));
+    };
+    let args = Args::parse(body, spec)?;
+    match verb {
+        "HELP" | "app.describe" => Ok(describe(app)),
+        "ui.tree" => tree(session, pid, &args).await,
+        "ui.click" => click(session, pid, &args).await,
+        "ui.key" => key(session, pid, &args).await,
+        "ui.type" => type_text(session, pid, &args).await,
+        "window" => window(session, pid, &args).await,
+        "window.state" => Ok(window_state(&app_window(session, pid).await?)),
+        _ => Err(refuse("UNKNOWN_VERB", format!("{verb} is not wired"))),
+    }
+}
+
+/// The app's frontmost top-level window.
+async fn app_window(session: &Session, pid: u32) -> Result<WindowInfo, Refusal> {
+    session
+        .window(&WindowPick::Filter(WindowFilter {
+            pid: Some(pid),
+            ..WindowFilter::default()
+        }))
+        .await
+        .map_err(refusal)
+}
+
+fn rect(n: &Node) -> Value {
+    n.bounds.map_or(Value::Null, |b| {
+        json!([b.x, b.y, b.x + b.width, b.y + b.height])
+    })
+}
+
+/// The label MixOS reports: the name, or a text node's text.
+fn label_of(n: &Node) -> String {
+    if n.name.is_empty() && is_text(n.role) {
+        n.value.clone().unwrap_or_default()
+    } else {
+        n.name.clone()
+    }
+}
+
+fn node_wire(e: &Element, children: &[String]) -> Value {
+    let n = &e.node;
+    let checked = n.checked().map(|c| match c {
+        wayrig_services::Checked::True => "true",
+        wayrig_services::Checked::False => "false",
+        wayrig_services::Checked::Mixed => "mixed",
+    });
+    json!({
+        "id": n.id.to_string(),
+        "role": accesskit_role(n.role),
+        "label": label_of(n),
+        "value": n.value.clone().or_else(|| n.range.map(|r| r.now.to_string())),
+        "placeholder": n.annotations.placeholder,
+        "rect": rect(n),
+        "enabled": !n.states.disabled,
+        "focused": n.states.focused,
+        "selected": n.states.selected,
+        "checked": checked,
+        "children": children,
+        "depth": e.depth,
+    })
+}
+
+async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let label = args.str("label")?;
+    let exact = args.bool("exact")?;
+    let role = args.str("role")?;
+    let handle = app_window(session, pid).await?.handle;
+    // Every element, hidden ones too (rect null when unsized): a read that
+    // leaves hidden ones out drops whole subtrees under an unsized container.
+    let read = session
+        .snapshot(handle, &ReadOptions::default())
+        .await
+        .map_err(refusal)?;
+    let Some(root) = read.elements.first() else {
+        return Err(refuse(
+            "BUSY",
+            "the window has drawn no widgets yet; ask again after its first frame",
+        ));
+    };
+    let mut children: std::collections::HashMap<u64, Vec<String>> = Default::default();
+    for e in &read.elements {
+        if let Some(p) = e.parent {
+            children.entry(p).or_default().push(e.node.id.to_string());
+        }
+    }
+    let matches = |e: &Element| {
+        let l = label_of(&e.node);
+        label.is_none_or(|want| {
+            if exact {
+                l == want
+            } else {
+                l.to_lowercase().contains(&want.to_lowercase())
+            }
+        }) && role.is_none_or(|r| accesskit_role(e.node.role) == r)
+    };
+    let nodes: Vec<Value> = read
+        .elements
+        .iter()
+        .filter(|e| matches(e))
+        .map(|e| node_wire(e, children.get(&e.node.id).map_or(&[], Vec::as_slice)))
+        .collect();
+    Ok(json!({
+        "root": root.node.id.to_string(),
+        "focus": focused_id(&read.elements),
+        "nodes": nodes,
+    }))
+}
+
+fn focused_id(elements: &[Element]) -> Value {
+    elements
+        .iter()
+        .find(|e| e.node.states.focused)
+        .map_or(Value::Null, |e| Value::String(e.node.id.to_string()))
+}
+
+/// A node id given as decimal text or an exact integer.
+fn node_id(v: &Value) -> Result<u64, Refusal> {
+    match v {
+        Value::String(s) => s.parse().map_err(|_| {
+            argument(format!(
+                "id {s:?} is not a node id: pass the decimal text ui.tree gives"
+            ))
+        }),
+        Value::Number(n) => n.as_u64().ok_or_else(|| {
+            argument(format!(
+                "id {n} is not a node id: pass the decimal text ui.tree gives"
+            ))
+        }),
+        other => Err(argument(format!("id is decimal text, not {other}"))),
+    }
+}
+
+fn button_of(args: &Args) -> Result<Button, Refusal> {
+    match args.str("button")? {
+        None | Some("primary") => Ok(Button::Left),
+        Some("secondary") => Ok(Button::Right),
+        Some("middle") => Ok(Button::Middle),
+        Some(other) => Err(argument(format!(
+            "button {other:?} is none of primary, secondary, middle"
+        ))),
+    }
+}
+
+async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let button = button_of(args)?;
+    let double = args.bool("double")?;
+    let label = args.str("label")?;
+    let id = args.0.get("id").filter(|v| !v.is_null());
+    let window = app_window(session, pid).await?;
+    let handle = window.handle;
+    let target = match (label, id) {
+        (Some(label), None) => session
+            .find_one(
+                handle,
+                &Query {
+                    label: Some(label.to_string()),
+                    ..Query::default()
+                },
+            )
+            .await
+            .map_err(refusal)?,
+        (None, Some(id)) => {
+            let id = node_id(id)?;
+            let tree = session.tree(handle).await.map_err(refusal)?;
+            tree.node(id).cloned().ok_or_else(|| {
+                argument(format!("no node {id} in the window; read ui.tree again"))
+            })?
+        }
+        _ => return Err(argument("give exactly one of label and id")),
+    };
+    let Some(b) = target.bounds.filter(|b| !b.is_empty()) else {
+        return Err(argument(format!(
+            "node {} has no place on screen to click",
+            target.id
+        )));
+    };
+    let (x, y) = (
+        f64::from(b.x) + f64::from(b.width) / 2.0,
+        f64::from(b.y) + f64::from(b.height) / 2.0,
+    );
+    let mods = Mods::default();
+    let mut press = Vec::new();
+    for clicks in if double { 1..=2 } else { 1..=1 } {
+        press.push(InputEvent::PointerDown {
+            x,
+            y,
+            button,
+            clicks,
+            mods,
+        });
+        press.push(InputEvent::PointerUp {
+            x,
+            y,
+            button,
+            clicks,
+            mods,
+        });
+    }
+    let steps = vec![
+        Step::drawn(vec![InputEvent::PointerMove { x, y, mods }]),
+        Step::drawn(press),
+    ];
+    let reports = session
+        .input_steps(handle, steps, InputOptions::default())
+        .await
+        .map_err(refusal)?;
+    let mut answer = after_input(session, handle, &reports).await;
+    answer["target"] = Value::String(target.id.to_string());
+    answer["at"] = json!([x, y]);
+    Ok(answer)
+}
+
+/// What input left: the open menu, the focused node and the pointer in the
+/// window's points.
+async fn after_input(session: &Session, handle: WindowHandle, reports: &[StepReport]) -> Value {
+    let menu = match session.shown_menu(handle).await {
+        Ok(Some(m)) => json!({"menu": m.title, "path": m.path, "depth": m.depth}),
+        _ => Value::Null,
+    };
+    let focused = match session.snapshot(handle, &ReadOptions::default()).await {
+        Ok(read) => focused_id(&read.elements),
+        Err(_) => Value::Null,
+    };
+    let window = session.window(&WindowPick::Handle(handle)).await.ok();
+    let pointer = match reports.last().map(|r| r.pointer.clone()) {
+        Some(p) => Some(p),
+        None => session.pointer().await.ok(),
+    };
+    let pointer = match (pointer, window) {
+        (Some(p), Some(w)) => json!([p.x - f64::from(w.content.x), p.y - f64::from(w.content.y)]),
+        _ => Value::Null,
+    };
+    json!({"menu": menu, "focused": focused, "pointer": pointer})
+}
+
+fn modifiers(args: &Args) -> Result<Vec<String>, Refusal> {
+    match args.0.get("modifiers") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|m| {
+                m.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| argument(format!("modifier {m} is not text")))
+            })
+            .collect(),
+        Some(other) => Err(argument(format!(
+            "modifiers is a list such as [\"ctrl\", \"shift\"], not {other}"
+        ))),
+    }
+}
+
+async fn key(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let chord = keys::chord(args.required_str("key")?, &modifiers(args)?).map_err(argument)?;
+    let handle = app_window(session, pid).await?.handle;
+    let reports = session
+        .input_steps(
+            handle,
+            vec![Step::drawn(vec![InputEvent::Key { key: chord }])],
+            InputOptions::default(),
+        )
+        .await
+        .map_err(refusal)?;
+    Ok(after_input(session, handle, &reports).await)
+}
+
+/// Text as steps: each line typed in one, each newline pressed as Enter in the next.
+fn text_steps(text: &str) -> Vec<Step> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut steps = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if !line.is_empty() {
+            steps.push(Step::drawn(vec![InputEvent::Text {
+                text: line.to_string(),
+            }]));
+        }
+        if i + 1 < lines.len() {
+            steps.push(Step::drawn(vec![InputEvent::Key {
+                key: "Enter".into(),
+            }]));
+        }
+    }
+    steps
+}
+
+async fn type_text(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let text = args.required_str("text")?;
+    if text.is_empty() {
+        return Err(argument("text is empty: give the text to type"));
+    }
+    let handle = app_window(session, pid).await?.handle;
+    let reports = session
+        .input_steps(handle, text_steps(text), InputOptions::default())
+        .await
+        .map_err(refusal)?;
+    Ok(after_input(session, handle, &reports).await)
+}
+
+fn window_state(w: &WindowInfo) -> Value {
+    json!({
+        "size": [w.content.width, w.content.height],
+        "outer_size": [w.frame.width, w.frame.height],
+        "maximized": w.maximized,
+        "minimized": w.minimized,
+        "fullscreen": w.fullscreen,
+        "focused": w.focused,
+        "pixels_per_point": w.scale,
+    })
+}
+
+async fn window(session: &Arc<Session>, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let action = args.required_str("action")?;
+    let op = match action {
+        "minimize" => Some(WindowOp::Minimize),
+        "maximize" => Some(WindowOp::Maximize),
+        "restore" => Some(WindowOp::Restore),
+        "focus" => Some(WindowOp::Activate),
+        "close" => None,
+        other => {
+            return Err(argument(format!(
+                "action {other:?} is none of minimize, maximize, restore, close, focus"
+            )))
+        }
+    };
+    let before = app_window(session, pid).await?;
+    let now = match op {
+        Some(op) => session
+            .window_op(before.handle, op)
+            .await
+            .map_err(refusal)?,
+        None => {
+            // Answered at once; the app closes as if its close button were pressed.
+            let session = session.clone();
+            let handle = before.handle;
+            tokio::spawn(async move {
+                if let Err(e) = session.close(handle, false).await {
+                    tracing::warn!(%e, "closing window {handle} for the Bus failed");
+                }
+            });
+            before
+        }
+    };
+    let mut state = window_state(&now);
+    state["requested"] = Value::String(action.to_string());
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newline_is_typed_as_enter_in_its_own_step() {
+        let steps = text_steps("ab\ncd\n");
+        let events: Vec<InputEvent> = steps.into_iter().flat_map(|s| s.events).collect();
+        assert_eq!(
+            events,
+            vec![
+                InputEvent::Text { text: "ab".into() },
+                InputEvent::Key {
+                    key: "Enter".into()
+                },
+                InputEvent::Text { text: "cd".into() },
+                InputEvent::Key {
+                    key: "Enter".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn ids_are_decimal_text_or_exact_integers() {
+        assert_eq!(node_id(&json!("18446744073709551615")).unwrap(), u64::MAX);
+        assert_eq!(node_id(&json!(42)).unwrap(), 42);
+        assert_eq!(node_id(&json!(4.5)).unwrap_err().error_code, "ARGUMENT");
+        assert_eq!(node_id(&json!("x1")).unwrap_err().error_code, "ARGUMENT");
+        assert_eq!(node_id(&json!(-1)).unwrap_err().error_code, "ARGUMENT");
+    }
+
+    #[test]
+    fn session_errors_map_one_to_one() {
+        let code = |e| refusal(e).error_code;
+        assert_eq!(code(Error::Busy("x".into())), "BUSY");
+        assert_eq!(code(Error::Cancelled("x".into())), "CANCELLED");
+        assert_eq!(code(Error::Unsupported("x".into())), "UNAVAILABLE");
+        assert_eq!(code(Error::NoElement("x".into())), "ARGUMENT");
+        assert_eq!(code(Error::InvalidRequest("x".into())), "ARGUMENT");
+        let ambiguous = refusal(Error::Ambiguous {
+            what: "label \"Go\"".into(),
+            ids: vec![3, 4],
+        });
+        assert_eq!(ambiguous.error_code, "ARGUMENT");
+        assert!(ambiguous.message.contains("3, 4"), "{}", ambiguous.message);
+    }
+
+    #[test]
+    fn unknown_arguments_and_bodies_that_are_no_object_are_refused() {
+        let click = VERBS.iter().find(|v| v.name == "ui.click").unwrap();
+        assert!(Args::parse("", click).is_ok());
+        assert!(Args::parse(r#"{"label":"Go","trace":false}"#, click).is_ok());
+        let e = Args::parse(r#"{"lable":"Go"}"#, click).unwrap_err();
+        assert_eq!(e.error_code, "ARGUMENT");
+        assert!(e.message.contains("label, id"), "{}", e.message);
+        assert_eq!(
+            Args::parse("[1]", click).unwrap_err().error_code,
+            "ARGUMENT"
+        );
+        assert_eq!(Args::parse("{", click).unwrap_err().error_code, "ARGUMENT");
+        assert_eq!(
+            Args::parse(r#"{"trace":true}"#, click)
+                .unwrap_err()
+                .error_code,
+            "UNAVAILABLE"
+        );
+    }
+
+    #[test]
+    fn describe_lists_every_verb_under_the_apps_prefix() {
+        let d = describe("calc");
+        let names: Vec<&str> = d["verbs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        for verb in [
+            "calc.ui.tree",
+            "calc.ui.click",
+            "calc.ui.key",
+            "calc.ui.type",
+            "calc.window",
+            "calc.window.state",
+            "calc.app.describe",
+            "HELP",
+        ] {
+            assert!(names.contains(&verb), "{verb} in {names:?}");
+        }
+        assert_eq!(d["verbs"][0]["read_only"], true);
+        assert_eq!(d["verbs"][0]["args"][0]["name"], "label");
+    }
+}

@@ -1,0 +1,542 @@
+//! The MixOS Bus face end to end: a WebSocket ABP client, as MixOS writes one,
+//! driving `wayrig run --bus-listen` hosting the GTK 4 fixture and a stock app.
+//!
+//! Registration, ping, the drive verbs, window commands and every refusal of
+//! this slice, over one connection that must stay usable after bad frames.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+mod support;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use wayrig_proto::abp::{Frame, Rc};
+
+/// How long an app may take to show its window and get its Bus name.
+const APP_START: Duration = Duration::from_secs(60);
+/// How long one answer may take.
+const ANSWER: Duration = Duration::from_secs(30);
+
+/// `wayrig run --bus-listen` in its own process group, ended when dropped.
+struct Hosted {
+    child: Child,
+    url: String,
+    /// The Bus names wayrig printed, in order.
+    names: Arc<Mutex<Vec<String>>>,
+    /// What the hosted app printed on stdout.
+    stdout: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Hosted {
+    fn drop(&mut self) {
+        support::end_group(&mut self.child, Duration::from_secs(20));
+    }
+}
+
+impl Hosted {
+    fn start(extra: &[&str], argv: &[&str]) -> Hosted {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+            .args(["run", "--bus-listen", "127.0.0.1:0"])
+            .args(extra)
+            .args(["--env", "GSK_RENDERER=cairo", "--"])
+            .args(argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("wayrig runs");
+        let names = Arc::new(Mutex::new(Vec::new()));
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let seen = names.clone();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                eprintln!("{line}");
+                if let Some(url) = line.strip_prefix("wayrig: bus listens at ") {
+                    let _ = tx.send(url.to_string());
+                }
+                if let Some(rest) = line.strip_prefix("wayrig: bus name ") {
+                    let name = rest.split_whitespace().next().unwrap_or_default();
+                    seen.lock().unwrap().push(name.to_string());
+                }
+            }
+        });
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let printed = stdout.clone();
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                printed.lock().unwrap().push(line);
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("wayrig says where the Bus listens");
+        Hosted {
+            child,
+            url,
+            names,
+            stdout,
+        }
+    }
+
+    fn fixture(extra: &[&str]) -> Hosted {
+        let fixture =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+        Hosted::start(extra, &["/usr/bin/python3", fixture.to_str().unwrap()])
+    }
+
+    /// The first app's Bus name, once it has one.
+    fn first_name(&self) -> String {
+        let deadline = Instant::now() + APP_START;
+        loop {
+            if let Some(name) = self.names.lock().unwrap().first() {
+                return name.clone();
+            }
+            assert!(Instant::now() < deadline, "no app got a Bus name");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn printed(&self, text: &str) -> bool {
+        self.stdout.lock().unwrap().iter().any(|l| l.contains(text))
+    }
+}
+
+/// A Bus client speaking ABP over WebSocket text frames.
+struct Client {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    name: String,
+    next_id: u64,
+}
+
+impl Client {
+    async fn connect(url: &str, name: &str) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("the Bus takes a WebSocket");
+        Client {
+            ws,
+            name: name.into(),
+            next_id: 1,
+        }
+    }
+
+    async fn send_text(&mut self, text: String) {
+        self.ws.send(Message::text(text)).await.expect("sent");
+    }
+
+    async fn receive(&mut self) -> Frame {
+        loop {
+            let message = tokio::time::timeout(ANSWER, self.ws.next())
+                .await
+                .expect("an answer in time")
+                .expect("the connection stays open")
+                .expect("a frame");
+            if let Message::Text(text) = message {
+                return Frame::parse_strict(text.as_str()).expect("the broker writes strict ABP");
+            }
+        }
+    }
+
+    /// A request, and its answer (matched by id).
+    async fn request(&mut self, to: &str, command: &str, body: Value) -> Frame {
+        let id = self.next_id.to_string();
+        self.next_id += 1;
+        let frame = Frame::request(command, &self.name, to, &id).with_body(body.to_string());
+        self.send_text(frame.serialize()).await;
+        loop {
+            let answer = self.receive().await;
+            if answer.id() == Some(id.as_str()) {
+                assert_eq!(answer.command(), Some(command), "{answer:?}");
+                return answer;
+            }
+        }
+    }
+
+    /// A verb of the app that must answer rc 0.
+    async fn ok(&mut self, app: &str, verb: &str, body: Value) -> Value {
+        let answer = self.request(app, &format!("{app}.{verb}"), body).await;
+        assert_eq!(answer.rc(), Some(Rc::Ok), "{verb}: {}", answer.body);
+        serde_json::from_str(&answer.body).expect("a JSON answer")
+    }
+
+    /// A verb of the app that must be refused rc 10; its body.
+    async fn refused(&mut self, app: &str, verb: &str, body: Value) -> Value {
+        let answer = self.request(app, &format!("{app}.{verb}"), body).await;
+        assert_eq!(answer.rc(), Some(Rc::Error), "{verb}: {}", answer.body);
+        serde_json::from_str(&answer.body).expect("a JSON refusal")
+    }
+
+    /// `ui.tree`, asked again until the window has drawn widgets.
+    async fn tree(&mut self, app: &str, body: Value) -> Value {
+        let deadline = Instant::now() + APP_START;
+        loop {
+            let answer = self
+                .request(app, &format!("{app}.ui.tree"), body.clone())
+                .await;
+            let value: Value = serde_json::from_str(&answer.body).unwrap();
+            if answer.rc() == Some(Rc::Ok) {
+                return value;
+            }
+            assert_eq!(value["error_code"], "BUSY", "{value}");
+            assert!(Instant::now() < deadline, "the tree never came: {value}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Client {
+    /// `ui.tree` until `done` holds of it (an app may fill its window late).
+    async fn tree_until(&mut self, app: &str, body: Value, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + APP_START;
+        loop {
+            let tree = self.tree(app, body.clone()).await;
+            if done(&tree) {
+                return tree;
+            }
+            assert!(Instant::now() < deadline, "the tree never held it: {tree}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+fn nodes(tree: &Value) -> &Vec<Value> {
+    tree["nodes"].as_array().expect("nodes")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_mixos_client_drives_the_gtk4_fixture_over_the_bus() {
+    let hosted = Hosted::fixture(&["--bus-name", "fx"]);
+    let app = hosted.first_name();
+    assert_eq!(app, "fx", "--bus-name names the first app");
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+
+        // Registration and ping, answered by the broker.
+        let reg = c.request("noded", "noded.register", json!({})).await;
+        assert_eq!(reg.rc(), Some(Rc::Ok), "{}", reg.body);
+        let ping = c.request("noded", "noded.ping", json!({})).await;
+        assert_eq!(ping.rc(), Some(Rc::Ok));
+        assert_eq!(ping.id(), Some("2"));
+        c.send_text("---\n---\n".into()).await;
+        assert!(c.receive().await.is_heartbeat(), "a heartbeat is echoed");
+
+        // A second client cannot take a name already held.
+        let mut other = Client::connect(&hosted.url, "probe").await;
+        let taken = other.request("noded", "noded.register", json!({})).await;
+        assert_eq!(taken.rc(), Some(Rc::Error));
+        let body: Value = serde_json::from_str(&taken.body).unwrap();
+        assert_eq!(body["schema"], "noded.registration-rejection.v1");
+        assert_eq!(body["error_code"], "NAME_TAKEN");
+        let mut squatter = Client::connect(&hosted.url, "fx").await;
+        let taken = squatter.request("noded", "noded.register", json!({})).await;
+        assert_eq!(taken.rc(), Some(Rc::Error), "an app's name is taken too");
+
+        // HELP and app.describe list the verbs.
+        let help = c.request("fx", "HELP", json!({})).await;
+        assert_eq!(help.rc(), Some(Rc::Ok));
+        let described = c.ok(&app, "app.describe", json!({})).await;
+        let verbs: Vec<&str> = described["verbs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert!(verbs.contains(&"fx.ui.click"), "{verbs:?}");
+
+        // ui.tree: ids as decimal text, AccessKit roles, rects, filters.
+        let tree = c.tree(&app, json!({})).await;
+        let all = nodes(&tree);
+        assert!(tree["root"].as_str().unwrap().parse::<u64>().is_ok());
+        let press = all
+            .iter()
+            .find(|n| n["role"] == "Button" && n["label"] == "Press")
+            .unwrap_or_else(|| panic!("the Press button in {tree}"));
+        let rect = press["rect"].as_array().expect("a rect");
+        assert_eq!(rect.len(), 4);
+        assert!(rect[2].as_f64() > rect[0].as_f64());
+        assert_eq!(press["enabled"], true);
+        assert_eq!(press["checked"], Value::Null);
+        for child in press["children"].as_array().unwrap() {
+            assert!(child.as_str().unwrap().parse::<u64>().is_ok());
+        }
+        assert!(
+            all.iter().any(|n| n["label"] == "ready"),
+            "a text node's text is its label"
+        );
+        let filtered = c.tree(&app, json!({"label": "pRESS"})).await;
+        assert!(nodes(&filtered).iter().any(|n| n["label"] == "Press"));
+        assert!(nodes(&filtered).iter().all(|n| n["label"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("press")));
+        let exact = c.tree(&app, json!({"label": "pRESS", "exact": true})).await;
+        assert!(nodes(&exact).is_empty(), "exact matches case: {exact}");
+        let fields = c.tree(&app, json!({"role": "TextInput"})).await;
+        assert!(!nodes(&fields).is_empty());
+        assert!(nodes(&fields).iter().all(|n| n["role"] == "TextInput"));
+        let multiline = c.tree(&app, json!({"role": "MultilineTextInput"})).await;
+        assert_eq!(nodes(&multiline).len(), 1, "{multiline}");
+
+        // ui.click by label: the fixture says it was clicked.
+        let clicked = c.ok(&app, "ui.click", json!({"label": "Press"})).await;
+        assert_eq!(clicked["target"], press["id"]);
+        assert_eq!(clicked["at"].as_array().unwrap().len(), 2);
+        assert!(clicked.get("menu").is_some() && clicked.get("focused").is_some());
+        let pointer = clicked["pointer"].as_array().expect("pointer");
+        assert_eq!(pointer[0], clicked["at"][0]);
+        wait_for(
+            || hosted.printed(r#""ev": "clicked""#),
+            "the fixture's click",
+        )
+        .await;
+        // By id, as text and as an integer.
+        let id: u64 = press["id"].as_str().unwrap().parse().unwrap();
+        c.ok(&app, "ui.click", json!({"id": press["id"]})).await;
+        c.ok(&app, "ui.click", json!({"id": id})).await;
+
+        // Ambiguous labels list their ids; neither or both of label and id is wrong.
+        let none = c
+            .refused(&app, "ui.click", json!({"label": "no such"}))
+            .await;
+        assert_eq!(none["error_code"], "ARGUMENT");
+        let both = c
+            .refused(&app, "ui.click", json!({"label": "Press", "id": id}))
+            .await;
+        assert_eq!(both["error_code"], "ARGUMENT");
+        assert!(both["message"].as_str().unwrap().contains("exactly one"));
+
+        // ui.type into a focused entry; ui.tree then shows the text.
+        let first = all
+            .iter()
+            .find(|n| n["role"] == "TextInput" && n["label"] == "First")
+            .unwrap_or_else(|| panic!("the First field in {tree}"));
+        let focused = c.ok(&app, "ui.click", json!({"id": first["id"]})).await;
+        assert!(focused["focused"].is_string(), "{focused}");
+        let typed = c.ok(&app, "ui.type", json!({"text": "hello bus"})).await;
+        assert!(typed.get("focused").is_some());
+        let after = c.tree(&app, json!({"role": "TextInput"})).await;
+        let field = nodes(&after)
+            .iter()
+            .find(|n| n["id"] == first["id"])
+            .expect("the field again");
+        assert_eq!(field["value"], "hello bus", "{after}");
+
+        // ui.key with modifiers: select all and type over it.
+        c.ok(
+            &app,
+            "ui.key",
+            json!({"key": "A", "modifiers": ["command"]}),
+        )
+        .await;
+        c.ok(&app, "ui.type", json!({"text": "x"})).await;
+        let after = c.tree(&app, json!({"role": "TextInput"})).await;
+        let field = nodes(&after)
+            .iter()
+            .find(|n| n["id"] == first["id"])
+            .unwrap();
+        assert_eq!(field["value"], "x", "Ctrl+A selected all: {after}");
+        let bad_key = c.refused(&app, "ui.key", json!({"key": "Hyper"})).await;
+        assert_eq!(bad_key["error_code"], "ARGUMENT");
+        let bad_mod = c
+            .refused(&app, "ui.key", json!({"key": "A", "modifiers": ["hyper"]}))
+            .await;
+        assert_eq!(bad_mod["error_code"], "ARGUMENT");
+
+        // window maximize, then window.state reports it.
+        let before = c.ok(&app, "window.state", json!({})).await;
+        assert_eq!(before["maximized"], false);
+        let maximized = c.ok(&app, "window", json!({"action": "maximize"})).await;
+        assert_eq!(maximized["requested"], "maximize");
+        assert_eq!(maximized["maximized"], true);
+        let state = c.ok(&app, "window.state", json!({})).await;
+        assert_eq!(state["maximized"], true);
+        assert!(state["size"][0].as_i64() > before["size"][0].as_i64());
+        assert_eq!(state["pixels_per_point"], 1.0);
+        let restored = c.ok(&app, "window", json!({"action": "restore"})).await;
+        assert_eq!(restored["maximized"], false);
+        let bad = c.refused(&app, "window", json!({"action": "fly"})).await;
+        assert_eq!(bad["error_code"], "ARGUMENT");
+
+        // Refusals: unknown verb, unknown target, bad arguments.
+        let unknown = c.refused(&app, "ui.fly", json!({})).await;
+        assert_eq!(unknown["error_code"], "UNKNOWN_VERB");
+        let nobody = c.request("nobody", "nobody.ui.tree", json!({})).await;
+        assert_eq!(nobody.rc(), Some(Rc::Error), "{}", nobody.body);
+        let typo = c.refused(&app, "ui.tree", json!({"lable": "x"})).await;
+        assert_eq!(typo["error_code"], "ARGUMENT");
+        let not_object = c.request(&app, "fx.ui.tree", json!([1])).await;
+        assert_eq!(not_object.rc(), Some(Rc::Error));
+    });
+}
+
+#[test]
+fn malformed_frames_answer_rc_20_and_the_connection_stays_usable() {
+    let hosted = Hosted::fixture(&[]);
+    let app = hosted.first_name();
+    assert_eq!(app, "gtk4fixture", "named from org.wayrig.Gtk4Fixture");
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        let mut many = String::from("---\n");
+        for i in 0..65 {
+            many.push_str(&format!("h{i:03}: v\n"));
+        }
+        many.push_str("---\n");
+        let huge = format!(
+            "---\ncommand: x\nid: 9\nto: noded\ntype: request\n---\n{}",
+            "x".repeat(17 << 20)
+        );
+        for bad in [
+            "garbage".to_string(),
+            "---\ncommand: noded.ping\nto: noded\ntype: request\n".to_string(),
+            "---\nto: noded\ncommand: noded.ping\nid: 5\ntype: request\n---\n".to_string(),
+            many,
+            huge,
+        ] {
+            c.send_text(bad).await;
+            let answer = c.receive().await;
+            assert_eq!(answer.rc(), Some(Rc::Failure), "{answer:?}");
+            let body: Value = serde_json::from_str(&answer.body).unwrap();
+            assert!(
+                body["message"].as_str().unwrap().contains("malformed"),
+                "{body}"
+            );
+        }
+        // Still usable afterwards.
+        let ping = c.request("noded", "noded.ping", json!({})).await;
+        assert_eq!(ping.rc(), Some(Rc::Ok));
+        c.tree(&app, json!({})).await;
+    });
+}
+
+#[test]
+fn a_non_loopback_bus_address_is_refused_at_start() {
+    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["run", "--bus-listen", "0.0.0.0:0", "--", "/bin/true"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("wayrig runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+    assert!(stderr.contains("127.0.0.1"), "says what to use: {stderr}");
+}
+
+#[test]
+fn gtk4_widget_factory_is_driven_by_label() {
+    if !support::have("gtk4-widget-factory") {
+        panic!("gtk4-widget-factory is needed (scripts/install-deps)");
+    }
+    let hosted = Hosted::start(&["--bus-name", "factory"], &["gtk4-widget-factory"]);
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        // The factory fills its page after its first frame.
+        let checks = c
+            .tree_until(&app, json!({"role": "CheckBox"}), |t| nodes(t).len() > 2)
+            .await;
+        let check = nodes(&checks)
+            .iter()
+            .find(|n| n["checked"] == "false" && n["enabled"] == true && n["rect"].is_array())
+            .unwrap_or_else(|| panic!("an unchecked check box in {checks}"))
+            .clone();
+        let label = check["label"].as_str().unwrap().to_string();
+        let clicked = c.ok(&app, "ui.click", json!({"id": check["id"]})).await;
+        assert_eq!(clicked["target"], check["id"]);
+        let after = c.tree(&app, json!({"role": "CheckBox"})).await;
+        let now = nodes(&after)
+            .iter()
+            .find(|n| n["id"] == check["id"])
+            .expect("the check box again");
+        assert_eq!(now["checked"], "true", "{label} is checked: {now}");
+        // Its check boxes all say "checkbutton": a click by that label is
+        // ambiguous, and the refusal lists the ones on screen.
+        let shown: Vec<&str> = nodes(&checks)
+            .iter()
+            .filter(|n| n["label"] == "checkbutton" && n["rect"].is_array())
+            .map(|n| n["id"].as_str().unwrap())
+            .collect();
+        assert!(shown.len() >= 2, "{checks}");
+        let ambiguous = c
+            .refused(&app, "ui.click", json!({"label": "checkbutton"}))
+            .await;
+        assert_eq!(ambiguous["error_code"], "ARGUMENT");
+        let message = ambiguous["message"].as_str().unwrap();
+        assert!(
+            shown.iter().all(|id| message.contains(id)),
+            "the refusal lists {shown:?}: {message}"
+        );
+
+        // A label only one control has: the password entry, which takes focus.
+        let entry = c.tree(&app, json!({"role": "PasswordInput"})).await;
+        let entry = nodes(&entry).first().expect("the password entry").clone();
+        let clicked = c
+            .ok(&app, "ui.click", json!({"label": entry["label"]}))
+            .await;
+        assert_eq!(clicked["target"], entry["id"]);
+        assert!(clicked["focused"].is_string(), "{clicked}");
+    });
+}
+
+/// Wait until `done` holds, or fail saying what never came.
+async fn wait_for(done: impl Fn() -> bool, what: &str) {
+    let deadline = Instant::now() + ANSWER;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} never came");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[test]
+fn one_session_serves_mygo_and_the_bus_at_once() {
+    let dir = std::env::temp_dir().join(format!("wayrig-bus-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("app.sock");
+    let hosted = Hosted::fixture(&["--mygo-socket", socket.to_str().unwrap()]);
+    let app = hosted.first_name();
+    let mut mygo = support::ProtocolClient::connect(&socket);
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        let tree = c
+            .tree(&app, json!({"role": "TextInput", "label": "Second"}))
+            .await;
+        let second = nodes(&tree).first().expect("the Second field").clone();
+        c.ok(&app, "ui.click", json!({"id": second["id"]})).await;
+        c.ok(&app, "ui.type", json!({"text": "typed on the Bus"}))
+            .await;
+
+        // MyGo reads what the Bus typed: one session, one set of ids.
+        let window = mygo.first_window();
+        let read = mygo.call(wayrig_proto::mygo::Call::Tree {
+            window: window["id"].as_u64(),
+        });
+        let field = read["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == second["id"])
+            .unwrap_or_else(|| panic!("the Bus's id {} over MyGo: {read}", second["id"]));
+        assert_eq!(field["value"], "typed on the Bus");
+    });
+    drop(hosted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
