@@ -312,10 +312,11 @@ pub fn pre_order(tree: &Tree, options: &ReadOptions) -> (Vec<Element>, bool) {
             continue;
         }
         let is_root = n.id == root.id;
-        if !is_root && !options.include_hidden && is_hidden(n, &window) {
-            continue;
-        }
-        let kept = is_root || !(options.prune_layout && n.is_layout());
+        // A hidden element is left out, not its subtree: a container the
+        // toolkit gives no bounds (a stack page) holds elements that show.
+        let left_out = (!options.include_hidden && is_hidden(n, &window))
+            || (options.prune_layout && n.is_layout());
+        let kept = is_root || !left_out;
         let (child_parent, child_depth) = if kept {
             if options.max_depth.is_some_and(|m| depth > m) {
                 truncated = true;
@@ -538,6 +539,15 @@ pub(crate) mod tests {
         };
         let (elements, _) = pre_order(&tree, &visible);
         assert!(!elements.iter().any(|e| e.node.id == 6));
+        // An unsized container is left out, and what shows inside it kept.
+        let mut unsized_parent = sample();
+        unsized_parent.nodes[1].bounds = None;
+        unsized_parent.nodes[1].name = "Page".into();
+        let (elements, _) = pre_order(&unsized_parent, &visible);
+        assert!(!elements.iter().any(|e| e.node.id == 2));
+        assert!(elements
+            .iter()
+            .any(|e| e.node.id == 3 && e.parent == Some(1)));
         let few = ReadOptions {
             max_nodes: Some(2),
             ..ReadOptions::default()
