@@ -540,3 +540,60 @@ fn one_session_serves_mygo_and_the_bus_at_once() {
     drop(hosted);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn menus_are_listed_opened_to_a_row_reported_and_closed_over_the_bus() {
+    let hosted = Hosted::fixture(&["--bus-name", "fx"]);
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "menus").await;
+        c.tree(&app, json!({})).await;
+        let listed = c.ok(&app, "ui.menu.list", json!({})).await;
+        let menus = listed["menus"].as_array().unwrap();
+        let titles: Vec<&str> = menus.iter().map(|m| m["title"].as_str().unwrap()).collect();
+        assert_eq!(titles, ["File", "Edit"]);
+        let file = menus[0]["rows"].as_array().unwrap();
+        let disabled = file.iter().find(|r| r["label"] == "Disabled Item").unwrap();
+        assert_eq!(disabled["enabled"], false);
+        let recent = file.iter().find(|r| r["label"] == "Recent").unwrap();
+        assert_eq!(recent["id"], Value::Null, "a submenu row has no id");
+        assert_eq!(recent["submenu"][0]["label"], "one.txt");
+
+        assert_eq!(
+            c.ok(&app, "ui.menu", json!({})).await,
+            json!({"menu": null})
+        );
+        let refused = c
+            .refused(
+                &app,
+                "ui.menu.open",
+                json!({"path": ["File", "Disabled Item"]}),
+            )
+            .await;
+        assert_eq!(refused["error_code"], "ARGUMENT");
+        assert!(refused["message"].as_str().unwrap().contains("disabled"));
+        let refused = c.refused(&app, "ui.menu.open", json!({})).await;
+        assert_eq!(refused["error_code"], "ARGUMENT");
+
+        // Case and a trailing ellipsis do not matter.
+        let open = c
+            .ok(
+                &app,
+                "ui.menu.open",
+                json!({"path": ["file", "Recent…", "one.txt"]}),
+            )
+            .await;
+        assert_eq!(open["menu"]["menu"], "File");
+        assert_eq!(open["menu"]["path"], json!(["Recent", "one.txt"]));
+        assert_eq!(open["menu"]["depth"], 2);
+        assert_eq!(c.ok(&app, "ui.menu", json!({})).await, open);
+        assert_eq!(
+            c.ok(&app, "ui.menu.close", json!({})).await,
+            json!({"closed": true})
+        );
+        assert_eq!(
+            c.ok(&app, "ui.menu.close", json!({})).await,
+            json!({"closed": false})
+        );
+    });
+}

@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, WindowHandle, WindowInfo};
 use wayrig_proto::abp::Refusal;
 use wayrig_services::{
-    Element, Error, Node, Query, ReadOptions, Session, Step, StepReport, WindowFilter, WindowOp,
-    WindowPick,
+    Checked, Element, Error, MenuRow, Node, OpenMenu, Query, ReadOptions, Session, Step,
+    StepReport, WindowFilter, WindowOp, WindowPick,
 };
 
 use crate::keys;
@@ -90,6 +90,33 @@ const VERBS: &[Verb] = &[
         description: "Types text into the focused widget; a newline presses Enter: {menu, focused, pointer}.",
         read_only: false,
         args: &[("text", "string", true, "any Unicode text")],
+    },
+    Verb {
+        name: "ui.menu",
+        description: "The open menu: {menu: {menu, path, depth}}, or {menu: null}.",
+        read_only: true,
+        args: &[],
+    },
+    Verb {
+        name: "ui.menu.list",
+        description: "Every menu as the menu bar draws it: {menus: [{title, rows}]}.",
+        read_only: true,
+        args: &[],
+    },
+    Verb {
+        name: "ui.menu.open",
+        description: "Opens a menu and submenus by label and highlights the last row without running it: the open menu.",
+        read_only: false,
+        args: &[
+            ("path", "list", false, "a menu title, then a row's label at each level; give path or menu"),
+            ("menu", "string", false, "a menu title alone; give path or menu"),
+        ],
+    },
+    Verb {
+        name: "ui.menu.close",
+        description: "Closes every open menu: {closed}, whether one was open.",
+        read_only: false,
+        args: &[],
     },
     Verb {
         name: "window",
@@ -230,6 +257,24 @@ pub async fn answer(
         "ui.click" => click(session, pid, &args).await,
         "ui.key" => key(session, pid, &args).await,
         "ui.type" => type_text(session, pid, &args).await,
+        "ui.menu" => {
+            let handle = app_window(session, pid).await?.handle;
+            Ok(json!({"menu": open_menu_wire(session.shown_menu(handle).await.map_err(refusal)?)}))
+        }
+        "ui.menu.list" => {
+            let handle = app_window(session, pid).await?.handle;
+            let menus = session.menus(handle).await.map_err(refusal)?;
+            Ok(json!({"menus": menus.iter().map(|m| json!({
+                "title": m.title,
+                "rows": rows_wire(&m.rows),
+            })).collect::<Vec<_>>()}))
+        }
+        "ui.menu.open" => menu_open(session, pid, &args).await,
+        "ui.menu.close" => {
+            let handle = app_window(session, pid).await?.handle;
+            let closed = session.close_menus(handle).await.map_err(refusal)?;
+            Ok(json!({"closed": closed}))
+        }
         "window" => window(session, pid, &args).await,
         "window.state" => Ok(window_state(&app_window(session, pid).await?)),
         _ => Err(refuse("UNKNOWN_VERB", format!("{verb} is not wired"))),
@@ -435,13 +480,72 @@ async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusa
     Ok(answer)
 }
 
+/// The open menu as the spec writes it, or null.
+fn open_menu_wire(menu: Option<OpenMenu>) -> Value {
+    match menu {
+        Some(m) => json!({"menu": m.title, "path": m.path, "depth": m.depth}),
+        None => Value::Null,
+    }
+}
+
+/// Menu rows as the spec writes them: `{label, id, shortcut, enabled,
+/// checked}` with `submenu` rows (and a null id), or `{separator: true}`.
+fn rows_wire(rows: &[MenuRow]) -> Vec<Value> {
+    rows.iter()
+        .map(|r| match r {
+            MenuRow::Separator => json!({"separator": true}),
+            MenuRow::Item {
+                label,
+                id,
+                shortcut,
+                enabled,
+                checked,
+                submenu,
+            } => {
+                let mut row = json!({
+                    "label": label,
+                    "id": if submenu.is_some() { Value::Null } else { json!(id.map(|i| i.to_string())) },
+                    "shortcut": shortcut,
+                    "enabled": enabled,
+                    "checked": checked.map(|c| match c {
+                        Checked::True => "true",
+                        Checked::False => "false",
+                        Checked::Mixed => "mixed",
+                    }),
+                });
+                if let Some(sub) = submenu {
+                    row["submenu"] = Value::Array(rows_wire(sub));
+                }
+                row
+            }
+        })
+        .collect()
+}
+
+async fn menu_open(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let path: Vec<String> = match (args.0.get("path"), args.str("menu")?) {
+        (Some(Value::Array(labels)), None) => labels
+            .iter()
+            .map(|l| l.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| argument("path is a list of labels (text)"))?,
+        (None, Some(title)) => vec![title.to_string()],
+        (Some(_), Some(_)) => return Err(argument("give path or menu, not both")),
+        (Some(_), None) => return Err(argument("path is a list of labels (text)")),
+        (None, None) => return Err(argument("give path (a menu title, then rows) or menu")),
+    };
+    if path.is_empty() {
+        return Err(argument("path names at least a menu title"));
+    }
+    let handle = app_window(session, pid).await?.handle;
+    let open = session.open_menu(handle, &path).await.map_err(refusal)?;
+    Ok(json!({"menu": open_menu_wire(Some(open))}))
+}
+
 /// What input left: the open menu, the focused node and the pointer in the
 /// window's points.
 async fn after_input(session: &Session, handle: WindowHandle, reports: &[StepReport]) -> Value {
-    let menu = match session.shown_menu(handle).await {
-        Ok(Some(m)) => json!({"menu": m.title, "path": m.path, "depth": m.depth}),
-        _ => Value::Null,
-    };
+    let menu = open_menu_wire(session.shown_menu(handle).await.ok().flatten());
     let focused = match session.snapshot(handle, &ReadOptions::default()).await {
         Ok(read) => focused_id(&read.elements),
         Err(_) => Value::Null,
