@@ -597,3 +597,77 @@ fn menus_are_listed_opened_to_a_row_reported_and_closed_over_the_bus() {
         );
     });
 }
+
+#[test]
+fn pointer_press_and_release_click_and_scroll_follows_eguis_sign() {
+    let hosted = Hosted::fixture(&["--bus-name", "fx"]);
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "hand").await;
+        let tree = c.tree(&app, json!({"label": "Press", "exact": true})).await;
+        let press = nodes(&tree)
+            .iter()
+            .find(|n| n["role"] == "Button")
+            .expect("the Press button");
+        let r: Vec<f64> = press["rect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let (x, y) = ((r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0);
+        // Press and release as two requests, as a hand that may drag.
+        let pressed = c
+            .ok(
+                &app,
+                "ui.pointer",
+                json!({"x": x, "y": y, "action": "press"}),
+            )
+            .await;
+        assert_eq!(pressed["pointer"], json!([x, y]));
+        assert!(!hosted.printed(r#""ev": "clicked""#), "not on press alone");
+        c.ok(
+            &app,
+            "ui.pointer",
+            json!({"x": x, "y": y, "action": "release"}),
+        )
+        .await;
+        wait_for(|| hosted.printed(r#""ev": "clicked""#), "the click").await;
+        let refused = c
+            .refused(
+                &app,
+                "ui.pointer",
+                json!({"x": x, "y": y, "action": "hover"}),
+            )
+            .await;
+        assert_eq!(refused["error_code"], "ARGUMENT");
+
+        // The list scrolls down for a negative dy: what was below shows.
+        let list = c.tree(&app, json!({"role": "List"})).await;
+        let rows = nodes(&list)
+            .iter()
+            .find(|n| n["rect"].is_array())
+            .expect("the list");
+        let r: Vec<f64> = rows["rect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let (x, y) = ((r[0] + r[2]) / 2.0, (r[1] + 60.0).min(r[3] - 5.0));
+        c.ok(&app, "ui.scroll", json!({"x": x, "y": y, "dy": -60}))
+            .await;
+        wait_for(|| hosted.printed(r#""ev": "scroll""#), "the list's scroll").await;
+        let down = hosted
+            .stdout
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|l| l.contains(r#""ev": "scroll""#))
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .and_then(|v| v["value"].as_f64())
+            .unwrap();
+        assert!(down > 0.0, "scrolled to {down}");
+    });
+}

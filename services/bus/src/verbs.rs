@@ -77,6 +77,28 @@ const VERBS: &[Verb] = &[
         ],
     },
     Verb {
+        name: "ui.pointer",
+        description: "One pointer event at a point in the window's points: {menu, focused, pointer}. Press and release are separate requests, so a caller can drag.",
+        read_only: false,
+        args: &[
+            ("x", "number", true, "points from the window's left"),
+            ("y", "number", true, "points from the window's top"),
+            ("action", "string", true, "move, press or release"),
+            ("button", "string", false, "primary (default), secondary or middle"),
+        ],
+    },
+    Verb {
+        name: "ui.scroll",
+        description: "Moves the pointer to x, y and scrolls there by dx, dy points; a positive dy reveals what is above: {menu, focused, pointer}.",
+        read_only: false,
+        args: &[
+            ("x", "number", true, "points from the window's left"),
+            ("y", "number", true, "points from the window's top"),
+            ("dx", "number", false, "points; positive reveals what is left"),
+            ("dy", "number", false, "points; positive reveals what is above"),
+        ],
+    },
+    Verb {
         name: "ui.key",
         description: "Presses and releases one key with modifiers: {menu, focused, pointer}.",
         read_only: false,
@@ -255,6 +277,8 @@ pub async fn answer(
         "HELP" | "app.describe" => Ok(describe(app)),
         "ui.tree" => tree(session, pid, &args).await,
         "ui.click" => click(session, pid, &args).await,
+        "ui.pointer" => pointer(session, pid, &args).await,
+        "ui.scroll" => scroll(session, pid, &args).await,
         "ui.key" => key(session, pid, &args).await,
         "ui.type" => type_text(session, pid, &args).await,
         "ui.menu" => {
@@ -579,18 +603,98 @@ fn modifiers(args: &Args) -> Result<Vec<String>, Refusal> {
     }
 }
 
-async fn key(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
-    let chord = keys::chord(args.required_str("key")?, &modifiers(args)?).map_err(argument)?;
+impl Args {
+    fn number(&self, key: &str) -> Result<Option<f64>, Refusal> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .filter(|n| n.is_finite())
+                .map(Some)
+                .ok_or_else(|| argument(format!("{key} is a number of points, not {v}"))),
+        }
+    }
+
+    fn required_number(&self, key: &str) -> Result<f64, Refusal> {
+        self.number(key)?
+            .ok_or_else(|| argument(format!("{key} is required")))
+    }
+}
+
+/// One step of input on the app's window, answered with what it left.
+async fn one_step(session: &Session, pid: u32, events: Vec<InputEvent>) -> Result<Value, Refusal> {
     let handle = app_window(session, pid).await?.handle;
     let reports = session
-        .input_steps(
-            handle,
-            vec![Step::drawn(vec![InputEvent::Key { key: chord }])],
-            InputOptions::default(),
-        )
+        .input_steps(handle, vec![Step::drawn(events)], InputOptions::default())
         .await
         .map_err(refusal)?;
     Ok(after_input(session, handle, &reports).await)
+}
+
+async fn pointer(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let (x, y) = (args.required_number("x")?, args.required_number("y")?);
+    let button = button_of(args)?;
+    let mods = Mods::default();
+    let event = match args.required_str("action")? {
+        "move" => InputEvent::PointerMove { x, y, mods },
+        "press" => InputEvent::PointerDown {
+            x,
+            y,
+            button,
+            clicks: 1,
+            mods,
+        },
+        "release" => InputEvent::PointerUp {
+            x,
+            y,
+            button,
+            clicks: 1,
+            mods,
+        },
+        other => {
+            return Err(argument(format!(
+                "action {other:?} is none of move, press, release"
+            )))
+        }
+    };
+    one_step(session, pid, vec![event]).await
+}
+
+async fn scroll(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let (x, y) = (args.required_number("x")?, args.required_number("y")?);
+    let (dx, dy) = (
+        args.number("dx")?.unwrap_or(0.0),
+        args.number("dy")?.unwrap_or(0.0),
+    );
+    // egui's signs: a positive delta moves the content towards it, revealing
+    // what is above (or left); the seat's wheel scrolls the other way. Sent
+    // as wheel clicks, which every toolkit takes.
+    let wheel = InputEvent::Wheel {
+        x,
+        y,
+        dx: -dx,
+        dy: -dy,
+        precise: false,
+        mods: Mods::default(),
+    };
+    one_step(
+        session,
+        pid,
+        vec![
+            InputEvent::PointerMove {
+                x,
+                y,
+                mods: Mods::default(),
+            },
+            wheel,
+        ],
+    )
+    .await
+}
+
+async fn key(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let chord = keys::chord(args.required_str("key")?, &modifiers(args)?).map_err(argument)?;
+    one_step(session, pid, vec![InputEvent::Key { key: chord }]).await
 }
 
 /// Text as steps: each line typed in one, each newline pressed as Enter in the next.
