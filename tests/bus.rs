@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 mod support;
@@ -30,9 +30,38 @@ struct Hosted {
     child: Child,
     url: String,
     /// The Bus names wayrig printed, in order.
-    names: Arc<Mutex<Vec<String>>>,
+    names: Arc<Lines>,
     /// What the hosted app printed on stdout.
-    stdout: Arc<Mutex<Vec<String>>>,
+    stdout: Arc<Lines>,
+}
+
+/// Lines a process printed, as they come: waited on, never polled.
+#[derive(Default)]
+struct Lines {
+    lines: Mutex<Vec<String>>,
+    added: Condvar,
+}
+
+impl Lines {
+    fn push(&self, line: String) {
+        self.lines.lock().unwrap().push(line);
+        self.added.notify_all();
+    }
+
+    fn contains(&self, text: &str) -> bool {
+        self.lines.lock().unwrap().iter().any(|l| l.contains(text))
+    }
+
+    /// The last line holding `text`, once one came; fails saying what never came.
+    fn wait_for(&self, text: &str, what: &str) -> String {
+        let lines = self.lines.lock().unwrap();
+        let (lines, _) = self
+            .added
+            .wait_timeout_while(lines, ANSWER, |l| !l.iter().any(|l| l.contains(text)))
+            .unwrap();
+        let found = lines.iter().rev().find(|l| l.contains(text)).cloned();
+        found.unwrap_or_else(|| panic!("{what} never came"))
+    }
 }
 
 impl Drop for Hosted {
@@ -54,8 +83,8 @@ impl Hosted {
             .process_group(0)
             .spawn()
             .expect("wayrig runs");
-        let names = Arc::new(Mutex::new(Vec::new()));
-        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let names = Arc::new(Lines::default());
+        let stdout = Arc::new(Lines::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let stderr = BufReader::new(child.stderr.take().unwrap());
         let seen = names.clone();
@@ -67,7 +96,7 @@ impl Hosted {
                 }
                 if let Some(rest) = line.strip_prefix("wayrig: bus name ") {
                     let name = rest.split_whitespace().next().unwrap_or_default();
-                    seen.lock().unwrap().push(name.to_string());
+                    seen.push(name.to_string());
                 }
             }
         });
@@ -75,7 +104,7 @@ impl Hosted {
         let printed = stdout.clone();
         std::thread::spawn(move || {
             for line in out.lines().map_while(Result::ok) {
-                printed.lock().unwrap().push(line);
+                printed.push(line);
             }
         });
         let url = rx
@@ -97,18 +126,12 @@ impl Hosted {
 
     /// The first app's Bus name, once it has one.
     fn first_name(&self) -> String {
-        let deadline = Instant::now() + APP_START;
-        loop {
-            if let Some(name) = self.names.lock().unwrap().first() {
-                return name.clone();
-            }
-            assert!(Instant::now() < deadline, "no app got a Bus name");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.names.wait_for("", "an app's Bus name");
+        self.names.lines.lock().unwrap()[0].clone()
     }
 
     fn printed(&self, text: &str) -> bool {
-        self.stdout.lock().unwrap().iter().any(|l| l.contains(text))
+        self.stdout.contains(text)
     }
 }
 
@@ -304,11 +327,9 @@ fn a_mixos_client_drives_the_gtk4_fixture_over_the_bus() {
         assert!(clicked.get("menu").is_some() && clicked.get("focused").is_some());
         let pointer = clicked["pointer"].as_array().expect("pointer");
         assert_eq!(pointer[0], clicked["at"][0]);
-        wait_for(
-            || hosted.printed(r#""ev": "clicked""#),
-            "the fixture's click",
-        )
-        .await;
+        hosted
+            .stdout
+            .wait_for(r#""ev": "clicked""#, "the fixture's click");
         // By id, as text and as an integer.
         let id: u64 = press["id"].as_str().unwrap().parse().unwrap();
         c.ok(&app, "ui.click", json!({"id": press["id"]})).await;
@@ -497,15 +518,6 @@ fn gtk4_widget_factory_is_driven_by_label() {
     });
 }
 
-/// Wait until `done` holds, or fail saying what never came.
-async fn wait_for(done: impl Fn() -> bool, what: &str) {
-    let deadline = Instant::now() + ANSWER;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} never came");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[test]
 fn one_session_serves_mygo_and_the_bus_at_once() {
     let dir = std::env::temp_dir().join(format!("wayrig-bus-test-{}", std::process::id()));
@@ -632,7 +644,7 @@ fn pointer_press_and_release_click_and_scroll_follows_eguis_sign() {
             json!({"x": x, "y": y, "action": "release"}),
         )
         .await;
-        wait_for(|| hosted.printed(r#""ev": "clicked""#), "the click").await;
+        hosted.stdout.wait_for(r#""ev": "clicked""#, "the click");
         let refused = c
             .refused(
                 &app,
@@ -657,16 +669,11 @@ fn pointer_press_and_release_click_and_scroll_follows_eguis_sign() {
         let (x, y) = ((r[0] + r[2]) / 2.0, (r[1] + 60.0).min(r[3] - 5.0));
         c.ok(&app, "ui.scroll", json!({"x": x, "y": y, "dy": -60}))
             .await;
-        wait_for(|| hosted.printed(r#""ev": "scroll""#), "the list's scroll").await;
-        let down = hosted
+        let scrolled = hosted
             .stdout
-            .lock()
-            .unwrap()
-            .iter()
-            .rev()
-            .find(|l| l.contains(r#""ev": "scroll""#))
-            .and_then(|l| serde_json::from_str::<Value>(l).ok())
-            .and_then(|v| v["value"].as_f64())
+            .wait_for(r#""ev": "scroll""#, "the list's scroll");
+        let down = serde_json::from_str::<Value>(&scrolled).unwrap()["value"]
+            .as_f64()
             .unwrap();
         assert!(down > 0.0, "scrolled to {down}");
     });

@@ -31,29 +31,28 @@ async fn session() -> (Session, Arc<CompositorHost>) {
     (session, compositor)
 }
 
-/// Wait until the kept list shows a window the predicate picks.
+/// Wait, on the session's window stream, until its list shows a window the
+/// predicate picks.
 async fn kept_window(session: &Session, pick: impl Fn(&WindowInfo) -> bool) -> WindowInfo {
-    let deadline = std::time::Instant::now() + APP_START;
-    loop {
-        if let Some(w) = session.windows().iter().find(|w| pick(w)) {
-            return w.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no such window came: {:?}",
-            session.windows()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let mut list = session.watch_windows();
+    let found = tokio::time::timeout(APP_START, list.wait_for(|l| l.iter().any(&pick)))
+        .await
+        .unwrap_or_else(|_| panic!("no such window came: {:?}", session.windows()))
+        .expect("the session's window stream");
+    let window = found.iter().find(|w| pick(w)).cloned();
+    window.expect("the window just seen")
 }
 
-/// Wait until the window is no longer in the kept list.
+/// Wait, on the session's window stream, until the window is gone.
 async fn kept_gone(session: &Session, handle: WindowHandle) {
-    let deadline = std::time::Instant::now() + SHORT;
-    while session.windows().iter().any(|w| w.handle == handle) {
-        assert!(std::time::Instant::now() < deadline, "{handle} stayed");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let mut list = session.watch_windows();
+    tokio::time::timeout(
+        SHORT,
+        list.wait_for(|l| !l.iter().any(|w| w.handle == handle)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{handle} stayed"))
+    .expect("the session's window stream");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,10 +61,13 @@ async fn maximize_and_restore_answer_the_window_as_the_app_drew_it() {
     let fixture = Gtk4Fixture::open(&compositor, &[]).await;
     let before = kept_window(&session, |w| w.handle == fixture.window).await;
 
-    let maximized = session
-        .window_op(fixture.window, WindowOp::Maximize)
-        .await
-        .unwrap();
+    // The frames the change takes are counted as they come.
+    let (frames, maximized) = tokio::join!(
+        session.after_frames(fixture.window, 1, SHORT),
+        session.window_op(fixture.window, WindowOp::Maximize)
+    );
+    assert!(frames.unwrap() >= 1, "maximizing drew a frame");
+    let maximized = maximized.unwrap();
     assert!(maximized.maximized, "{maximized:?}");
     let output = &session.displays().await.unwrap()[0];
     assert_eq!(

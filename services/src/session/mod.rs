@@ -200,11 +200,6 @@ impl Session {
         Ok(self.host.capture_window(handle).await?)
     }
 
-    /// The whole output as a person would see it.
-    pub async fn capture_screen(&self) -> Result<Capture, Error> {
-        Ok(self.host.capture_output().await?)
-    }
-
     /// The pointer as the seat has it now.
     pub async fn pointer(&self) -> Result<wayrig_host::PointerState, Error> {
         Ok(self.host.pointer().await?)

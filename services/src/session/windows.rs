@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 use wayrig_host::{
-    DisplayInfo, Host, Rect, WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind,
+    DisplayInfo, Host, WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind,
 };
 
 use super::{Session, WINDOW_OP_LIMIT};
@@ -401,21 +401,6 @@ impl Session {
         Ok(self.host.displays().await?)
     }
 
-    /// The display holding most of a rectangle (the primary one when none does).
-    pub async fn display_of(&self, r: Rect) -> Result<Option<DisplayInfo>, Error> {
-        let displays = self.displays().await?;
-        let overlap = |d: &DisplayInfo| {
-            let x = (r.x + r.width).min(d.bounds.x + d.bounds.width) - r.x.max(d.bounds.x);
-            let y = (r.y + r.height).min(d.bounds.y + d.bounds.height) - r.y.max(d.bounds.y);
-            i64::from(x.max(0)) * i64::from(y.max(0))
-        };
-        let best = displays
-            .iter()
-            .max_by_key(|d| overlap(d))
-            .filter(|d| overlap(d) > 0);
-        Ok(best.or(displays.first()).cloned())
-    }
-
     /// Change a window's state and answer with the window as the app drew it
     /// afterwards; `Timeout` says what did not arrive.
     pub async fn window_op(&self, handle: WindowHandle, op: WindowOp) -> Result<WindowInfo, Error> {
@@ -489,6 +474,7 @@ impl Session {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use wayrig_host::Rect;
 
     pub(crate) fn window(id: u64, title: &str, kind: WindowKind, z: u32) -> WindowInfo {
         WindowInfo {
