@@ -10,6 +10,7 @@ mod facts;
 pub mod model;
 mod objects;
 pub mod session;
+pub mod sockets;
 
 pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};

@@ -4,7 +4,6 @@
 //! Socket rules: mode 0600; a socket left by an ended process is replaced, a
 //! live one or a file that is no socket is not; removed when the server stops.
 
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -30,68 +29,11 @@ impl Drop for Listener {
 
 /// Bind the socket at `path`, following the protocol's rules.
 pub async fn bind(path: &Path) -> Result<Listener, String> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if !meta.file_type().is_socket() => {
-            return Err(format!(
-                "{} exists and is not a socket; not replacing it",
-                path.display()
-            ));
-        }
-        Ok(_) => {
-            if UnixStream::connect(path).await.is_ok() {
-                return Err(format!("another process listens on {}", path.display()));
-            }
-            std::fs::remove_file(path)
-                .map_err(|e| format!("cannot replace the stale socket {}: {e}", path.display()))?;
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot use {}: {e}", path.display())),
-    }
-    let listener = bind_private(path)?;
+    let listener = wayrig_services::sockets::bind_private(path).await?;
     Ok(Listener {
         listener,
         path: path.to_path_buf(),
     })
-}
-
-/// Bind a socket that is the user's alone from its first moment: made in a
-/// fresh 0700 directory beside `path`, made 0600 there, then renamed into place.
-fn bind_private(path: &Path) -> Result<UnixListener, String> {
-    let cannot = |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", path.display());
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let staging = dir.join(format!(
-        ".wayrig-bind-{}-{:x}",
-        std::process::id(),
-        rand_tag()
-    ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&staging)
-        .map_err(|e| cannot("make a private directory beside", e))?;
-    let inside = staging.join("s");
-    let bound = UnixListener::bind(&inside)
-        .map_err(|e| cannot("listen on", e))
-        .and_then(|listener| {
-            std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| cannot("make private", e))?;
-            std::fs::rename(&inside, path).map_err(|e| cannot("put the socket at", e))?;
-            Ok(listener)
-        });
-    let _ = std::fs::remove_file(&inside);
-    let _ = std::fs::remove_dir(&staging);
-    bound
-}
-
-/// A tag that keeps two binds of one process apart.
-fn rand_tag() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.finish()
 }
 
 /// Serve connections until the task is dropped; each connection runs on its own.
