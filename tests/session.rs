@@ -233,7 +233,7 @@ async fn a_missing_program_or_app_is_refused_before_anything_starts() {
             })
             .await
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidRequest(_)), "{app:?}: {err:?}");
+        assert!(matches!(err, Error::NotFound(_)), "{app:?}: {err:?}");
     }
 }
 

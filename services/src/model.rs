@@ -308,6 +308,10 @@ pub enum Error {
     Ambiguous { what: String, ids: Vec<u64> },
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// What the request names to start or open does not exist: a program,
+    /// an installed app, a file.
+    #[error("not found: {0}")]
+    NotFound(String),
     /// Not now: work is in flight, or the window cannot take it yet.
     #[error("busy: {0}")]
     Busy(String),

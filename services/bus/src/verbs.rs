@@ -32,7 +32,8 @@ fn refusal(e: Error) -> Refusal {
         Error::NoElement(_)
         | Error::StaleElement(_)
         | Error::Ambiguous { .. }
-        | Error::InvalidRequest(_) => "ARGUMENT",
+        | Error::InvalidRequest(_)
+        | Error::NotFound(_) => "ARGUMENT",
         Error::NoWindow(_) | Error::StaleWindow(_) | Error::Busy(_) | Error::Timeout(_) => "BUSY",
         Error::Cancelled(_) => "CANCELLED",
         Error::Unsupported(_) | Error::Failed(_) => "UNAVAILABLE",

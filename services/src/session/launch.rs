@@ -113,9 +113,12 @@ impl Desktop {
             AppSpec::DesktopId(id) => self.apps.by_id(id),
             AppSpec::Name(name) => self.apps.by_name(name),
         };
-        found
-            .map(Some)
-            .map_err(|e| Error::InvalidRequest(e.to_string()))
+        found.map(Some).map_err(|e| match e {
+            crate::desktop::LookupError::AmbiguousName { .. } => {
+                Error::InvalidRequest(e.to_string())
+            }
+            _ => Error::NotFound(e.to_string()),
+        })
     }
 
     /// The argument vector and working directory for an app, opening
@@ -149,7 +152,8 @@ impl Desktop {
             }
         };
         // A missing program is an error now, not a silent exit later.
-        let program = find_executable(&argv[0], self.path_env.as_deref()).map_err(bad)?;
+        let program = find_executable(&argv[0], self.path_env.as_deref())
+            .map_err(|e| Error::NotFound(e.to_string()))?;
         argv[0] = program.to_string_lossy().into_owned();
         if terminal {
             argv = self.in_terminal(argv)?;
