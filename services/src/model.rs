@@ -306,6 +306,10 @@ pub enum Error {
     /// Several elements match where one was asked for.
     #[error("{what} matches {} elements ({}); name one by id", ids.len(), ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
     Ambiguous { what: String, ids: Vec<u64> },
+    /// What a point was measured against (a screenshot's source) moved or
+    /// resized since.
+    #[error("stale geometry: {0}")]
+    StaleGeometry(String),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     /// What the request names to start or open does not exist: a program,

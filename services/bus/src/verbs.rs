@@ -33,7 +33,8 @@ fn refusal(e: Error) -> Refusal {
         | Error::StaleElement(_)
         | Error::Ambiguous { .. }
         | Error::InvalidRequest(_)
-        | Error::NotFound(_) => "ARGUMENT",
+        | Error::NotFound(_)
+        | Error::StaleGeometry(_) => "ARGUMENT",
         Error::NoWindow(_) | Error::StaleWindow(_) | Error::Busy(_) | Error::Timeout(_) => "BUSY",
         Error::Cancelled(_) => "CANCELLED",
         Error::Unsupported(_) | Error::Failed(_) => "UNAVAILABLE",

@@ -27,6 +27,7 @@ const IDLE_FOREVER: Duration = Duration::from_secs(24 * 3600);
 fn wire_error(e: Error) -> WireError {
     let code = match &e {
         Error::NoWindow(_) | Error::StaleWindow(_) => Code::NoWindow,
+        Error::StaleGeometry(_) => Code::InvalidRequest,
         Error::NoElement(_) | Error::StaleElement(_) | Error::Ambiguous { .. } => Code::NoElement,
         Error::Unsupported(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,

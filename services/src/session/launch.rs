@@ -214,7 +214,7 @@ impl Session {
             OpenTarget::Url(url) => Target::from_arg(&url, &desktop.home),
             OpenTarget::Path(path) => {
                 if !path.exists() {
-                    return Err(Error::InvalidRequest(format!(
+                    return Err(Error::NotFound(format!(
                         "{} does not exist",
                         path.display()
                     )));

@@ -30,7 +30,7 @@ use crate::bus::PrivateBus;
 use crate::model::{Error, Tree};
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
-pub use elements::{offered, Element, Offered, Query, ReadOptions, StateFlag};
+pub use elements::{is_hidden, offered, Element, Offered, Query, ReadOptions, StateFlag};
 pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
@@ -130,6 +130,11 @@ impl Session {
     /// What the host can do.
     pub fn capabilities(&self) -> Capabilities {
         self.host.capabilities()
+    }
+
+    /// The session reads its apps' accessibility (elements can be read and acted on).
+    pub fn has_accessibility(&self) -> bool {
+        self.a11y.is_some()
     }
 
     fn require(&self, have: bool, feature: &str) -> Result<(), Error> {

@@ -104,6 +104,11 @@ impl Session {
         })
     }
 
+    /// The window a kept snapshot read; an unknown or forgotten id is stale.
+    pub fn snapshot_window(&self, id: &str) -> Result<WindowHandle, Error> {
+        Ok(self.snapshot_tree(id)?.window.handle)
+    }
+
     /// The tree a snapshot read, if it is still kept.
     pub(crate) fn snapshot_tree(&self, id: &str) -> Result<Tree, Error> {
         self.snapshots

@@ -396,6 +396,16 @@ impl Session {
         }
     }
 
+    /// The frontmost shown window whose content holds a global point,
+    /// popups included (they are in front of their parents).
+    pub fn window_at(&self, x: f64, y: f64) -> Option<WindowInfo> {
+        self.windows
+            .now()
+            .iter()
+            .find(|w| !w.minimized && w.content.contains_point(x, y))
+            .cloned()
+    }
+
     /// The outputs, primary first.
     pub async fn displays(&self) -> Result<Vec<DisplayInfo>, Error> {
         Ok(self.host.displays().await?)
