@@ -94,12 +94,42 @@ struct RunArgs {
     /// org.gnome.Calculator is calculator).
     #[arg(long, value_name = "NAME", requires = "bus_listen", value_parser = parse_bus_name)]
     bus_name: Option<String>,
+    /// Serve cua.env.v1 (gRPC and gRPC-Web, one port) at HOST:PORT, HOST
+    /// (port 3211) or unix:PATH (a 0600 socket). Anything but loopback or a
+    /// Unix socket needs a token.
+    #[arg(long, value_name = "ADDR")]
+    cua_listen: Option<wayrig_cua::ListenAddr>,
+    /// A file holding the token every cua.env.v1 call must carry as
+    /// `authorization: Bearer <token>` (default: the CUA_TOKEN environment
+    /// variable; no token when both are unset).
+    #[arg(long, value_name = "PATH", requires = "cua_listen")]
+    cua_token_file: Option<PathBuf>,
     /// The app and its arguments, run without a shell.
     #[arg(last = true, required = true, value_name = "APP")]
     app: Vec<String>,
 }
 
 impl RunArgs {
+    /// The cua.env.v1 token: the file's first line, else a non-empty CUA_TOKEN.
+    fn cua_token(&self) -> Result<Option<String>, String> {
+        let token = match &self.cua_token_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read --cua-token-file {}: {e}", path.display()))?;
+                let line = text.lines().next().unwrap_or("").trim().to_string();
+                if line.is_empty() {
+                    return Err(format!(
+                        "--cua-token-file {} is empty; put the token on its first line",
+                        path.display()
+                    ));
+                }
+                Some(line)
+            }
+            None => std::env::var("CUA_TOKEN").ok().filter(|t| !t.is_empty()),
+        };
+        Ok(token)
+    }
+
     /// The MyGo socket asked for: the flag, else a non-empty MYGO_AUTOMATION.
     fn mygo_socket(&self) -> Option<PathBuf> {
         self.mygo_socket.clone().or_else(|| {
@@ -195,9 +225,19 @@ fn run(args: RunArgs) -> Result<(), String> {
         Some(addr) => Some(runtime.block_on(wayrig_bus::bind(addr))?),
         None => None,
     };
+    // So does a cua.env.v1 address or token it may not use.
+    let cua = match &args.cua_listen {
+        Some(addr) => {
+            let token = args.cua_token()?;
+            let listener = runtime.block_on(wayrig_cua::bind(addr, token.is_some()))?;
+            Some((listener, token))
+        }
+        None => None,
+    };
     // Faces read accessibility: their session gets a bus of its own first, so
     // that every app starts on it.
-    let faces = args.mygo_socket().is_some() || args.bus_listen.is_some();
+    let faces =
+        args.mygo_socket().is_some() || args.bus_listen.is_some() || args.cua_listen.is_some();
     let bus = match faces {
         true => Some(
             runtime
@@ -224,7 +264,11 @@ fn run(args: RunArgs) -> Result<(), String> {
     };
     let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
     let driver = std::thread::spawn(move || {
-        runtime.block_on(drive(Arc::new(host), args, bus, bus_listener, stop))
+        let listeners = Listeners {
+            bus: bus_listener,
+            cua,
+        };
+        runtime.block_on(drive(Arc::new(host), args, bus, listeners, stop))
     });
     runner.run();
     driver
@@ -259,11 +303,17 @@ impl StopSignals {
     }
 }
 
+/// The faces' listeners, bound before anything started.
+struct Listeners {
+    bus: Option<wayrig_bus::BusListener>,
+    cua: Option<(wayrig_cua::CuaListener, Option<String>)>,
+}
+
 async fn drive(
     host: Arc<CompositorHost>,
     args: RunArgs,
     bus: Option<PrivateBus>,
-    bus_listener: Option<wayrig_bus::BusListener>,
+    listeners: Listeners,
     mut stop: StopSignals,
 ) -> Result<(), String> {
     if let Some(bus) = bus {
@@ -282,7 +332,16 @@ async fn drive(
             tokio::spawn(mygo::serve(listener, session.clone()));
             eprintln!("wayrig: automation socket {}", path.display());
         }
-        if let Some(listener) = bus_listener {
+        if let Some((listener, token)) = listeners.cua {
+            eprintln!("wayrig: cua.env.v1 listens at {}", listener.addr());
+            let session = session.clone();
+            tokio::spawn(async move {
+                if let Err(e) = wayrig_cua::serve(listener, session, token).await {
+                    eprintln!("wayrig: {e}");
+                }
+            });
+        }
+        if let Some(listener) = listeners.bus {
             let addr = listener.addr;
             tokio::spawn(wayrig_bus::serve(
                 listener,

@@ -1,0 +1,307 @@
+//! AccessibilityService: named reads of a window's elements (GetTree, Find)
+//! and actions on an element of a read (Act), as session snapshots and acts.
+//!
+//! An element of an older read acts only while it shows unchanged; otherwise
+//! the session answers stale, which is STALE_SNAPSHOT here.
+
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+use wayrig_cua_proto::v1;
+use wayrig_cua_proto::v1::accessibility_service_server::AccessibilityService;
+use wayrig_host::WindowInfo;
+use wayrig_services::{
+    ActOptions, Action, Delivery, Element, ElementRef, Path, ReadOptions, Session, Snapshot,
+    WindowPick,
+};
+
+use crate::convert::{check_state_words, handle_of, node};
+use crate::errors::{from_session, invalid, known};
+
+/// Nodes a read answers when the request does not say.
+const DEFAULT_MAX_NODES: u32 = 5000;
+/// Matches Find answers when the request does not say.
+const DEFAULT_MAX_RESULTS: u32 = 50;
+
+pub struct Accessibility {
+    pub session: Arc<Session>,
+}
+
+impl Accessibility {
+    /// The window a request names, or the focused one (else the frontmost).
+    async fn window(&self, r: Option<&v1::WindowRef>) -> Result<WindowInfo, Status> {
+        let pick = match r {
+            Some(r) => WindowPick::Handle(handle_of(Some(r))?),
+            None => WindowPick::Default,
+        };
+        self.session
+            .window(&pick)
+            .await
+            .map_err(|e| from_session(e, "a11y"))
+    }
+
+    async fn read(&self, w: &WindowInfo, options: &ReadOptions) -> Result<Snapshot, Status> {
+        self.session
+            .snapshot(w.handle, options)
+            .await
+            .map_err(|e| from_session(e, "a11y"))
+    }
+}
+
+/// What a Find query asks of one element.
+struct Wanted {
+    role: Option<String>,
+    name: Option<String>,
+    name_contains: Option<String>,
+    value_contains: Option<String>,
+    states: Vec<String>,
+}
+
+impl Wanted {
+    fn from_wire(q: v1::AccessibilityQuery) -> Result<Self, Status> {
+        check_state_words(&q.states)?;
+        let some = |s: String| (!s.is_empty()).then_some(s);
+        Ok(Wanted {
+            role: some(q.role),
+            name: some(q.name),
+            name_contains: some(q.name_contains.to_lowercase()),
+            value_contains: some(q.value_contains.to_lowercase()),
+            states: q.states,
+        })
+    }
+
+    /// Its role matches the role word or the native role; the name exactly
+    /// or by a case-insensitive part; the value by a part; every state holds.
+    fn matches(&self, n: &v1::AccessibilityNode) -> bool {
+        self.role
+            .as_deref()
+            .is_none_or(|r| n.role == r || n.native_role.eq_ignore_ascii_case(r))
+            && self.name.as_deref().is_none_or(|name| n.name == name)
+            && self
+                .name_contains
+                .as_deref()
+                .is_none_or(|part| n.name.to_lowercase().contains(part))
+            && self
+                .value_contains
+                .as_deref()
+                .is_none_or(|part| n.value.to_lowercase().contains(part))
+            && self.states.iter().all(|s| n.states.contains(s))
+    }
+
+    fn asks_for_hidden(&self) -> bool {
+        self.states.iter().any(|s| s == "offscreen")
+    }
+}
+
+fn nodes<'a>(
+    elements: impl IntoIterator<Item = &'a Element>,
+    w: &WindowInfo,
+) -> Vec<v1::AccessibilityNode> {
+    elements.into_iter().map(|e| node(e, w)).collect()
+}
+
+fn action(r: &v1::ActRequest) -> Result<Action, Status> {
+    use v1::AccessibilityAction as A;
+    let a: A = known(r.action, "action")?;
+    Ok(match a {
+        A::Unspecified => {
+            return Err(invalid(
+                "action is required: ACCESSIBILITY_ACTION_UNSPECIFIED is not an action",
+            ))
+        }
+        A::Press => Action::Press,
+        A::Focus => Action::Focus,
+        A::SetValue => Action::SetValue {
+            text: r.value.clone(),
+        },
+        A::Increment => Action::Increment,
+        A::Decrement => Action::Decrement,
+        A::ShowMenu => Action::ShowMenu,
+        A::Expand => Action::Expand,
+        A::Collapse => Action::Collapse,
+        A::Select => Action::Select,
+        A::ScrollIntoView => Action::ScrollIntoView,
+        A::Custom if r.custom_action.is_empty() => {
+            return Err(invalid(
+                "ACCESSIBILITY_ACTION_CUSTOM needs custom_action: one of the element's \
+                 native_actions attribute",
+            ))
+        }
+        A::Custom => Action::Custom {
+            name: r.custom_action.clone(),
+        },
+    })
+}
+
+fn delivery(d: i32) -> Result<Delivery, Status> {
+    Ok(match known::<v1::Delivery>(d, "delivery")? {
+        v1::Delivery::Unspecified | v1::Delivery::Auto => Delivery::Auto,
+        v1::Delivery::Background => Delivery::Background,
+        v1::Delivery::Foreground => Delivery::Foreground,
+    })
+}
+
+#[tonic::async_trait]
+impl AccessibilityService for Accessibility {
+    async fn get_tree(
+        &self,
+        request: Request<v1::GetTreeRequest>,
+    ) -> Result<Response<v1::GetTreeResponse>, Status> {
+        let r = request.into_inner();
+        let w = self.window(r.window.as_ref()).await?;
+        let max_nodes = match r.max_nodes {
+            0 => DEFAULT_MAX_NODES,
+            n => n,
+        };
+        let options = ReadOptions {
+            max_depth: (r.max_depth != 0).then_some(r.max_depth),
+            max_nodes: Some(max_nodes as usize),
+            include_hidden: r.include_hidden,
+            ..ReadOptions::default()
+        };
+        let read = self.read(&w, &options).await?;
+        Ok(Response::new(v1::GetTreeResponse {
+            snapshot_id: read.id.clone(),
+            window: Some(crate::convert::window_ref(read.window.handle)),
+            nodes: nodes(&read.elements, &read.window),
+            truncated: read.truncated,
+        }))
+    }
+
+    async fn find(
+        &self,
+        request: Request<v1::FindRequest>,
+    ) -> Result<Response<v1::FindResponse>, Status> {
+        let r = request.into_inner();
+        let wanted = Wanted::from_wire(r.query.unwrap_or_default())?;
+        let w = self.window(r.window.as_ref()).await?;
+        let options = ReadOptions {
+            include_hidden: wanted.asks_for_hidden(),
+            ..ReadOptions::default()
+        };
+        let read = self.read(&w, &options).await?;
+        let limit = match r.max_results {
+            0 => DEFAULT_MAX_RESULTS,
+            n => n,
+        } as usize;
+        let found = nodes(&read.elements, &read.window)
+            .into_iter()
+            .filter(|n| wanted.matches(n))
+            .take(limit)
+            .collect();
+        Ok(Response::new(v1::FindResponse {
+            snapshot_id: read.id,
+            nodes: found,
+        }))
+    }
+
+    async fn act(
+        &self,
+        request: Request<v1::ActRequest>,
+    ) -> Result<Response<v1::ActResponse>, Status> {
+        let r = request.into_inner();
+        let action = action(&r)?;
+        let delivery = delivery(r.delivery)?;
+        let element = r
+            .element
+            .ok_or_else(|| invalid("element is required: an ElementRef from GetTree or Find"))?;
+        let id = element.element_id.parse::<u64>().map_err(|_| {
+            invalid(format!(
+                "element_id {:?} is not one this server gave out",
+                element.element_id
+            ))
+        })?;
+        let window = self
+            .session
+            .snapshot_window(&element.snapshot_id)
+            .map_err(|e| from_session(e, "a11y"))?;
+        let report = self
+            .session
+            .act(
+                window,
+                ElementRef::InSnapshot {
+                    snapshot: element.snapshot_id,
+                    id,
+                },
+                action,
+                ActOptions { delivery },
+            )
+            .await
+            .map_err(|e| from_session(e, "a11y"))?;
+        let (ran, how) = match report.path {
+            Path::Accessibility => ("the element's accessibility action", false),
+            Path::Pointer => ("pointer input at the element", true),
+            Path::Keyboard => ("focus, then keyboard input", true),
+        };
+        // What ran: in front when the window was raised for it, else where it was.
+        let delivered = if report.activated {
+            v1::Delivery::Foreground
+        } else {
+            v1::Delivery::Background
+        };
+        Ok(Response::new(v1::ActResponse {
+            report: Some(v1::DeliveryReport {
+                delivery: delivered as i32,
+                focus_changed: report.focus_changed,
+                pointer_moved: report.pointer_moved,
+                detail: format!(
+                    "{ran}{}",
+                    if how && !report.activated {
+                        " (the window was not raised)"
+                    } else {
+                        ""
+                    }
+                ),
+            }),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(role: &str, native: &str, name: &str, states: &[&str]) -> v1::AccessibilityNode {
+        v1::AccessibilityNode {
+            role: role.into(),
+            native_role: native.into(),
+            name: name.into(),
+            states: states.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn find_matches_role_or_native_role_names_and_states() {
+        let q = |role: &str, name_contains: &str, states: &[&str]| {
+            Wanted::from_wire(v1::AccessibilityQuery {
+                role: role.into(),
+                name_contains: name_contains.into(),
+                states: states.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let ok = n("button", "push button", "OK", &["enabled"]);
+        assert!(q("button", "", &[]).matches(&ok));
+        assert!(q("push button", "ok", &["enabled"]).matches(&ok));
+        assert!(!q("check_box", "", &[]).matches(&ok));
+        assert!(!q("", "", &["focused"]).matches(&ok));
+    }
+
+    #[test]
+    fn an_unknown_state_word_and_an_unspecified_action_are_invalid() {
+        let bad = Wanted::from_wire(v1::AccessibilityQuery {
+            states: vec!["shiny".into()],
+            ..Default::default()
+        });
+        assert_eq!(bad.err().unwrap().code(), tonic::Code::InvalidArgument);
+        for a in [0, 999] {
+            let r = v1::ActRequest {
+                action: a,
+                ..Default::default()
+            };
+            assert_eq!(action(&r).unwrap_err().code(), tonic::Code::InvalidArgument);
+        }
+    }
+}

@@ -1,0 +1,559 @@
+//! ComputerService: screenshots, pointer and keyboard input in every
+//! coordinate space, the cursor, the displays and the clipboard.
+//!
+//! Input runs as session input steps on the window it lands in, answered
+//! once the app has read it and drawn what it caused.
+
+use std::sync::Arc;
+
+use tonic::{Code, Request, Response, Status};
+use wayrig_cua_proto::v1;
+use wayrig_cua_proto::v1::computer_service_server::ComputerService;
+use wayrig_host::{Button, DisplayInfo, InputEvent, InputOptions, Mods, WindowInfo};
+use wayrig_services::{Session, Step, WindowPick};
+
+use crate::convert::{display, display_id, display_of, handle_of};
+use crate::errors::{from_session, invalid, known, status, unsupported};
+use crate::keys::{key_input, key_name, modifiers, mods};
+
+/// Points one wheel line scrolls (what the host sends for one click).
+const LINE_POINTS: f64 = 15.0;
+
+pub struct Computer {
+    pub session: Arc<Session>,
+}
+
+/// Where input goes: the window, and how it is delivered.
+struct Aim {
+    window: WindowInfo,
+    options: InputOptions,
+}
+
+/// A point of the request, resolved: the window it lands in and where in
+/// that window's content.
+struct Spot {
+    window: WindowInfo,
+    x: f64,
+    y: f64,
+}
+
+fn options(target: &v1::InputTarget) -> Result<InputOptions, Status> {
+    let d: v1::Delivery = known(target.delivery, "delivery")?;
+    Ok(InputOptions {
+        activate: d != v1::Delivery::Background,
+    })
+}
+
+fn button(b: i32) -> Result<Button, Status> {
+    match known::<v1::MouseButton>(b, "button")? {
+        v1::MouseButton::Unspecified | v1::MouseButton::Left => Ok(Button::Left),
+        v1::MouseButton::Right => Ok(Button::Right),
+        v1::MouseButton::Middle => Ok(Button::Middle),
+        v1::MouseButton::Back | v1::MouseButton::Forward => Err(unsupported(
+            Code::FailedPrecondition,
+            "pointer.back_forward",
+            "the session's pointer has left, right and middle buttons; use \
+             KEY_BROWSER_BACK or KEY_BROWSER_FORWARD for navigation",
+        )),
+    }
+}
+
+fn point(p: Option<&v1::Point>, field: &str) -> Result<(f64, f64), Status> {
+    let p = p.ok_or_else(|| invalid(format!("{field} is required")))?;
+    if !p.x.is_finite() || !p.y.is_finite() {
+        return Err(invalid(format!("{field} must be finite")));
+    }
+    Ok((p.x, p.y))
+}
+
+impl Computer {
+    fn err(&self, feature: &'static str) -> impl Fn(wayrig_services::Error) -> Status {
+        move |e| from_session(e, feature)
+    }
+
+    async fn displays(&self) -> Result<Vec<DisplayInfo>, Status> {
+        self.session.displays().await.map_err(self.err("displays"))
+    }
+
+    async fn target_window(&self, target: &v1::InputTarget) -> Result<Option<WindowInfo>, Status> {
+        match &target.window {
+            None => Ok(None),
+            r => {
+                let handle = handle_of(r.as_ref())?;
+                Ok(Some(
+                    self.session
+                        .window(&WindowPick::Handle(handle))
+                        .await
+                        .map_err(self.err("windows"))?,
+                ))
+            }
+        }
+    }
+
+    /// A request's point as a global point, in the target's coordinate space.
+    async fn global(
+        &self,
+        target: &v1::InputTarget,
+        window: Option<&WindowInfo>,
+        (x, y): (f64, f64),
+    ) -> Result<(f64, f64), Status> {
+        let space: v1::CoordinateSpace = known(target.space, "space")?;
+        Ok(match space {
+            v1::CoordinateSpace::Unspecified | v1::CoordinateSpace::Screen => (x, y),
+            v1::CoordinateSpace::Window => {
+                let w =
+                    window.ok_or_else(|| invalid("COORDINATE_SPACE_WINDOW needs target.window"))?;
+                (w.content.x as f64 + x, w.content.y as f64 + y)
+            }
+            v1::CoordinateSpace::Screenshot => {
+                if target.screenshot_id.is_empty() {
+                    return Err(invalid(
+                        "COORDINATE_SPACE_SCREENSHOT needs target.screenshot_id",
+                    ));
+                }
+                return Err(crate::errors::unimplemented(
+                    "screenshot space",
+                    "screenshot",
+                ));
+            }
+            v1::CoordinateSpace::Normalized => {
+                if !(0.0..=1.0).contains(&x) || !(0.0..=1.0).contains(&y) {
+                    return Err(invalid(format!(
+                        "normalized coordinates are between 0 and 1, not ({x}, {y})"
+                    )));
+                }
+                let area = match window {
+                    Some(w) => w.content,
+                    None => self.display(&target.display_id).await?.bounds,
+                };
+                (
+                    area.x as f64 + x * area.width as f64,
+                    area.y as f64 + y * area.height as f64,
+                )
+            }
+        })
+    }
+
+    async fn display(&self, id: &str) -> Result<DisplayInfo, Status> {
+        let displays = self.displays().await?;
+        let found = if id.is_empty() || id == "primary" {
+            displays.iter().find(|d| d.primary).or(displays.first())
+        } else {
+            displays.iter().find(|d| display_id(d) == id)
+        };
+        found.cloned().ok_or_else(|| {
+            status(
+                Code::NotFound,
+                v1::ErrorReason::TargetUnavailable,
+                format!("no display {id:?}; ListDisplays names them"),
+            )
+        })
+    }
+
+    /// Where a point of the request lands: the target window, else the
+    /// frontmost window under it.
+    async fn spot(&self, target: &v1::InputTarget, p: (f64, f64)) -> Result<Spot, Status> {
+        let window = self.target_window(target).await?;
+        let (gx, gy) = self.global(target, window.as_ref(), p).await?;
+        let window = match window {
+            Some(w) => w,
+            None => self.session.window_at(gx, gy).ok_or_else(|| {
+                status(
+                    Code::NotFound,
+                    v1::ErrorReason::TargetUnavailable,
+                    format!("no window is at ({gx}, {gy}); ListWindows says where they are"),
+                )
+            })?,
+        };
+        Ok(Spot {
+            x: gx - window.content.x as f64,
+            y: gy - window.content.y as f64,
+            window,
+        })
+    }
+
+    /// Where keys go: the target window, else the focused one (else the frontmost).
+    async fn keyboard_aim(&self, target: &v1::InputTarget) -> Result<Aim, Status> {
+        let window = match self.target_window(target).await? {
+            Some(w) => w,
+            None => self
+                .session
+                .window(&WindowPick::Default)
+                .await
+                .map_err(self.err("windows"))?,
+        };
+        Ok(Aim {
+            window,
+            options: options(target)?,
+        })
+    }
+
+    /// Run steps and report what was delivered.
+    async fn run(
+        &self,
+        aim: &Aim,
+        steps: Vec<Step>,
+        pointer: bool,
+    ) -> Result<v1::DeliveryReport, Status> {
+        let was_focused = aim.window.focused;
+        let reports = self
+            .session
+            .input_steps(aim.window.handle, steps, aim.options)
+            .await
+            .map_err(self.err("input"))?;
+        let last = reports.last();
+        let focused_now = self
+            .session
+            .window(&WindowPick::Handle(aim.window.handle))
+            .await
+            .is_ok_and(|w| w.focused);
+        Ok(v1::DeliveryReport {
+            delivery: if aim.options.activate {
+                v1::Delivery::Foreground
+            } else {
+                v1::Delivery::Background
+            } as i32,
+            focus_changed: !was_focused && focused_now,
+            pointer_moved: pointer,
+            detail: format!(
+                "delivered to window {} in {} step(s){}",
+                aim.window.handle,
+                reports.len(),
+                last.map_or(String::new(), |r| format!(", {} frame(s) drawn", r.commits))
+            ),
+        })
+    }
+
+    async fn cursor(&self) -> Option<v1::Point> {
+        let p = self.session.pointer().await.ok()?;
+        Some(v1::Point { x: p.x, y: p.y })
+    }
+}
+
+fn check_count(count: u32) -> Result<u32, Status> {
+    match count {
+        0 => Ok(1),
+        1..=3 => Ok(count),
+        n => Err(invalid(format!("click count is 1, 2 or 3, not {n}"))),
+    }
+}
+
+#[tonic::async_trait]
+impl ComputerService for Computer {
+    async fn screenshot(
+        &self,
+        request: Request<v1::ScreenshotRequest>,
+    ) -> Result<Response<v1::ScreenshotResponse>, Status> {
+        crate::screenshot::screenshot(&self.session, request.into_inner()).await
+    }
+
+    async fn pointer(
+        &self,
+        request: Request<v1::PointerRequest>,
+    ) -> Result<Response<v1::PointerResponse>, Status> {
+        use v1::pointer_request::Action;
+        let r = request.into_inner();
+        let target = r.target.unwrap_or_default();
+        let options = options(&target)?;
+        let action = r
+            .action
+            .ok_or_else(|| invalid("action is required: click, move, down, up, drag or scroll"))?;
+        let (at, steps) = match action {
+            Action::Click(c) => {
+                let spot = self
+                    .spot(&target, point(c.position.as_ref(), "position")?)
+                    .await?;
+                let event = InputEvent::Click {
+                    x: spot.x,
+                    y: spot.y,
+                    button: button(c.button)?,
+                    clicks: check_count(c.count)?,
+                    mods: mods(&c.modifiers)?,
+                };
+                (spot.window, vec![Step::drawn(vec![event])])
+            }
+            Action::Move(m) => {
+                let spot = self
+                    .spot(&target, point(m.position.as_ref(), "position")?)
+                    .await?;
+                let event = InputEvent::PointerMove {
+                    x: spot.x,
+                    y: spot.y,
+                    mods: Mods::default(),
+                };
+                (spot.window, vec![Step::drawn(vec![event])])
+            }
+            Action::Down(d) => {
+                let spot = self
+                    .spot(&target, point(d.position.as_ref(), "position")?)
+                    .await?;
+                let event = InputEvent::PointerDown {
+                    x: spot.x,
+                    y: spot.y,
+                    button: button(d.button)?,
+                    clicks: 1,
+                    mods: Mods::default(),
+                };
+                (spot.window, vec![Step::drawn(vec![event])])
+            }
+            Action::Up(u) => {
+                let spot = self
+                    .spot(&target, point(u.position.as_ref(), "position")?)
+                    .await?;
+                let event = InputEvent::PointerUp {
+                    x: spot.x,
+                    y: spot.y,
+                    button: button(u.button)?,
+                    clicks: 1,
+                    mods: Mods::default(),
+                };
+                (spot.window, vec![Step::drawn(vec![event])])
+            }
+            Action::Drag(d) => {
+                let from = self.spot(&target, point(d.from.as_ref(), "from")?).await?;
+                let b = button(d.button)?;
+                let m = mods(&d.modifiers)?;
+                let mut steps = vec![Step::drawn(vec![
+                    InputEvent::PointerMove {
+                        x: from.x,
+                        y: from.y,
+                        mods: m,
+                    },
+                    InputEvent::PointerDown {
+                        x: from.x,
+                        y: from.y,
+                        button: b,
+                        clicks: 1,
+                        mods: m,
+                    },
+                ])];
+                // Every point of the path, then the end, in the window the
+                // drag started in: the grab keeps the pointer there.
+                let mut through = Vec::new();
+                for p in &d.path {
+                    through.push(point(Some(p), "path")?);
+                }
+                through.push(point(d.to.as_ref(), "to")?);
+                let last = through.len() - 1;
+                for (i, p) in through.into_iter().enumerate() {
+                    let (gx, gy) = self.global(&target, Some(&from.window), p).await?;
+                    let (x, y) = (
+                        gx - from.window.content.x as f64,
+                        gy - from.window.content.y as f64,
+                    );
+                    let mut events = vec![InputEvent::PointerMove { x, y, mods: m }];
+                    if i == last {
+                        events.push(InputEvent::PointerUp {
+                            x,
+                            y,
+                            button: b,
+                            clicks: 1,
+                            mods: m,
+                        });
+                    }
+                    steps.push(Step::drawn(events));
+                }
+                (from.window, steps)
+            }
+            Action::Scroll(s) => {
+                let spot = self
+                    .spot(&target, point(s.position.as_ref(), "position")?)
+                    .await?;
+                if !s.delta_x.is_finite() || !s.delta_y.is_finite() {
+                    return Err(invalid("scroll deltas must be finite"));
+                }
+                let per = match known::<v1::ScrollUnit>(s.unit, "unit")? {
+                    v1::ScrollUnit::Unspecified | v1::ScrollUnit::Line => LINE_POINTS,
+                    v1::ScrollUnit::Pixel => 1.0,
+                };
+                let event = InputEvent::Wheel {
+                    x: spot.x,
+                    y: spot.y,
+                    dx: s.delta_x * per,
+                    dy: s.delta_y * per,
+                    precise: false,
+                    mods: Mods::default(),
+                };
+                (spot.window, vec![Step::drawn(vec![event])])
+            }
+        };
+        let aim = Aim {
+            window: at,
+            options,
+        };
+        let report = self.run(&aim, steps, true).await?;
+        Ok(Response::new(v1::PointerResponse {
+            report: Some(report),
+            cursor_position: self.cursor().await,
+        }))
+    }
+
+    async fn keyboard(
+        &self,
+        request: Request<v1::KeyboardRequest>,
+    ) -> Result<Response<v1::KeyboardResponse>, Status> {
+        use v1::keyboard_request::Action;
+        let r = request.into_inner();
+        let target = r.target.unwrap_or_default();
+        let action = r
+            .action
+            .ok_or_else(|| invalid("action is required: type, press, hotkey, down or up"))?;
+        let steps = match action {
+            Action::Type(t) => {
+                known::<v1::TextEntryMode>(t.mode, "mode")?;
+                if t.text.is_empty() {
+                    return Err(invalid("text is empty: there is nothing to type"));
+                }
+                let delay = match t.delay {
+                    Some(d) if d.seconds > 0 || d.nanos > 0 => Some(d),
+                    _ => None,
+                };
+                typed(&t.text, delay.is_some())
+            }
+            Action::Press(p) => {
+                let chord = format!("{}{}", modifiers(&p.modifiers)?, key_input(p.key.as_ref())?);
+                let times = p.repeat.max(1);
+                if times > 1000 {
+                    return Err(invalid(format!("repeat is at most 1000, not {times}")));
+                }
+                let events = (0..times)
+                    .map(|_| InputEvent::Key { key: chord.clone() })
+                    .collect();
+                vec![Step::drawn(events)]
+            }
+            Action::Hotkey(h) => {
+                if h.keys.is_empty() {
+                    return Err(invalid("hotkey needs keys"));
+                }
+                let names = h
+                    .keys
+                    .iter()
+                    .map(|k| key_input(Some(k)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut events: Vec<InputEvent> = names
+                    .iter()
+                    .map(|k| InputEvent::KeyDown { key: k.clone() })
+                    .collect();
+                events.extend(
+                    names
+                        .iter()
+                        .rev()
+                        .map(|k| InputEvent::KeyUp { key: k.clone() }),
+                );
+                vec![Step::drawn(events)]
+            }
+            Action::Down(d) => vec![Step::drawn(vec![InputEvent::KeyDown {
+                key: key_input(d.key.as_ref())?,
+            }])],
+            Action::Up(u) => vec![Step::drawn(vec![InputEvent::KeyUp {
+                key: key_input(u.key.as_ref())?,
+            }])],
+        };
+        let aim = self.keyboard_aim(&target).await?;
+        let report = self.run(&aim, steps, false).await?;
+        Ok(Response::new(v1::KeyboardResponse {
+            report: Some(report),
+        }))
+    }
+
+    async fn get_clipboard(
+        &self,
+        _request: Request<v1::GetClipboardRequest>,
+    ) -> Result<Response<v1::GetClipboardResponse>, Status> {
+        Err(crate::errors::unimplemented(
+            "GetClipboard",
+            "clipboard.text",
+        ))
+    }
+
+    async fn set_clipboard(
+        &self,
+        request: Request<v1::SetClipboardRequest>,
+    ) -> Result<Response<v1::SetClipboardResponse>, Status> {
+        let _ = request;
+        Err(crate::errors::unimplemented(
+            "SetClipboard",
+            "clipboard.text",
+        ))
+    }
+
+    async fn get_cursor_position(
+        &self,
+        _request: Request<v1::GetCursorPositionRequest>,
+    ) -> Result<Response<v1::GetCursorPositionResponse>, Status> {
+        let p = self.session.pointer().await.map_err(self.err("pointer"))?;
+        let displays = self.displays().await?;
+        let at = wayrig_host::Rect::new(p.x.floor() as i32, p.y.floor() as i32, 1, 1);
+        Ok(Response::new(v1::GetCursorPositionResponse {
+            position: Some(v1::Point { x: p.x, y: p.y }),
+            display_id: display_of(at, &displays)
+                .map(display_id)
+                .unwrap_or_default(),
+        }))
+    }
+
+    async fn list_displays(
+        &self,
+        _request: Request<v1::ListDisplaysRequest>,
+    ) -> Result<Response<v1::ListDisplaysResponse>, Status> {
+        let mut displays = self.displays().await?;
+        displays.sort_by_key(|d| !d.primary);
+        Ok(Response::new(v1::ListDisplaysResponse {
+            displays: displays.iter().map(display).collect(),
+        }))
+    }
+}
+
+/// Text as steps: newlines are Enter; with a delay, one character a step.
+fn typed(text: &str, one_by_one: bool) -> Vec<Step> {
+    let mut events = Vec::new();
+    let mut run = String::new();
+    let flush = |run: &mut String, events: &mut Vec<InputEvent>| {
+        if !run.is_empty() {
+            events.push(InputEvent::Text {
+                text: std::mem::take(run),
+            });
+        }
+    };
+    for c in text.chars() {
+        if c == '\n' {
+            flush(&mut run, &mut events);
+            events.push(InputEvent::Key {
+                key: key_name(v1::Key::Enter as i32).expect("Enter has a name"),
+            });
+        } else {
+            run.push(c);
+            if one_by_one {
+                flush(&mut run, &mut events);
+            }
+        }
+    }
+    flush(&mut run, &mut events);
+    if one_by_one {
+        events.into_iter().map(|e| Step::drawn(vec![e])).collect()
+    } else {
+        vec![Step::drawn(events)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newlines_are_enter_and_a_delay_types_one_character_a_step() {
+        let steps = typed("ab\ncd", false);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(
+            steps[0].events,
+            vec![
+                InputEvent::Text { text: "ab".into() },
+                InputEvent::Key {
+                    key: "Return".into()
+                },
+                InputEvent::Text { text: "cd".into() },
+            ]
+        );
+        assert_eq!(typed("ab\nc", true).len(), 4);
+    }
+}
