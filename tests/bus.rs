@@ -8,10 +8,12 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod support;
+
+use support::Lines;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -33,35 +35,6 @@ struct Hosted {
     names: Arc<Lines>,
     /// What the hosted app printed on stdout.
     stdout: Arc<Lines>,
-}
-
-/// Lines a process printed, as they come: waited on, never polled.
-#[derive(Default)]
-struct Lines {
-    lines: Mutex<Vec<String>>,
-    added: Condvar,
-}
-
-impl Lines {
-    fn push(&self, line: String) {
-        self.lines.lock().unwrap().push(line);
-        self.added.notify_all();
-    }
-
-    fn contains(&self, text: &str) -> bool {
-        self.lines.lock().unwrap().iter().any(|l| l.contains(text))
-    }
-
-    /// The last line holding `text`, once one came; fails saying what never came.
-    fn wait_for(&self, text: &str, what: &str) -> String {
-        let lines = self.lines.lock().unwrap();
-        let (lines, _) = self
-            .added
-            .wait_timeout_while(lines, ANSWER, |l| !l.iter().any(|l| l.contains(text)))
-            .unwrap();
-        let found = lines.iter().rev().find(|l| l.contains(text)).cloned();
-        found.unwrap_or_else(|| panic!("{what} never came"))
-    }
 }
 
 impl Drop for Hosted {

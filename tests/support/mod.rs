@@ -661,3 +661,32 @@ impl ActById for wayrig_services::Session {
         .map(|report| report.path)
     }
 }
+
+/// Lines a process printed, as they come: waited on, never polled.
+#[derive(Default)]
+pub struct Lines {
+    pub lines: std::sync::Mutex<Vec<String>>,
+    added: std::sync::Condvar,
+}
+
+impl Lines {
+    pub fn push(&self, line: String) {
+        self.lines.lock().unwrap().push(line);
+        self.added.notify_all();
+    }
+
+    pub fn contains(&self, text: &str) -> bool {
+        self.lines.lock().unwrap().iter().any(|l| l.contains(text))
+    }
+
+    /// The last line holding `text`, once one came; fails saying what never came.
+    pub fn wait_for(&self, text: &str, what: &str) -> String {
+        let lines = self.lines.lock().unwrap();
+        let (lines, _) = self
+            .added
+            .wait_timeout_while(lines, APP_START, |l| !l.iter().any(|l| l.contains(text)))
+            .unwrap();
+        let found = lines.iter().rev().find(|l| l.contains(text)).cloned();
+        found.unwrap_or_else(|| panic!("{what} never came"))
+    }
+}

@@ -1,0 +1,1055 @@
+//! The cua.env.v1 face end to end: tonic clients generated from the same
+//! protos, against `wayrig run --cua-listen` hosting real apps.
+//!
+//! Every service over the real socket, the error details of each refusal,
+//! tokens, gRPC-Web and the health check, and one session under every face.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+mod support;
+
+use support::Lines;
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+use wayrig_cua_proto::v1;
+use wayrig_cua_proto::v1::accessibility_service_client::AccessibilityServiceClient;
+use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
+use wayrig_cua_proto::v1::system_service_client::SystemServiceClient;
+use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
+
+/// How long one stream message may take to come.
+const MESSAGE: Duration = Duration::from_secs(30);
+
+/// `wayrig run --cua-listen` in its own process group, ended when dropped.
+struct Hosted {
+    child: Child,
+    /// Where the face listens (`127.0.0.1:PORT` or `unix:PATH`).
+    addr: String,
+    /// What the hosted app printed on stdout.
+    stdout: Arc<Lines>,
+    /// What wayrig printed on stderr.
+    stderr: Arc<Lines>,
+}
+
+impl Drop for Hosted {
+    fn drop(&mut self) {
+        support::end_group(&mut self.child, Duration::from_secs(20));
+    }
+}
+
+fn fixture_argv() -> Vec<String> {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    vec!["/usr/bin/python3".into(), fixture.to_string_lossy().into()]
+}
+
+impl Hosted {
+    /// `wayrig run FLAGS -- ARGV`, once the cua face says where it listens.
+    fn start(flags: &[&str], argv: &[String]) -> Hosted {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+            .arg("run")
+            .args(flags)
+            .args(["--env", "GSK_RENDERER=cairo", "--"])
+            .args(argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("wayrig runs");
+        let stdout = Arc::new(Lines::default());
+        let stderr = Arc::new(Lines::default());
+        for (pipe, lines) in [
+            (
+                Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+                stdout.clone(),
+            ),
+            (Box::new(child.stderr.take().unwrap()), stderr.clone()),
+        ] {
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    eprintln!("{line}");
+                    lines.push(line);
+                }
+            });
+        }
+        let said = stderr.wait_for("cua.env.v1 listens at ", "the cua face's address");
+        let addr = said
+            .split("listens at ")
+            .nth(1)
+            .expect("an address")
+            .to_string();
+        Hosted {
+            child,
+            addr,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn fixture(flags: &[&str]) -> Hosted {
+        let mut all = vec!["--cua-listen", "127.0.0.1:0"];
+        all.extend(flags);
+        Hosted::start(&all, &fixture_argv())
+    }
+
+    async fn channel(&self) -> Channel {
+        Channel::from_shared(format!("http://{}", self.addr))
+            .unwrap()
+            .connect()
+            .await
+            .expect("the cua face takes a connection")
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The code and ErrorInfo reason of a refusal, checking it carries its details.
+fn refusal(s: &Status) -> (Code, v1::ErrorReason) {
+    let info = wayrig_cua_proto::error_info(s)
+        .unwrap_or_else(|| panic!("{s:?} carries no ErrorInfo in grpc-status-details-bin"));
+    assert!(!info.message.is_empty(), "{s:?}");
+    (
+        s.code(),
+        v1::ErrorReason::try_from(info.reason).expect("a known reason"),
+    )
+}
+
+/// Wait for the first window, listed over the face.
+async fn first_window(w: &mut WindowsServiceClient<Channel>) -> v1::WindowInfo {
+    let mut stream = w
+        .watch_windows(v1::WatchWindowsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    loop {
+        let event = next(&mut stream).await;
+        match event {
+            v1::watch_windows_response::Event::Snapshot(s) if !s.windows.is_empty() => {
+                return s.windows[0].clone()
+            }
+            v1::watch_windows_response::Event::Created(w) => return w,
+            _ => {}
+        }
+    }
+}
+
+async fn next(
+    stream: &mut tonic::Streaming<v1::WatchWindowsResponse>,
+) -> v1::watch_windows_response::Event {
+    tokio::time::timeout(MESSAGE, stream.message())
+        .await
+        .expect("a watch message in time")
+        .expect("the stream stays open")
+        .expect("a message")
+        .event
+        .expect("an event")
+}
+
+/// The next watch event that is not a keepalive.
+async fn next_change(
+    stream: &mut tonic::Streaming<v1::WatchWindowsResponse>,
+) -> v1::watch_windows_response::Event {
+    loop {
+        match next(stream).await {
+            v1::watch_windows_response::Event::Keepalive(_) => {}
+            event => return event,
+        }
+    }
+}
+
+/// Wait on the watch until `done` holds of an update of the window.
+async fn wait_update(
+    stream: &mut tonic::Streaming<v1::WatchWindowsResponse>,
+    window: &v1::WindowRef,
+    done: impl Fn(&v1::WindowInfo) -> bool,
+) -> v1::WindowInfo {
+    loop {
+        if let v1::watch_windows_response::Event::Updated(w) = next_change(stream).await {
+            if w.r#ref.as_ref() == Some(window) && done(&w) {
+                return w;
+            }
+        }
+    }
+}
+
+fn find_node<'a>(
+    nodes: &'a [v1::AccessibilityNode],
+    role: &str,
+    name: &str,
+) -> &'a v1::AccessibilityNode {
+    nodes
+        .iter()
+        .find(|n| n.role == role && n.name == name)
+        .unwrap_or_else(|| panic!("no {role} {name:?} among {} nodes", nodes.len()))
+}
+
+fn centre(r: &v1::Rect) -> v1::Point {
+    v1::Point {
+        x: r.x + r.width / 2.0,
+        y: r.y + r.height / 2.0,
+    }
+}
+
+#[test]
+fn windows_are_listed_watched_arranged_launched_and_closed() {
+    let hosted = Hosted::fixture(&[]);
+    runtime().block_on(async {
+        let mut w = WindowsServiceClient::new(hosted.channel().await);
+        let first = first_window(&mut w).await;
+        let wref = first.r#ref.clone().unwrap();
+        assert_eq!(first.title, "wayrig-gtk4-fixture");
+        assert_eq!(first.kind, v1::WindowKind::Standard as i32);
+        assert_eq!(first.state, v1::WindowState::Normal as i32);
+        assert!(first.on_screen && first.app.as_ref().unwrap().pid > 0);
+        assert_eq!(first.app.as_ref().unwrap().app_id, "org.wayrig.Gtk4Fixture");
+
+        // Listed, filtered, and got by ref.
+        let listed = w
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .unwrap();
+        assert_eq!(listed.get_ref().windows[0].r#ref, first.r#ref);
+        assert_eq!(listed.get_ref().windows[0].z_order, 0);
+        let none = w
+            .list_windows(v1::ListWindowsRequest {
+                filter: Some(v1::WindowFilter {
+                    title_contains: "NO SUCH TITLE".into(),
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap();
+        assert!(none.get_ref().windows.is_empty());
+        let by_title = w
+            .list_windows(v1::ListWindowsRequest {
+                filter: Some(v1::WindowFilter {
+                    title_contains: "GTK4-FIXTURE".into(),
+                    app_id: "org.wayrig.Gtk4Fixture".into(),
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap();
+        assert_eq!(by_title.get_ref().windows.len(), 1);
+        let got = w
+            .get_window(v1::GetWindowRequest {
+                window: Some(wref.clone()),
+            })
+            .await
+            .unwrap();
+        assert_eq!(got.get_ref().window.as_ref().unwrap().title, first.title);
+
+        // A watch starts with the snapshot and keeps alive at the interval asked.
+        let mut watch = w
+            .watch_windows(v1::WatchWindowsRequest {
+                filter: None,
+                keepalive_interval: Some(prost_types::Duration {
+                    seconds: 0,
+                    nanos: 200_000_000,
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(matches!(
+            next(&mut watch).await,
+            v1::watch_windows_response::Event::Snapshot(s) if s.windows.len() == 1
+        ));
+        assert!(matches!(
+            next(&mut watch).await,
+            v1::watch_windows_response::Event::Keepalive(_)
+        ));
+
+        // Moved: the answer and the watch show the new place.
+        let moved = w
+            .set_window_bounds(v1::SetWindowBoundsRequest {
+                window: Some(wref.clone()),
+                position: Some(v1::Point { x: 40.0, y: 30.0 }),
+                width: None,
+                height: None,
+            })
+            .await
+            .unwrap();
+        let bounds = moved.get_ref().window.as_ref().unwrap().bounds.unwrap();
+        assert_eq!((bounds.x, bounds.y), (40.0, 30.0));
+        wait_update(&mut watch, &wref, |w| w.bounds.is_some_and(|b| b.x == 40.0)).await;
+
+        // Minimized: off screen, in the answer and the watch; restored back.
+        let minimized = w
+            .minimize_window(v1::MinimizeWindowRequest {
+                window: Some(wref.clone()),
+            })
+            .await
+            .unwrap();
+        let m = minimized.get_ref().window.as_ref().unwrap();
+        assert_eq!(m.state, v1::WindowState::Minimized as i32);
+        assert!(!m.on_screen);
+        wait_update(&mut watch, &wref, |w| {
+            w.state == v1::WindowState::Minimized as i32
+        })
+        .await;
+        let restored = w
+            .restore_window(v1::RestoreWindowRequest {
+                window: Some(wref.clone()),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            restored.get_ref().window.as_ref().unwrap().state,
+            v1::WindowState::Normal as i32
+        );
+        let maximized = w
+            .maximize_window(v1::MaximizeWindowRequest {
+                window: Some(wref.clone()),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            maximized.get_ref().window.as_ref().unwrap().state,
+            v1::WindowState::Maximized as i32
+        );
+
+        // Launched: the answer holds the new window and the watch sees it come.
+        let launched = w
+            .launch_app(v1::LaunchAppRequest {
+                app: Some(v1::AppSpec {
+                    app: Some(v1::app_spec::App::Executable(
+                        support::workspace_binary("wayrig-testclient")
+                            .to_string_lossy()
+                            .into(),
+                    )),
+                }),
+                args: vec!["--title".into(), "launched over cua".into()],
+                wait_for_window: Some(prost_types::Duration {
+                    seconds: 30,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(launched.pid > 0);
+        assert_eq!(launched.windows.len(), 1, "{launched:?}");
+        let second = launched.windows[0].r#ref.clone().unwrap();
+        assert_eq!(launched.windows[0].title, "launched over cua");
+        loop {
+            if let v1::watch_windows_response::Event::Created(c) = next_change(&mut watch).await {
+                if c.r#ref.as_ref() == Some(&second) {
+                    break;
+                }
+            }
+        }
+        let activated = w
+            .activate_window(v1::ActivateWindowRequest {
+                window: Some(second.clone()),
+            })
+            .await
+            .unwrap();
+        assert!(activated.get_ref().window.as_ref().unwrap().focused);
+
+        // Closed: the answer says so and the watch sees it go.
+        let closed = w
+            .close_window(v1::CloseWindowRequest {
+                window: Some(second.clone()),
+                force: false,
+            })
+            .await
+            .unwrap();
+        assert!(closed.get_ref().closed);
+        loop {
+            if let v1::watch_windows_response::Event::Closed(c) = next_change(&mut watch).await {
+                if c.r#ref.as_ref() == Some(&second) {
+                    break;
+                }
+            }
+        }
+        let gone = w
+            .get_window(v1::GetWindowRequest {
+                window: Some(second),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&gone),
+            (Code::NotFound, v1::ErrorReason::TargetUnavailable)
+        );
+
+        // A program that does not exist is refused before anything starts.
+        let missing = w
+            .launch_app(v1::LaunchAppRequest {
+                app: Some(v1::AppSpec {
+                    app: Some(v1::app_spec::App::Executable(
+                        "wayrig-no-such-program".into(),
+                    )),
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&missing),
+            (Code::NotFound, v1::ErrorReason::PathNotFound)
+        );
+        let bad_ref = w
+            .get_window(v1::GetWindowRequest {
+                window: Some(v1::WindowRef {
+                    id: "not-a-window".into(),
+                    epoch: 1,
+                }),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(bad_ref.code(), Code::InvalidArgument);
+    });
+}
+
+#[test]
+fn a_window_that_keeps_itself_open_answers_closed_false_and_force_ends_it() {
+    let hosted = Hosted::start(
+        &[
+            "--cua-listen",
+            "127.0.0.1:0",
+            "--env",
+            "WAYRIG_FIXTURE_ASK_BEFORE_CLOSE=1",
+        ],
+        &fixture_argv(),
+    );
+    runtime().block_on(async {
+        let mut w = WindowsServiceClient::new(hosted.channel().await);
+        let first = first_window(&mut w).await;
+        let kept = w
+            .close_window(v1::CloseWindowRequest {
+                window: first.r#ref.clone(),
+                force: false,
+            })
+            .await
+            .unwrap();
+        assert!(!kept.get_ref().closed);
+        hosted
+            .stdout
+            .wait_for("\"asked\"", "the fixture's save prompt");
+        let forced = w
+            .close_window(v1::CloseWindowRequest {
+                window: first.r#ref.clone(),
+                force: true,
+            })
+            .await
+            .unwrap();
+        assert!(forced.get_ref().closed);
+    });
+}
+
+#[test]
+fn a_tree_is_read_found_and_acted_on_by_snapshot() {
+    let hosted = Hosted::fixture(&[]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let window = first_window(&mut w).await;
+        let tree = a
+            .get_tree(v1::GetTreeRequest {
+                window: window.r#ref.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(tree.window, window.r#ref);
+        assert!(!tree.truncated);
+        let root = &tree.nodes[0];
+        assert_eq!(
+            (root.parent_id.as_str(), root.depth, root.role.as_str()),
+            ("", 0, "window")
+        );
+        // Pre-order: every parent comes before its children.
+        for (i, n) in tree.nodes.iter().enumerate().skip(1) {
+            let parent = tree.nodes[..i]
+                .iter()
+                .find(|p| p.element_id == n.parent_id)
+                .unwrap_or_else(|| panic!("{n:?} before its parent"));
+            assert_eq!(n.depth, parent.depth + 1);
+        }
+        let press = find_node(&tree.nodes, "button", "Press");
+        assert!(press
+            .actions
+            .contains(&(v1::AccessibilityAction::Press as i32)));
+        assert!(press.states.iter().any(|s| s == "enabled"));
+        let b = press.bounds.unwrap();
+        let content = window.bounds.unwrap();
+        assert!(
+            b.x >= content.x && b.y >= content.y,
+            "global bounds: {b:?} in {content:?}"
+        );
+        let first = find_node(&tree.nodes, "text_field", "First");
+        assert!(first.states.iter().any(|s| s == "editable"));
+
+        // Cut short by depth and count.
+        let shallow = a
+            .get_tree(v1::GetTreeRequest {
+                window: window.r#ref.clone(),
+                max_nodes: 3,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(shallow.nodes.len(), 3);
+        assert!(shallow.truncated);
+
+        // Pressed by element ref; the app saw the click.
+        let act = |snapshot: &str, id: &str, action: v1::AccessibilityAction| v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: snapshot.into(),
+                element_id: id.into(),
+            }),
+            action: action as i32,
+            ..Default::default()
+        };
+        let pressed = a
+            .act(act(
+                &tree.snapshot_id,
+                &press.element_id,
+                v1::AccessibilityAction::Press,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        let report = pressed.report.unwrap();
+        assert_ne!(report.delivery, v1::Delivery::Unspecified as i32);
+        assert_ne!(report.delivery, v1::Delivery::Auto as i32);
+        hosted.stdout.wait_for("\"clicked\"", "the fixture's click");
+
+        // Found by role and name part; SET_VALUE through the found snapshot.
+        let found = a
+            .find(v1::FindRequest {
+                window: window.r#ref.clone(),
+                query: Some(v1::AccessibilityQuery {
+                    role: "text_field".into(),
+                    name_contains: "secon".into(),
+                    ..Default::default()
+                }),
+                max_results: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(found.nodes.len(), 1, "{:?}", found.nodes);
+        let second = found.nodes[0].clone();
+        let mut set = act(
+            &found.snapshot_id,
+            &second.element_id,
+            v1::AccessibilityAction::SetValue,
+        );
+        set.value = "set over cua".into();
+        a.act(set).await.unwrap();
+        hosted
+            .stdout
+            .wait_for("set over cua", "the entry's new text");
+
+        // The field changed since that Find, and a newer read exists: stale.
+        a.get_tree(v1::GetTreeRequest {
+            window: window.r#ref.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let stale = a
+            .act(act(
+                &found.snapshot_id,
+                &second.element_id,
+                v1::AccessibilityAction::Focus,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&stale),
+            (Code::FailedPrecondition, v1::ErrorReason::StaleSnapshot)
+        );
+        // An element that shows unchanged still acts from the older read.
+        let opener = find_node(&tree.nodes, "button", "Open window");
+        a.act(act(
+            &tree.snapshot_id,
+            &opener.element_id,
+            v1::AccessibilityAction::Press,
+        ))
+        .await
+        .expect("an unchanged element acts from an older snapshot");
+        hosted.stdout.wait_for("\"opened\"", "the second window");
+        let unknown = a
+            .act(act(
+                "no-such-snapshot",
+                &press.element_id,
+                v1::AccessibilityAction::Press,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&unknown),
+            (Code::FailedPrecondition, v1::ErrorReason::StaleSnapshot)
+        );
+        for bad in [0, 999] {
+            let mut r = act(
+                &tree.snapshot_id,
+                &press.element_id,
+                v1::AccessibilityAction::Press,
+            );
+            r.action = bad;
+            let e = a.act(r).await.unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument, "action {bad}: {e:?}");
+        }
+        let mut custom = act(
+            &tree.snapshot_id,
+            &press.element_id,
+            v1::AccessibilityAction::Custom,
+        );
+        custom.custom_action = String::new();
+        assert_eq!(
+            a.act(custom).await.unwrap_err().code(),
+            Code::InvalidArgument
+        );
+    });
+}
+
+#[test]
+fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
+    let hosted = Hosted::fixture(&[]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel.clone());
+        let window = first_window(&mut w).await;
+        let tree = a
+            .get_tree(v1::GetTreeRequest {
+                window: window.r#ref.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let press = find_node(&tree.nodes, "button", "Press").bounds.unwrap();
+        let content = window.bounds.unwrap();
+        let click = |target: v1::InputTarget, at: v1::Point| v1::PointerRequest {
+            target: Some(target),
+            action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+                position: Some(at),
+                ..Default::default()
+            })),
+        };
+        let clicks = || {
+            hosted
+                .stdout
+                .lines
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|l| l.contains("\"clicked\""))
+                .count()
+        };
+
+        // Screen points, with no window named: the window under the point.
+        let at = centre(&press);
+        let answer = c
+            .pointer(click(v1::InputTarget::default(), at))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(answer.report.unwrap().pointer_moved);
+        let cursor = answer.cursor_position.unwrap();
+        assert_eq!((cursor.x, cursor.y), (at.x, at.y));
+        assert_eq!(clicks(), 1);
+
+        // Window points and normalized ones land on the same button.
+        let in_window = v1::Point {
+            x: at.x - content.x,
+            y: at.y - content.y,
+        };
+        let window_target = |space: v1::CoordinateSpace| v1::InputTarget {
+            window: window.r#ref.clone(),
+            space: space as i32,
+            ..Default::default()
+        };
+        c.pointer(click(window_target(v1::CoordinateSpace::Window), in_window))
+            .await
+            .unwrap();
+        assert_eq!(clicks(), 2);
+        let normalized = v1::Point {
+            x: in_window.x / content.width,
+            y: in_window.y / content.height,
+        };
+        c.pointer(click(
+            window_target(v1::CoordinateSpace::Normalized),
+            normalized,
+        ))
+        .await
+        .unwrap();
+        assert_eq!(clicks(), 3);
+        let out_of_range = c
+            .pointer(click(
+                window_target(v1::CoordinateSpace::Normalized),
+                v1::Point { x: 1.5, y: 0.0 },
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(out_of_range.code(), Code::InvalidArgument);
+        let position = c
+            .get_cursor_position(v1::GetCursorPositionRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(position.position.unwrap().x.round(), at.x.round());
+        assert!(!position.display_id.is_empty());
+
+        // Typed text of mixed scripts reads back exactly, from the app and the tree.
+        let first = find_node(&tree.nodes, "text_field", "First")
+            .bounds
+            .unwrap();
+        c.pointer(click(v1::InputTarget::default(), centre(&first)))
+            .await
+            .unwrap();
+        let text = "Grüße, 世界 — ok ٣";
+        let keyboard = |action: v1::keyboard_request::Action| v1::KeyboardRequest {
+            target: Some(v1::InputTarget {
+                window: window.r#ref.clone(),
+                ..Default::default()
+            }),
+            action: Some(action),
+        };
+        c.keyboard(keyboard(v1::keyboard_request::Action::Type(
+            v1::KeyboardType {
+                text: text.into(),
+                ..Default::default()
+            },
+        )))
+        .await
+        .unwrap();
+        hosted
+            .stdout
+            .wait_for(&format!("\"text\": \"{text}\""), "the typed text");
+        // Select all and type over it with a hotkey and a named key.
+        let named = |k: v1::Key| v1::KeyInput {
+            key: Some(v1::key_input::Key::Named(k as i32)),
+        };
+        c.keyboard(keyboard(v1::keyboard_request::Action::Hotkey(
+            v1::KeyboardHotkey {
+                keys: vec![named(v1::Key::Control), named(v1::Key::A)],
+            },
+        )))
+        .await
+        .unwrap();
+        c.keyboard(keyboard(v1::keyboard_request::Action::Press(
+            v1::KeyboardPress {
+                key: Some(v1::KeyInput {
+                    key: Some(v1::key_input::Key::Character("Q".into())),
+                }),
+                modifiers: vec![],
+                repeat: 2,
+            },
+        )))
+        .await
+        .unwrap();
+        hosted
+            .stdout
+            .wait_for("\"text\": \"QQ\"", "the field replaced by QQ");
+        let no_key = c
+            .keyboard(keyboard(v1::keyboard_request::Action::Press(
+                v1::KeyboardPress {
+                    key: Some(v1::KeyInput {
+                        key: Some(v1::key_input::Key::Character("é".into())),
+                    }),
+                    ..Default::default()
+                },
+            )))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&no_key),
+            (Code::FailedPrecondition, v1::ErrorReason::DeliveryFailed)
+        );
+        let unspecified = c
+            .keyboard(keyboard(v1::keyboard_request::Action::Down(
+                v1::KeyboardDown {
+                    key: Some(named(v1::Key::Unspecified)),
+                },
+            )))
+            .await
+            .unwrap_err();
+        assert_eq!(unspecified.code(), Code::InvalidArgument);
+
+        let displays = c
+            .list_displays(v1::ListDisplaysRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .displays;
+        assert!(displays[0].primary && displays[0].native_size.unwrap().width > 0);
+    });
+}
+
+/// A plain HTTP/1.1 exchange with the face; the status line and the body.
+fn http(addr: &str, request: &[u8]) -> (String, Vec<u8>) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(MESSAGE)).unwrap();
+    stream.write_all(request).unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).unwrap();
+    let split = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a header block");
+    let head = String::from_utf8_lossy(&reply[..split]).into_owned();
+    let status = head.lines().next().unwrap_or_default().to_string();
+    let mut body = reply[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = unchunk(&body);
+    }
+    (status, body)
+}
+
+fn unchunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = data.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&data[..line_end]).unwrap().trim(), 16)
+                .unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
+        data = &data[line_end + 4 + size..];
+    }
+}
+
+#[test]
+fn capabilities_health_grpc_web_and_unserved_rpcs() {
+    let hosted = Hosted::fixture(&[]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut s = SystemServiceClient::new(channel.clone());
+        let caps = s
+            .get_capabilities(v1::GetCapabilitiesRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(caps.protocol_version, 1);
+        assert_eq!(caps.display_server, v1::DisplayServer::Wayland as i32);
+        assert_eq!(caps.os.unwrap().family, v1::OsFamily::Linux as i32);
+        assert!(!caps.displays.is_empty() && !caps.hostname.is_empty());
+        let feature = |name: &str| {
+            caps.features
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap_or_else(|| panic!("feature {name} is not listed"))
+        };
+        for name in [
+            "windows",
+            "window_stream",
+            "a11y",
+            "launch_app",
+            "background_input",
+        ] {
+            assert!(feature(name).supported, "{name}");
+        }
+        for f in caps.features.iter().filter(|f| !f.supported) {
+            assert!(
+                f.limitation.ends_with('.') || f.limitation.len() > 20,
+                "{f:?}"
+            );
+        }
+        let health = s.health(v1::HealthRequest {}).await.unwrap().into_inner();
+        assert_eq!(health.status, v1::HealthStatus::Serving as i32);
+        let init = s.init(v1::InitRequest::default()).await.unwrap_err();
+        assert_eq!(
+            refusal(&init),
+            (Code::Unimplemented, v1::ErrorReason::FeatureUnsupported)
+        );
+        assert_eq!(wayrig_cua_proto::error_info(&init).unwrap().feature, "init");
+    });
+
+    let (status, _) = http(
+        &hosted.addr,
+        b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert!(status.contains(" 204"), "{status}");
+
+    // gRPC-Web over plain HTTP/1.1: one empty GetCapabilitiesRequest frame.
+    let request = "POST /cua.env.v1.SystemService/GetCapabilities HTTP/1.1\r\nHost: x\r\n\
+         Content-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\n\
+         Content-Length: 5\r\nConnection: close\r\n\r\n"
+        .to_string();
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(&[0, 0, 0, 0, 0]);
+    let (status, body) = http(&hosted.addr, &bytes);
+    assert!(status.contains(" 200"), "{status}");
+    assert_eq!(body[0], 0, "the first frame is a data frame");
+    let len = u32::from_be_bytes(body[1..5].try_into().unwrap()) as usize;
+    let caps = <v1::GetCapabilitiesResponse as prost::Message>::decode(&body[5..5 + len]).unwrap();
+    assert_eq!(caps.display_server, v1::DisplayServer::Wayland as i32);
+    let trailers = String::from_utf8_lossy(&body[5 + len + 5..]);
+    assert!(trailers.contains("grpc-status:0"), "{trailers}");
+}
+
+#[test]
+fn a_token_is_checked_on_every_call_and_required_off_loopback() {
+    let dir = std::env::temp_dir().join(format!("wayrig-cua-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, "s3cret-token\n").unwrap();
+
+    // Off loopback without a token: refused before anything starts.
+    let refused = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["run", "--cua-listen", "0.0.0.0:0", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("--cua-token-file"), "{said}");
+
+    let hosted = Hosted::fixture(&["--cua-token-file", token_file.to_str().unwrap()]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut anonymous = SystemServiceClient::new(channel.clone());
+        let e = anonymous
+            .get_capabilities(v1::GetCapabilitiesRequest {})
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&e),
+            (Code::Unauthenticated, v1::ErrorReason::Unauthenticated)
+        );
+        let with = |token: &'static str| {
+            move |mut r: tonic::Request<()>| {
+                r.metadata_mut()
+                    .insert("authorization", format!("Bearer {token}").parse().unwrap());
+                Ok(r)
+            }
+        };
+        let mut wrong = WindowsServiceClient::with_interceptor(channel.clone(), with("guess"));
+        let e = wrong
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&e),
+            (Code::Unauthenticated, v1::ErrorReason::Unauthenticated)
+        );
+        let mut right = WindowsServiceClient::with_interceptor(channel, with("s3cret-token"));
+        right
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .expect("the right token is let through");
+    });
+    drop(hosted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_unix_socket_is_private_and_serves() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("wayrig-cua-unix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cua.sock");
+    let listen = format!("unix:{}", path.display());
+    let hosted = Hosted::start(&["--cua-listen", &listen], &fixture_argv());
+    assert_eq!(hosted.addr, listen);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    runtime().block_on(async {
+        let socket = path.clone();
+        let channel = tonic::transport::Endpoint::from_static("http://localhost")
+            .connect_with_connector(tower::service_fn(move |_| {
+                let socket = socket.clone();
+                async move {
+                    Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                        tokio::net::UnixStream::connect(socket).await?,
+                    ))
+                }
+            }))
+            .await
+            .unwrap();
+        let mut w = WindowsServiceClient::new(channel);
+        assert_eq!(first_window(&mut w).await.title, "wayrig-gtk4-fixture");
+    });
+    drop(hosted);
+    assert!(!path.exists(), "the socket file goes with the server");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn one_session_serves_mygo_the_bus_and_cua_at_once() {
+    let dir = std::env::temp_dir().join(format!("wayrig-cua-faces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("mygo.sock");
+    let hosted = Hosted::start(
+        &[
+            "--mygo-socket",
+            socket.to_str().unwrap(),
+            "--bus-listen",
+            "127.0.0.1:0",
+            "--cua-listen",
+            "127.0.0.1:0",
+        ],
+        &fixture_argv(),
+    );
+    hosted
+        .stderr
+        .wait_for("automation socket", "the MyGo socket");
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        let found = a
+            .find(v1::FindRequest {
+                window: window.r#ref.clone(),
+                query: Some(v1::AccessibilityQuery {
+                    role: "text_field".into(),
+                    name: "First".into(),
+                    ..Default::default()
+                }),
+                max_results: 1,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut set = v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: found.snapshot_id.clone(),
+                element_id: found.nodes[0].element_id.clone(),
+            }),
+            action: v1::AccessibilityAction::SetValue as i32,
+            ..Default::default()
+        };
+        set.value = "typed over cua".into();
+        a.act(set).await.unwrap();
+    });
+    // The next read over MyGo sees what cua did.
+    let mut mygo = support::ProtocolClient::connect(&socket);
+    let win = mygo.first_window();
+    let tree = mygo.call(wayrig_proto::mygo::Call::Tree {
+        window: win["id"].as_u64(),
+    });
+    assert!(
+        tree.to_string().contains("typed over cua"),
+        "MyGo's tree after cua's act: {tree}"
+    );
+    drop(hosted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
