@@ -132,16 +132,14 @@ async fn first_window(w: &mut WindowsServiceClient<Channel>) -> v1::WindowInfo {
         .await
         .unwrap()
         .into_inner();
-    loop {
-        let event = next(&mut stream).await;
-        match event {
-            v1::watch_windows_response::Event::Snapshot(s) if !s.windows.is_empty() => {
-                return s.windows[0].clone()
-            }
-            v1::watch_windows_response::Event::Created(w) => return w,
-            _ => {}
-        }
-    }
+    use v1::watch_windows_response::Event;
+    let shown = |e: &Event| match e {
+        Event::Snapshot(s) => s.windows.first().cloned(),
+        Event::Created(w) => Some(w.clone()),
+        _ => None,
+    };
+    let event = wait_event(&mut stream, |e| shown(e).is_some()).await;
+    shown(&event).expect("a window")
 }
 
 async fn next(
@@ -156,16 +154,21 @@ async fn next(
         .expect("an event")
 }
 
-/// The next watch event that is not a keepalive.
-async fn next_change(
+/// The first watch event `wanted` holds of, keepalives skipped; fails
+/// after `MESSAGE` without one.
+async fn wait_event(
     stream: &mut tonic::Streaming<v1::WatchWindowsResponse>,
+    wanted: impl Fn(&v1::watch_windows_response::Event) -> bool,
 ) -> v1::watch_windows_response::Event {
-    loop {
-        match next(stream).await {
-            v1::watch_windows_response::Event::Keepalive(_) => {}
-            event => return event,
+    let waited = tokio::time::timeout(MESSAGE, async {
+        loop {
+            let event = next(stream).await;
+            if wanted(&event) {
+                return event;
+            }
         }
-    }
+    });
+    waited.await.expect("the awaited watch event in time")
 }
 
 /// Wait on the watch until `done` holds of an update of the window.
@@ -173,14 +176,13 @@ async fn wait_update(
     stream: &mut tonic::Streaming<v1::WatchWindowsResponse>,
     window: &v1::WindowRef,
     done: impl Fn(&v1::WindowInfo) -> bool,
-) -> v1::WindowInfo {
-    loop {
-        if let v1::watch_windows_response::Event::Updated(w) = next_change(stream).await {
-            if w.r#ref.as_ref() == Some(window) && done(&w) {
-                return w;
-            }
-        }
-    }
+) {
+    use v1::watch_windows_response::Event;
+    wait_event(
+        stream,
+        |e| matches!(e, Event::Updated(w) if w.r#ref.as_ref() == Some(window) && done(w)),
+    )
+    .await;
 }
 
 fn find_node<'a>(
@@ -344,13 +346,10 @@ fn windows_are_listed_watched_arranged_launched_and_closed() {
         assert_eq!(launched.windows.len(), 1, "{launched:?}");
         let second = launched.windows[0].r#ref.clone().unwrap();
         assert_eq!(launched.windows[0].title, "launched over cua");
-        loop {
-            if let v1::watch_windows_response::Event::Created(c) = next_change(&mut watch).await {
-                if c.r#ref.as_ref() == Some(&second) {
-                    break;
-                }
-            }
-        }
+        wait_event(&mut watch, |e| {
+            matches!(e, v1::watch_windows_response::Event::Created(c) if c.r#ref.as_ref() == Some(&second))
+        })
+        .await;
         let activated = w
             .activate_window(v1::ActivateWindowRequest {
                 window: Some(second.clone()),
@@ -368,13 +367,10 @@ fn windows_are_listed_watched_arranged_launched_and_closed() {
             .await
             .unwrap();
         assert!(closed.get_ref().closed);
-        loop {
-            if let v1::watch_windows_response::Event::Closed(c) = next_change(&mut watch).await {
-                if c.r#ref.as_ref() == Some(&second) {
-                    break;
-                }
-            }
-        }
+        wait_event(&mut watch, |e| {
+            matches!(e, v1::watch_windows_response::Event::Closed(c) if c.r#ref.as_ref() == Some(&second))
+        })
+        .await;
         let gone = w
             .get_window(v1::GetWindowRequest {
                 window: Some(second),
@@ -1052,4 +1048,113 @@ fn one_session_serves_mygo_the_bus_and_cua_at_once() {
     );
     drop(hosted);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gtk4_widget_factory_reads_in_one_vocabulary_and_a_check_box_toggles() {
+    let hosted = Hosted::start(
+        &["--cua-listen", "127.0.0.1:0"],
+        &["gtk4-widget-factory".to_string()],
+    );
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        let tree = a
+            .get_tree(v1::GetTreeRequest {
+                window: window.r#ref.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let roles: std::collections::BTreeSet<&str> =
+            tree.nodes.iter().map(|n| n.role.as_str()).collect();
+        for role in ["window", "button", "check_box", "slider", "text_field"] {
+            assert!(roles.contains(role), "no {role} in {roles:?}");
+        }
+        // Hidden pages are left out unless asked for.
+        assert!(tree
+            .nodes
+            .iter()
+            .all(|n| !n.states.contains(&"offscreen".into())));
+        let all = a
+            .get_tree(v1::GetTreeRequest {
+                window: window.r#ref.clone(),
+                include_hidden: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(all.nodes.len() > tree.nodes.len());
+
+        let check = tree
+            .nodes
+            .iter()
+            .find(|n| n.role == "check_box" && n.states.contains(&"enabled".into()))
+            .expect("an enabled check box");
+        let was = check.states.contains(&"checked".into());
+        a.act(v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: tree.snapshot_id.clone(),
+                element_id: check.element_id.clone(),
+            }),
+            action: v1::AccessibilityAction::Press as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let after = a
+            .find(v1::FindRequest {
+                window: window.r#ref.clone(),
+                query: Some(v1::AccessibilityQuery {
+                    role: "check_box".into(),
+                    name: check.name.clone(),
+                    ..Default::default()
+                }),
+                max_results: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let now = after
+            .nodes
+            .iter()
+            .find(|n| n.element_id == check.element_id)
+            .expect("the check box, found again");
+        assert_ne!(now.states.contains(&"checked".into()), was, "{now:?}");
+    });
+}
+
+#[test]
+fn foot_changes_its_title_and_the_watch_sees_it() {
+    let hosted = Hosted::start(&["--cua-listen", "127.0.0.1:0"], &["foot".to_string()]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        let wref = window.r#ref.clone().unwrap();
+        let mut watch = w
+            .watch_windows(v1::WatchWindowsRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        next(&mut watch).await;
+        c.keyboard(v1::KeyboardRequest {
+            target: Some(v1::InputTarget {
+                window: Some(wref.clone()),
+                ..Default::default()
+            }),
+            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                text: "printf '\\033]2;%s\\007' titled-over-cua\n".into(),
+                ..Default::default()
+            })),
+        })
+        .await
+        .unwrap();
+        wait_update(&mut watch, &wref, |w| w.title == "titled-over-cua").await;
+    });
 }
