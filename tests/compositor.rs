@@ -5,9 +5,11 @@ mod support;
 
 use std::time::Duration;
 
-use support::{have, start, wait_closed, wait_window, Image, TestClient, APP_START};
+use support::{have, start, wait_closed, wait_event, wait_window, Image, TestClient, APP_START};
 use wayrig_compositor::{Config, Pacing};
-use wayrig_host::{Host, HostError, LaunchSpec, WindowCommand, WindowHandle, WindowKind};
+use wayrig_host::{
+    Host, HostError, LaunchSpec, WindowCommand, WindowEvent, WindowHandle, WindowKind,
+};
 
 const SHORT: Duration = Duration::from_secs(10);
 
@@ -476,6 +478,53 @@ async fn bad_handles_and_launches_are_clear_errors() {
 
     // After all that, the host still works.
     assert_eq!(host.windows().await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_unmapped_and_remapped_gets_a_new_epoch_and_its_old_handle_goes_stale() {
+    let host = start(Config::default());
+    let mut watch = host.watch_windows().await.unwrap();
+    let mut client = TestClient::spawn(&host, &[]);
+    let win = wait_window(&mut watch, SHORT, |w| w.app_id == "wayrig.testclient").await;
+    let old = win.handle;
+
+    // The test client unmaps its toplevel and maps it again on the same xdg_toplevel.
+    // SAFETY: kill(2) on the client's own pid; no memory is touched.
+    assert_eq!(unsafe { libc::kill(client.pid() as i32, libc::SIGUSR1) }, 0);
+
+    let closed = wait_event(
+        &mut watch,
+        SHORT,
+        |ev| matches!(ev, WindowEvent::Closed(h) if h.id == old.id),
+    )
+    .await;
+    assert_eq!(closed, WindowEvent::Closed(old));
+    let created = wait_event(
+        &mut watch,
+        SHORT,
+        |ev| matches!(ev, WindowEvent::Created(w) if w.handle.id == old.id),
+    )
+    .await;
+    let WindowEvent::Created(new) = created else {
+        unreachable!("the predicate takes only Created")
+    };
+    assert_eq!(
+        new.handle,
+        WindowHandle {
+            id: old.id,
+            epoch: old.epoch + 1
+        }
+    );
+    assert_eq!(new.pid, win.pid);
+    client.expect("unmapped", SHORT, |_| true);
+    client.expect("remapped", SHORT, |_| true);
+
+    // The handle of the first mapping names the window no more; the new one does.
+    assert!(matches!(
+        host.capture_window(old).await.unwrap_err(),
+        HostError::StaleWindow(h, current) if h == old && current == new.handle.epoch
+    ));
+    capture_of_content(&host, new.handle).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -52,7 +52,15 @@ usage: wayrig-testclient [OPTIONS]
   --draw-ms MS         busy time per callback-driven frame, as a slow toolkit's (default: 0)
   -h, --help           print this help
 
-Prints one JSON object per line on stdout describing what happens.";
+Prints one JSON object per line on stdout describing what happens.
+
+SIGUSR1 (always on, no flag) unmaps the toplevel and maps it again on the same
+xdg_toplevel, so the compositor sees a new mapping of the same window: it
+commits a null buffer and prints {\"ev\":\"unmapped\"}, makes a fresh initial
+commit, acks the configure that answers it, commits a buffer at that size and
+prints {\"ev\":\"remapped\",\"width\":W,\"height\":H}. A SIGUSR1 that comes
+while the window is not mapped is served once it is (several at once count
+as one).";
 
 /// What the command line asks for.
 pub enum Command {

@@ -2,6 +2,7 @@
 //! Draws wl_shm buffers on one xdg toplevel and reports every event as one JSON line on stdout.
 
 mod cli;
+mod signal;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -15,6 +16,7 @@ use wayland_client::globals::{registry_queue_init, GlobalListContents};
 use wayland_client::protocol::wl_buffer::{self, WlBuffer};
 use wayland_client::protocol::wl_callback::{self, WlCallback};
 use wayland_client::protocol::wl_compositor::WlCompositor;
+use wayland_client::protocol::wl_display::WlDisplay;
 use wayland_client::protocol::wl_keyboard::{self, WlKeyboard};
 use wayland_client::protocol::wl_pointer::{self, WlPointer};
 use wayland_client::protocol::wl_registry::{self, WlRegistry};
@@ -23,7 +25,7 @@ use wayland_client::protocol::wl_shm::{self, WlShm};
 use wayland_client::protocol::wl_shm_pool::WlShmPool;
 use wayland_client::protocol::wl_surface::WlSurface;
 use wayland_client::{
-    delegate_noop, Connection, Dispatch, DispatchError, Proxy, QueueHandle, WEnum,
+    delegate_noop, Connection, Dispatch, DispatchError, EventQueue, Proxy, QueueHandle, WEnum,
 };
 use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::{self, XdgToplevel};
@@ -56,6 +58,8 @@ fn main() -> ExitCode {
 
 /// Connects, creates the toplevel and dispatches until closed or disconnected.
 fn run(opts: Options) -> Result<(), String> {
+    // First of all: until SIGUSR1 is blocked, one would end the process.
+    let usr1 = signal::Usr1::open().map_err(|e| format!("cannot watch SIGUSR1: {e}"))?;
     let conn = Connection::connect_to_env()
         .map_err(|e| format!("cannot connect to the compositor: {e}"))?;
     let (globals, mut queue) =
@@ -85,20 +89,24 @@ fn run(opts: Options) -> Result<(), String> {
 
     let mut app = App {
         opts,
+        display: conn.display(),
         shm,
         surface,
         pending: None,
         size: None,
         drawn: 0,
         frames_seen: 0,
+        frame_armed: false,
+        remap: None,
+        remap_asked: false,
         pointer: None,
         keyboard: None,
         running: true,
         fatal: None,
     };
     while app.running {
-        match queue.blocking_dispatch(&mut app) {
-            Ok(_) => {}
+        match turn(&mut queue, &mut app, &usr1) {
+            Ok(()) => {}
             Err(DispatchError::Backend(WaylandError::Io(e))) => {
                 eprintln!("wayrig-testclient: compositor went away: {e}");
                 return Ok(());
@@ -112,8 +120,65 @@ fn run(opts: Options) -> Result<(), String> {
     Ok(())
 }
 
+/// One turn of the event loop: dispatch what is queued, flush, then sleep until
+/// the compositor sends something or SIGUSR1 comes, and handle that.
+fn turn(
+    queue: &mut EventQueue<App>,
+    app: &mut App,
+    usr1: &signal::Usr1,
+) -> Result<(), DispatchError> {
+    queue.dispatch_pending(app)?;
+    if !app.running || app.fatal.is_some() {
+        return Ok(());
+    }
+    queue.flush()?;
+    // None: events were queued meanwhile; the next turn dispatches them first.
+    let Some(guard) = queue.prepare_read() else {
+        return Ok(());
+    };
+    let (wayland, signalled) = match signal::wait(guard.connection_fd(), usr1) {
+        Ok(ready) => ready,
+        Err(e) => {
+            app.fatal = Some(format!("cannot wait for events: {e}"));
+            return Ok(());
+        }
+    };
+    if wayland {
+        match guard.read() {
+            Ok(_) => {}
+            Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        drop(guard);
+    }
+    queue.dispatch_pending(app)?;
+    if signalled {
+        match usr1.take() {
+            Ok(true) => app.ask_remap(&queue.handle()),
+            Ok(false) => {}
+            Err(e) => app.fatal = Some(format!("cannot read SIGUSR1: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// User data of the wl_display.sync a remap sends after its fresh initial commit.
+struct RemapSync;
+
+/// A remap under way: the unmap and the fresh initial commit are sent, the
+/// buffer is not yet.
+struct Remap {
+    /// The sync sent after the initial commit is done, so the configure that
+    /// answers that commit (sent as the compositor handled it) has arrived.
+    synced: bool,
+    /// Size from the newest configure since the unmap, acked already.
+    configured: Option<(i32, i32)>,
+}
+
 struct App {
     opts: Options,
+    display: WlDisplay,
     shm: WlShm,
     surface: WlSurface,
     /// Toplevel configure (width, height, states) waiting for its xdg_surface.configure.
@@ -124,6 +189,12 @@ struct App {
     drawn: u32,
     /// Number of frame callbacks received so far.
     frames_seen: u32,
+    /// A frame callback is requested and has not fired yet.
+    frame_armed: bool,
+    /// Set from the unmap until the remap commits its buffer.
+    remap: Option<Remap>,
+    /// SIGUSR1 came while the window was not mapped: remap once it is.
+    remap_asked: bool,
     pointer: Option<WlPointer>,
     keyboard: Option<WlKeyboard>,
     running: bool,
@@ -132,22 +203,36 @@ struct App {
 }
 
 impl App {
-    /// Applies an acked configure: draws at the new size, or just commits the ack.
-    fn apply_configure(&mut self, qh: &QueueHandle<Self>, width: i32, height: i32) {
+    /// The size to draw for a configure: the compositor's, or ours where it left it to us.
+    fn configured_size(&self, width: i32, height: i32) -> (u32, u32) {
         let pick = |given: i32, fallback: u32| {
             u32::try_from(given)
                 .ok()
                 .filter(|&v| v > 0)
                 .unwrap_or(fallback)
         };
-        let size = (pick(width, self.opts.width), pick(height, self.opts.height));
+        (pick(width, self.opts.width), pick(height, self.opts.height))
+    }
+
+    /// Whether the frame-callback loop should go on after the frames seen so far.
+    fn wants_frames(&self) -> bool {
+        match self.opts.frames {
+            Frames::Forever => true,
+            Frames::Count(n) => self.frames_seen < n,
+        }
+    }
+
+    /// Applies an acked configure: draws at the new size, or just commits the ack.
+    fn apply_configure(&mut self, qh: &QueueHandle<Self>, width: i32, height: i32) {
+        let size = self.configured_size(width, height);
         match self.size {
             None => {
-                let more = self.opts.frames != Frames::Count(0);
+                let more = self.wants_frames();
                 self.draw(qh, size, more);
                 if !more {
                     emit("idle", json!({}));
                 }
+                self.serve_asked_remap(qh);
             }
             // A pending frame callback (if any) is still armed, so none is added here.
             Some(old) if old != size => self.draw(qh, size, false),
@@ -157,12 +242,15 @@ impl App {
 
     /// Handles a frame callback: draws the next frame and decides whether to ask for another.
     fn on_frame(&mut self, qh: &QueueHandle<Self>, time: u32) {
+        self.frame_armed = false;
+        if self.remap.is_some() {
+            // Unmapped: no buffer may be attached before the remap's configure.
+            // The remap's own frame picks the loop up again.
+            return;
+        }
         self.frames_seen += 1;
         emit("frame", json!({"n": self.frames_seen, "time": time}));
-        let more = match self.opts.frames {
-            Frames::Forever => true,
-            Frames::Count(n) => self.frames_seen < n,
-        };
+        let more = self.wants_frames();
         if let Some(size) = self.size {
             // A slow toolkit: busy drawing, it reads no events until it commits.
             std::thread::sleep(self.opts.draw_time);
@@ -171,6 +259,55 @@ impl App {
         if !more {
             emit("idle", json!({}));
         }
+    }
+
+    /// SIGUSR1: unmap and remap now if the window is mapped, else once it is.
+    fn ask_remap(&mut self, qh: &QueueHandle<Self>) {
+        if self.size.is_none() || self.remap.is_some() {
+            self.remap_asked = true;
+        } else {
+            self.unmap(qh);
+        }
+    }
+
+    fn serve_asked_remap(&mut self, qh: &QueueHandle<Self>) {
+        if std::mem::take(&mut self.remap_asked) {
+            self.ask_remap(qh);
+        }
+    }
+
+    /// Unmaps the toplevel and starts mapping it again, as xdg-shell asks of a
+    /// surface remapped after an unmap: a fresh initial commit without a buffer,
+    /// then (once its configure is acked) a buffer.
+    fn unmap(&mut self, qh: &QueueHandle<Self>) {
+        self.surface.attach(None, 0, 0);
+        self.surface.commit();
+        emit("unmapped", json!({}));
+        self.surface.commit();
+        self.display.sync(qh, RemapSync);
+        self.remap = Some(Remap {
+            synced: false,
+            configured: None,
+        });
+    }
+
+    /// Maps the toplevel again once the configure answering the fresh initial
+    /// commit is acked: draws and commits a buffer at its size.
+    fn finish_remap(&mut self, qh: &QueueHandle<Self>) {
+        let Some(Remap {
+            synced: true,
+            configured: Some((width, height)),
+        }) = self.remap
+        else {
+            return;
+        };
+        self.remap = None;
+        let size = self.configured_size(width, height);
+        // A callback still armed from before the unmap keeps the loop going.
+        let more = self.wants_frames() && !self.frame_armed;
+        self.draw(qh, size, more);
+        emit("remapped", json!({"width": size.0, "height": size.1}));
+        self.serve_asked_remap(qh);
     }
 
     fn draw(&mut self, qh: &QueueHandle<Self>, size: (u32, u32), want_callback: bool) {
@@ -219,6 +356,7 @@ impl App {
         self.surface.damage(0, 0, width as i32, height as i32);
         if want_callback {
             self.surface.frame(qh, ());
+            self.frame_armed = true;
         }
         self.surface.commit();
 
@@ -338,6 +476,24 @@ impl Dispatch<WlCallback, ()> for App {
     }
 }
 
+impl Dispatch<WlCallback, RemapSync> for App {
+    fn event(
+        app: &mut Self,
+        _: &WlCallback,
+        event: wl_callback::Event,
+        _: &RemapSync,
+        _: &Connection,
+        qh: &QueueHandle<Self>,
+    ) {
+        if let wl_callback::Event::Done { .. } = event {
+            if let Some(remap) = &mut app.remap {
+                remap.synced = true;
+            }
+            app.finish_remap(qh);
+        }
+    }
+}
+
 impl Dispatch<XdgWmBase, ()> for App {
     fn event(
         _: &mut Self,
@@ -369,7 +525,12 @@ impl Dispatch<XdgSurface, ()> for App {
                     "configure",
                     json!({"width": width, "height": height, "states": states}),
                 );
-                app.apply_configure(qh, width, height);
+                if let Some(remap) = &mut app.remap {
+                    remap.configured = Some((width, height));
+                    app.finish_remap(qh);
+                } else {
+                    app.apply_configure(qh, width, height);
+                }
             }
         }
     }

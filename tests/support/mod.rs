@@ -157,6 +157,24 @@ pub async fn wait_closed(watch: &mut WindowWatch, id: u64, timeout: Duration) {
     }
 }
 
+/// Wait on the window event stream for the first event for which `pred` holds.
+pub async fn wait_event(
+    watch: &mut WindowWatch,
+    timeout: Duration,
+    pred: impl Fn(&WindowEvent) -> bool,
+) -> WindowEvent {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let ev = tokio::time::timeout_at(deadline, watch.events.recv())
+            .await
+            .expect("timed out waiting for a window event")
+            .expect("window event stream ended");
+        if pred(&ev) {
+            return ev;
+        }
+    }
+}
+
 /// A decoded capture: RGBA rows.
 pub struct Image {
     pub width: u32,
