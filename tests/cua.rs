@@ -1158,3 +1158,60 @@ fn foot_changes_its_title_and_the_watch_sees_it() {
         wait_update(&mut watch, &wref, |w| w.title == "titled-over-cua").await;
     });
 }
+
+#[test]
+fn a_handle_goes_stale_when_its_window_is_mapped_again() {
+    let client = support::workspace_binary("wayrig-testclient");
+    let hosted = Hosted::start(
+        &["--cua-listen", "127.0.0.1:0"],
+        &[client.to_string_lossy().into_owned()],
+    );
+    runtime().block_on(async {
+        use v1::watch_windows_response::Event;
+        let mut w = WindowsServiceClient::new(hosted.channel().await);
+        let window = first_window(&mut w).await;
+        let old = window.r#ref.clone().unwrap();
+        let mut watch = w
+            .watch_windows(v1::WatchWindowsRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        next(&mut watch).await;
+        // The test client unmaps and maps its toplevel again on SIGUSR1.
+        let pid = window.app.unwrap().pid as i32;
+        // SAFETY: kill(2) on the test client this test started; no memory is touched.
+        unsafe { libc::kill(pid, libc::SIGUSR1) };
+        wait_event(
+            &mut watch,
+            |e| matches!(e, Event::Closed(c) if c.r#ref.as_ref() == Some(&old)),
+        )
+        .await;
+        let again = wait_event(
+            &mut watch,
+            |e| matches!(e, Event::Created(c) if c.r#ref.as_ref().is_some_and(|r| r.id == old.id)),
+        )
+        .await;
+        let Event::Created(again) = again else {
+            unreachable!()
+        };
+        assert_eq!(again.r#ref.unwrap().epoch, old.epoch + 1);
+        let stale = w
+            .get_window(v1::GetWindowRequest {
+                window: Some(old.clone()),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&stale),
+            (Code::FailedPrecondition, v1::ErrorReason::StaleHandle)
+        );
+        let stale_op = w
+            .minimize_window(v1::MinimizeWindowRequest { window: Some(old) })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&stale_op),
+            (Code::FailedPrecondition, v1::ErrorReason::StaleHandle)
+        );
+    });
+}
