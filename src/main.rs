@@ -328,10 +328,6 @@ async fn drive(
                 .await
                 .map_err(|e| e.to_string())?,
         );
-        if let Some((listener, path)) = mygo_listener {
-            tokio::spawn(mygo::serve(listener, session.clone()));
-            eprintln!("wayrig: automation socket {}", path.display());
-        }
         if let Some((listener, token)) = listeners.cua {
             eprintln!("wayrig: cua.env.v1 listens at {}", listener.addr());
             let session = session.clone();
@@ -340,6 +336,10 @@ async fn drive(
                     eprintln!("wayrig: {e}");
                 }
             });
+        }
+        if let Some((listener, path)) = mygo_listener {
+            tokio::spawn(mygo::serve(listener, session.clone()));
+            eprintln!("wayrig: automation socket {}", path.display());
         }
         if let Some(listener) = listeners.bus {
             let addr = listener.addr;

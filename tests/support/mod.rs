@@ -379,6 +379,8 @@ pub struct Wayrig {
     pub dir: PathBuf,
     /// The session bus of its apps.
     pub bus_address: String,
+    /// Where its cua.env.v1 face listens, when its flags asked for one.
+    pub cua_address: Option<String>,
 }
 
 impl Drop for Wayrig {
@@ -452,18 +454,23 @@ impl Wayrig {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut bus = String::new();
+            let mut cua = None;
             for line in stderr.lines().map_while(Result::ok) {
                 // Shown with the test's output when it fails.
                 eprintln!("{line}");
                 if let Some(address) = line.strip_prefix("wayrig: DBUS_SESSION_BUS_ADDRESS=") {
                     bus = address.to_string();
                 }
+                if let Some(address) = line.strip_prefix("wayrig: cua.env.v1 listens at ") {
+                    cua = Some(address.to_string());
+                }
+                // Wayrig says this last of its faces.
                 if line.contains("automation socket") {
-                    let _ = tx.send(bus.clone());
+                    let _ = tx.send((bus.clone(), cua.clone()));
                 }
             }
         });
-        let bus_address = rx
+        let (bus_address, cua_address) = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("the automation socket listens");
         Wayrig {
@@ -471,6 +478,7 @@ impl Wayrig {
             socket,
             dir,
             bus_address,
+            cua_address,
         }
     }
 }
