@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, DisplayInfo, FrameWait, Host, HostError, HostResult,
-    InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped,
-    WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind, WindowWatch,
+    AppInfo, Capabilities, Capture, ClipboardText, DisplayInfo, FrameWait, Host, HostError,
+    HostResult, InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled,
+    Stepped, WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind, WindowWatch,
 };
 
 /// How the imagined app answers window commands.
@@ -97,6 +97,7 @@ impl Host for FakeHost {
             window_commands: true,
             input: false,
             settle_threads: false,
+            clipboard: false,
         }
     }
 
@@ -188,6 +189,14 @@ impl Host for FakeHost {
     }
 
     async fn pointer(&self) -> HostResult<PointerState> {
+        unsupported()
+    }
+
+    async fn clipboard(&self) -> HostResult<ClipboardText> {
+        unsupported()
+    }
+
+    async fn set_clipboard(&self, _text: String) -> HostResult<u64> {
         unsupported()
     }
 
