@@ -14,7 +14,8 @@ pub mod session;
 pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
-    ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, CloseOutcome, Delivery, Element,
-    ElementRef, Launch, Launched, Menu, MenuPath, MenuRow, OpenMenu, OpenTarget, Path, Query,
-    ReadOptions, Session, Snapshot, Step, StepReport, WindowFilter, WindowOp, WindowPick,
+    ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, ClipboardText, CloseOutcome,
+    Delivery, Element, ElementRef, Launch, Launched, Menu, MenuPath, MenuRow, OpenMenu, OpenTarget,
+    Path, Query, ReadOptions, Session, Snapshot, Step, StepReport, WindowFilter, WindowOp,
+    WindowPick, CLIPBOARD_TEXT_LIMIT,
 };
