@@ -1,6 +1,7 @@
 //! The session's shared layers end to end, as every face uses them: windows
 //! kept from the host's stream, window operations that answer the state the app
-//! drew, launch and open as a desktop does, and elements named by snapshots.
+//! drew, launch and open as a desktop does, elements named by snapshots, and the
+//! clipboard between the session and an app.
 
 mod support;
 
@@ -9,10 +10,11 @@ use std::time::Duration;
 
 use support::{start, Gtk4Fixture, APP_START};
 use wayrig_compositor::{CompositorHost, Config};
-use wayrig_host::{Host, WindowHandle, WindowInfo};
+use wayrig_host::{Host, InputEvent, InputOptions, WindowHandle, WindowInfo};
 use wayrig_services::{
-    ActOptions, Action, AppSpec, CloseOutcome, ElementRef, Error, Launch, MenuRow, OpenTarget,
-    Path, PrivateBus, Query, ReadOptions, Role, Session, WindowFilter, WindowOp, WindowPick,
+    ActOptions, Action, AppSpec, ClipboardText, CloseOutcome, ElementRef, Error, Launch, MenuRow,
+    OpenTarget, Path, PrivateBus, Query, ReadOptions, Role, Session, WindowFilter, WindowOp,
+    WindowPick,
 };
 
 const SHORT: Duration = Duration::from_secs(15);
@@ -641,7 +643,7 @@ async fn a_background_launch_leaves_focus_where_it_was() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_press_cancelled_before_its_release_leaves_no_button_down_and_clicks_nothing() {
-    use wayrig_host::{Button, FrameWait, InputEvent, InputOptions, Mods};
+    use wayrig_host::{Button, FrameWait, Mods};
     use wayrig_services::Step;
     let (session, compositor) = session().await;
     let session = Arc::new(session);
@@ -736,4 +738,115 @@ async fn a_press_cancelled_before_its_release_leaves_no_button_down_and_clicks_n
     assert!(reports[1].pointer.buttons.is_empty());
     assert_eq!(reports[1].pointer.window, Some(win));
     fixture.app.expect("clicked", SHORT, |_| true);
+}
+
+/// The text field labelled `label` in the fixture, as its tree shows it now.
+async fn field(session: &Session, window: WindowHandle, label: &str) -> wayrig_services::Node {
+    session
+        .find_one(
+            window,
+            &Query {
+                role: Some(Role::TextInput),
+                label: Some(label.into()),
+                ..Query::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
+/// Focus the fixture's text field labelled `label`, then send it keys and text.
+async fn type_into(session: &Session, window: WindowHandle, label: &str, events: Vec<InputEvent>) {
+    let id = field(session, window, label).await.id;
+    session
+        .act(
+            window,
+            ElementRef::Id(id),
+            Action::Focus,
+            ActOptions::default(),
+        )
+        .await
+        .unwrap();
+    session.settle(window, SHORT).await.unwrap();
+    session
+        .input(window, events, InputOptions::default())
+        .await
+        .unwrap();
+    // The app has read the keys and drawn its answer: what it asked of the
+    // compositor in between (a paste, a new selection) has arrived.
+    session.settle(window, SHORT).await.unwrap();
+}
+
+fn key(key: &str) -> InputEvent {
+    InputEvent::Key { key: key.into() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_put_on_the_clipboard_pastes_into_a_gtk_entry() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let text = "héllo 世界";
+    let before = session.clipboard().await.unwrap();
+    assert_eq!(before.text, None, "a new session's clipboard is empty");
+
+    let generation = session.set_clipboard(text.into()).await.unwrap();
+    assert_ne!(generation, before.generation);
+    assert_eq!(
+        session.clipboard().await.unwrap(),
+        ClipboardText {
+            text: Some(text.into()),
+            generation
+        },
+        "the compositor's own text reads back as it was set"
+    );
+
+    type_into(&session, fixture.window, "First", vec![key("CmdOrCtrl+V")]).await;
+    let first = field(&session, fixture.window, "First").await;
+    assert_eq!(first.value.as_deref(), Some(text), "{first:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_copied_in_a_gtk_entry_is_read_from_the_clipboard() {
+    let (session, compositor) = session().await;
+    let fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    // The compositor's own text first: the copy must take the clipboard over.
+    let before = session
+        .set_clipboard("set by the host".into())
+        .await
+        .unwrap();
+
+    let text = "Grüße, 世界 ✓";
+    type_into(
+        &session,
+        fixture.window,
+        "Second",
+        vec![
+            InputEvent::Text { text: text.into() },
+            key("CmdOrCtrl+A"),
+            key("CmdOrCtrl+C"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        field(&session, fixture.window, "Second")
+            .await
+            .value
+            .as_deref(),
+        Some(text)
+    );
+    let copied = session.clipboard().await.unwrap();
+    assert_eq!(copied.text.as_deref(), Some(text), "{copied:?}");
+    assert_ne!(copied.generation, before, "a copy is a new content");
+    assert_eq!(
+        session.clipboard().await.unwrap(),
+        copied,
+        "reading changes nothing"
+    );
+
+    // The app that owned the clipboard took its content with it.
+    let outcome = session.close(fixture.window, true).await.unwrap();
+    assert_eq!(outcome, CloseOutcome::Closed);
+    let after = session.clipboard().await.unwrap();
+    assert_eq!(after.text, None, "{after:?}");
+    assert_ne!(after.generation, copied.generation);
 }

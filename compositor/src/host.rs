@@ -16,13 +16,14 @@ use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
 use smithay::reexports::wayland_server::{Display, ListeningSocket};
 use tokio::sync::oneshot;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, DisplayInfo, FrameWait, Host, HostError, HostResult,
-    InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped,
-    WindowCommand, WindowHandle, WindowInfo, WindowWatch,
+    AppInfo, Capabilities, Capture, ClipboardText, DisplayInfo, FrameWait, Host, HostError,
+    HostResult, InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled,
+    Stepped, WindowCommand, WindowHandle, WindowInfo, WindowWatch,
 };
 
 use crate::backend::nested::Nested;
 use crate::capture::{self, Pixels};
+use crate::clipboard::ClipboardRead;
 use crate::config::Config;
 use crate::launch::RuntimeDir;
 use crate::rig::clients::ClientState;
@@ -59,6 +60,8 @@ pub enum Command {
     CaptureWindow(WindowHandle, oneshot::Sender<HostResult<Pixels>>),
     CaptureOutput(oneshot::Sender<HostResult<Pixels>>),
     Pointer(oneshot::Sender<PointerState>),
+    Clipboard(oneshot::Sender<HostResult<ClipboardRead>>),
+    SetClipboard(String, oneshot::Sender<u64>),
     AppExited(u32, Option<i32>),
     Shutdown,
 }
@@ -185,6 +188,7 @@ impl Host for CompositorHost {
             window_commands: true,
             input: true,
             settle_threads: self.settle_threads,
+            clipboard: true,
         }
     }
 
@@ -250,6 +254,14 @@ impl Host for CompositorHost {
 
     async fn pointer(&self) -> HostResult<PointerState> {
         self.ask(Command::Pointer).await
+    }
+
+    async fn clipboard(&self) -> HostResult<ClipboardText> {
+        self.ask(Command::Clipboard).await??.text().await
+    }
+
+    async fn set_clipboard(&self, text: String) -> HostResult<u64> {
+        self.ask(|tx| Command::SetClipboard(text, tx)).await
     }
 
     async fn shutdown(&self) {
@@ -533,6 +545,12 @@ impl State {
             }
             Command::Pointer(reply) => {
                 let _ = reply.send(self.pointer_state());
+            }
+            Command::Clipboard(reply) => {
+                let _ = reply.send(self.read_clipboard());
+            }
+            Command::SetClipboard(text, reply) => {
+                let _ = reply.send(self.set_clipboard(text));
             }
             Command::AppExited(pid, code) => {
                 tracing::info!(pid, ?code, "app exited");

@@ -6,6 +6,7 @@
 
 mod backend;
 mod capture;
+mod clipboard;
 mod config;
 mod handlers;
 mod host;

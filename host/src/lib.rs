@@ -447,6 +447,19 @@ pub struct PointerState {
     pub window: Option<WindowHandle>,
 }
 
+/// The most clipboard text a host reads or a session offers: 1 MiB.
+pub const CLIPBOARD_TEXT_LIMIT: usize = 1 << 20;
+
+/// The clipboard's text as the host has it now, whoever owns the selection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClipboardText {
+    /// `None` when the clipboard is empty or its owner offers no text type.
+    pub text: Option<String>,
+    /// Changes whenever the clipboard's content changes: an app or the host
+    /// set it, or it was cleared.
+    pub generation: u64,
+}
+
 /// What the host can do; faces answer `unsupported` for the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
@@ -457,6 +470,8 @@ pub struct Capabilities {
     pub input: bool,
     /// Settle waits for the app's running threads too, not only its frames.
     pub settle_threads: bool,
+    /// The clipboard's text can be read and set.
+    pub clipboard: bool,
 }
 
 /// The host's errors, in the host's terms; faces map them to their codes.
@@ -543,6 +558,13 @@ pub trait Host: Send + Sync {
 
     /// The pointer as the seat has it now.
     async fn pointer(&self) -> HostResult<PointerState>;
+
+    /// The clipboard's text (the data device selection), whoever owns it.
+    async fn clipboard(&self) -> HostResult<ClipboardText>;
+
+    /// Make the host the clipboard's owner, offering `text` in the usual text
+    /// types; answers the clipboard's new generation.
+    async fn set_clipboard(&self, text: String) -> HostResult<u64>;
 
     /// Stop the host and every app it started.
     async fn shutdown(&self);

@@ -15,8 +15,8 @@ pub mod sockets;
 pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
-    is_hidden, offered, ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, CloseOutcome,
-    Delivery, Element, ElementRef, Launch, Launched, Menu, MenuPath, MenuRow, Offered, OpenMenu,
-    OpenTarget, Path, Query, ReadOptions, Session, Snapshot, StateFlag, Step, StepReport,
-    WindowFilter, WindowOp, WindowPick,
+    is_hidden, offered, ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, ClipboardText,
+    CloseOutcome, Delivery, Element, ElementRef, Launch, Launched, Menu, MenuPath, MenuRow,
+    Offered, OpenMenu, OpenTarget, Path, Query, ReadOptions, Session, Snapshot, StateFlag, Step,
+    StepReport, WindowFilter, WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT,
 };

@@ -1,5 +1,5 @@
 //! wl_data_device: the clipboard and drag and drop between clients, handled by
-//! Smithay alone.
+//! Smithay; the compositor's own clipboard text is in `selection.rs`.
 
 use smithay::delegate_data_device;
 use smithay::wayland::selection::data_device::{

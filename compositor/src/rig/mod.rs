@@ -1,7 +1,9 @@
 //! The rig, the compositor's own model apart from Smithay's protocol globals and
-//! the output backend: windows, clients, the frame clock and its waiters, input, apps.
+//! the output backend: windows, clients, the frame clock and its waiters, input,
+//! apps, the clipboard's owner.
 
 pub mod clients;
+pub mod clipboard;
 pub mod frame_clock;
 pub mod input_queue;
 pub mod windows;
@@ -20,6 +22,7 @@ use wayrig_host::{FrameWait, HostResult, Settled, Stepped, WindowHandle};
 use crate::config::Config;
 use crate::launch::Apps;
 use clients::Clients;
+use clipboard::Clipboard;
 use frame_clock::FrameClock;
 use input_queue::InputQueue;
 use windows::Windows;
@@ -75,6 +78,7 @@ pub struct Rig {
     pub frames: FrameClock,
     pub input_queue: InputQueue,
     pub apps: Apps,
+    pub clipboard: Clipboard,
 }
 
 impl Rig {
@@ -96,6 +100,7 @@ impl Rig {
             output,
             clients: Clients::default(),
             apps: Apps::new(app_env),
+            clipboard: Clipboard::default(),
         })
     }
 

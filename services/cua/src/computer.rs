@@ -460,21 +460,49 @@ impl ComputerService for Computer {
         &self,
         _request: Request<v1::GetClipboardRequest>,
     ) -> Result<Response<v1::GetClipboardResponse>, Status> {
-        Err(crate::errors::unimplemented(
-            "GetClipboard",
-            "clipboard.text",
-        ))
+        let clip = self
+            .session
+            .clipboard()
+            .await
+            .map_err(self.err("clipboard.text"))?;
+        Ok(Response::new(v1::GetClipboardResponse {
+            content: Some(v1::ClipboardContent {
+                text: clip.text,
+                file_paths: Vec::new(),
+                image_png: None,
+            }),
+            generation: clip.generation,
+        }))
     }
 
     async fn set_clipboard(
         &self,
         request: Request<v1::SetClipboardRequest>,
     ) -> Result<Response<v1::SetClipboardResponse>, Status> {
-        let _ = request;
-        Err(crate::errors::unimplemented(
-            "SetClipboard",
-            "clipboard.text",
-        ))
+        let content = request.into_inner().content.unwrap_or_default();
+        if !content.file_paths.is_empty() {
+            return Err(unsupported(
+                Code::FailedPrecondition,
+                "clipboard.files",
+                "Wayrig's clipboard carries text; set file paths as text instead",
+            ));
+        }
+        if content.image_png.is_some() {
+            return Err(unsupported(
+                Code::FailedPrecondition,
+                "clipboard.image",
+                "Wayrig's clipboard carries text; set text instead",
+            ));
+        }
+        let text = content
+            .text
+            .ok_or_else(|| invalid("content.text is required: Wayrig's clipboard carries text"))?;
+        let generation = self
+            .session
+            .set_clipboard(text)
+            .await
+            .map_err(self.err("clipboard.text"))?;
+        Ok(Response::new(v1::SetClipboardResponse { generation }))
     }
 
     async fn get_cursor_position(

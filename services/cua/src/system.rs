@@ -73,7 +73,7 @@ fn features(session: &Session) -> Vec<v1::Feature> {
         ),
         feature(
             "clipboard.text",
-            false,
+            caps.clipboard,
             "this host has no clipboard of its own; run the apps under `wayrig run`",
         ),
         feature(

@@ -1,5 +1,6 @@
 //! A host in memory for unit tests of the session's rules: windows that an
-//! imagined app changes after a delay, or never, and a stream that can lag.
+//! imagined app changes after a delay, or never, a stream that can lag, and a
+//! clipboard in memory (or none).
 //!
 //! Everything else a host does answers `Unsupported`.
 
@@ -8,9 +9,9 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, DisplayInfo, FrameWait, Host, HostError, HostResult,
-    InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled, Stepped,
-    WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind, WindowWatch,
+    AppInfo, Capabilities, Capture, ClipboardText, DisplayInfo, FrameWait, Host, HostError,
+    HostResult, InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled,
+    Stepped, WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowKind, WindowWatch,
 };
 
 /// How the imagined app answers window commands.
@@ -26,12 +27,16 @@ pub(crate) enum Temper {
 pub(crate) struct FakeHost {
     shared: Arc<Shared>,
     temper: Temper,
+    /// Whether it offers a clipboard at all.
+    has_clipboard: bool,
 }
 
-/// The windows and their stream, shared with the imagined app's tasks.
+/// The windows and their stream, shared with the imagined app's tasks, and
+/// the clipboard.
 struct Shared {
     windows: Mutex<Vec<WindowInfo>>,
     events: broadcast::Sender<WindowEvent>,
+    clipboard: Mutex<ClipboardText>,
 }
 
 pub(crate) const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
@@ -58,8 +63,21 @@ impl FakeHost {
             shared: Arc::new(Shared {
                 windows: Mutex::new(windows),
                 events: broadcast::channel(capacity).0,
+                clipboard: Mutex::new(ClipboardText {
+                    text: None,
+                    generation: 0,
+                }),
             }),
             temper,
+            has_clipboard: true,
+        }
+    }
+
+    /// The same host as one that has no clipboard to offer.
+    pub(crate) fn without_clipboard(self) -> Self {
+        FakeHost {
+            has_clipboard: false,
+            ..self
         }
     }
 
@@ -97,6 +115,7 @@ impl Host for FakeHost {
             window_commands: true,
             input: false,
             settle_threads: false,
+            clipboard: self.has_clipboard,
         }
     }
 
@@ -189,6 +208,23 @@ impl Host for FakeHost {
 
     async fn pointer(&self) -> HostResult<PointerState> {
         unsupported()
+    }
+
+    async fn clipboard(&self) -> HostResult<ClipboardText> {
+        if !self.has_clipboard {
+            return unsupported();
+        }
+        Ok(self.shared.clipboard.lock().unwrap().clone())
+    }
+
+    async fn set_clipboard(&self, text: String) -> HostResult<u64> {
+        if !self.has_clipboard {
+            return unsupported();
+        }
+        let mut clipboard = self.shared.clipboard.lock().unwrap();
+        clipboard.text = Some(text);
+        clipboard.generation += 1;
+        Ok(clipboard.generation)
     }
 
     async fn shutdown(&self) {}

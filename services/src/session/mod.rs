@@ -5,9 +5,11 @@
 //! a window's elements; elements: queries and pre-order reads; snapshots: named
 //! reads and staleness; act: actions on elements; menus: the app's menus;
 //! launch: starting apps and opening files as a desktop does; input: input in
-//! steps, one frame each, queued per window and cancellable.
+//! steps, one frame each, queued per window and cancellable; clipboard: the
+//! clipboard's text.
 
 mod act;
+mod clipboard;
 mod elements;
 mod exported_menus;
 #[cfg(test)]
@@ -35,6 +37,7 @@ pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
 pub use snapshots::Snapshot;
+pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};
 pub use windows::{AppIdentity, CloseOutcome, WindowFilter, WindowOp, WindowPick};
 
 /// How long a window operation may take to show in the window's state.
