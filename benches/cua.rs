@@ -213,9 +213,13 @@ fn main() {
             .await
             .unwrap()
             .into_inner();
-        let first = match watch.message().await.unwrap().unwrap().event.unwrap() {
-            Event::Snapshot(s) => s.windows[0].clone(),
-            other => panic!("a watch starts with its snapshot, not {other:?}"),
+        // The snapshot holds the window if it has mapped; else it comes next.
+        let first = loop {
+            match watch.message().await.unwrap().unwrap().event.unwrap() {
+                Event::Snapshot(s) if !s.windows.is_empty() => break s.windows[0].clone(),
+                Event::Created(w) => break w,
+                _ => {}
+            }
         };
         let pid = first.app.unwrap().pid as i32;
         let mut took = Vec::new();
