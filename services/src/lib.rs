@@ -15,6 +15,7 @@ pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
     ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, CloseOutcome, Delivery, Element,
-    ElementRef, Launch, Launched, Menu, MenuPath, MenuRow, OpenMenu, OpenTarget, Path, Query,
-    ReadOptions, Session, Snapshot, Step, StepReport, WindowFilter, WindowOp, WindowPick,
+    ElementRef, ImageFormat, Launch, Launched, LogicalRect, Menu, MenuPath, MenuRow, OpenMenu,
+    OpenTarget, Path, Query, ReadOptions, Screenshot, Session, ShotRequest, ShotSource, Snapshot,
+    Step, StepReport, WindowFilter, WindowOp, WindowPick,
 };

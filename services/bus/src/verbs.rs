@@ -32,7 +32,8 @@ fn refusal(e: Error) -> Refusal {
         Error::NoElement(_)
         | Error::StaleElement(_)
         | Error::Ambiguous { .. }
-        | Error::InvalidRequest(_) => "ARGUMENT",
+        | Error::InvalidRequest(_)
+        | Error::StaleGeometry(_) => "ARGUMENT",
         Error::NoWindow(_) | Error::StaleWindow(_) | Error::Busy(_) | Error::Timeout(_) => "BUSY",
         Error::Cancelled(_) => "CANCELLED",
         Error::Unsupported(_) | Error::Failed(_) => "UNAVAILABLE",
@@ -819,6 +820,7 @@ mod tests {
         assert_eq!(code(Error::Unsupported("x".into())), "UNAVAILABLE");
         assert_eq!(code(Error::NoElement("x".into())), "ARGUMENT");
         assert_eq!(code(Error::InvalidRequest("x".into())), "ARGUMENT");
+        assert_eq!(code(Error::StaleGeometry("x".into())), "ARGUMENT");
         let ambiguous = refusal(Error::Ambiguous {
             what: "label \"Go\"".into(),
             ids: vec![3, 4],

@@ -30,7 +30,7 @@ fn wire_error(e: Error) -> WireError {
         Error::NoElement(_) | Error::StaleElement(_) | Error::Ambiguous { .. } => Code::NoElement,
         Error::Unsupported(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,
-        Error::InvalidRequest(_) => Code::InvalidRequest,
+        Error::InvalidRequest(_) | Error::StaleGeometry(_) => Code::InvalidRequest,
         Error::Busy(_) | Error::Cancelled(_) | Error::Failed(_) => Code::Failed,
     };
     WireError::new(code, e.to_string())
