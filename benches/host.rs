@@ -1,6 +1,7 @@
 //! Benchmarks of the compositor host, printed as a table of medians: launch to
-//! first frame of gtk4-widget-factory, captures with PNG encoding, the `wayrig`
-//! process's resident memory, and a peer (grim on headless sway) when installed.
+//! first frame of gtk4-widget-factory, captures with PNG encoding, the session's
+//! screenshots (cropped, scaled, encoded), the `wayrig` process's resident
+//! memory, and a peer (grim on headless sway) when installed.
 //!
 //! Run with `cargo bench --bench host` (release build).
 
@@ -9,12 +10,14 @@ mod table;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use table::{median, ms};
 
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, LaunchSpec, WindowCommand, WindowEvent};
+use wayrig_services::{ImageFormat, LogicalRect, Session, ShotRequest};
 
 const LAUNCHES: usize = 5;
 const CAPTURES: usize = 30;
@@ -32,14 +35,16 @@ fn main() {
     let rt = table::runtime();
     let mut rows: Vec<(String, String, String)> = Vec::new();
     rt.block_on(async {
-        let host = CompositorHost::start(Config {
-            app_env: vec![
-                ("GSK_RENDERER".into(), "cairo".into()),
-                ("NO_AT_BRIDGE".into(), "1".into()),
-            ],
-            ..Config::default()
-        })
-        .expect("compositor");
+        let host = Arc::new(
+            CompositorHost::start(Config {
+                app_env: vec![
+                    ("GSK_RENDERER".into(), "cairo".into()),
+                    ("NO_AT_BRIDGE".into(), "1".into()),
+                ],
+                ..Config::default()
+            })
+            .expect("compositor"),
+        );
         let mut watch = host.watch_windows().await.unwrap();
 
         let mut launches = Vec::new();
@@ -98,6 +103,59 @@ fn main() {
             ms(median(output_caps)),
             format!("median of {CAPTURES}"),
         ));
+        let session = Session::without_accessibility(host.clone())
+            .await
+            .expect("session");
+        let quarter = LogicalRect {
+            x: 320.0,
+            y: 200.0,
+            width: 640.0,
+            height: 400.0,
+        };
+        for (what, request) in [
+            ("PNG as captured", ShotRequest::default()),
+            (
+                "region 640x400, PNG",
+                ShotRequest {
+                    region: Some(quarter),
+                    ..ShotRequest::default()
+                },
+            ),
+            (
+                "scaled to 640, PNG",
+                ShotRequest {
+                    max_dimension: Some(640),
+                    ..ShotRequest::default()
+                },
+            ),
+            (
+                "JPEG quality 80",
+                ShotRequest {
+                    format: ImageFormat::Jpeg { quality: 80 },
+                    ..ShotRequest::default()
+                },
+            ),
+            (
+                "lossless WebP",
+                ShotRequest {
+                    format: ImageFormat::Webp,
+                    ..ShotRequest::default()
+                },
+            ),
+        ] {
+            let mut shots = Vec::new();
+            let mut bytes = 0;
+            for _ in 0..CAPTURES {
+                let t0 = Instant::now();
+                bytes = session.screenshot(&request).await.unwrap().image.len();
+                shots.push(t0.elapsed());
+            }
+            rows.push((
+                format!("screenshot output 1280x800, {what}"),
+                ms(median(shots)),
+                format!("median of {CAPTURES}; {} KiB", bytes / 1024),
+            ));
+        }
         host.shutdown().await;
     });
 

@@ -1,12 +1,13 @@
 //! The MixOS Bus face end to end: a WebSocket ABP client, as MixOS writes one,
 //! driving `wayrig run --bus-listen` hosting the GTK 4 fixture and a stock app.
 //!
-//! Registration, ping, the drive verbs, window commands and every refusal of
-//! this slice, over one connection that must stay usable after bad frames.
+//! Registration, ping, the drive verbs, window commands, captures and every
+//! refusal of this slice, over one connection that must stay usable after bad frames.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,11 +46,17 @@ impl Drop for Hosted {
 
 impl Hosted {
     fn start(extra: &[&str], argv: &[&str]) -> Hosted {
+        Hosted::start_with_env(extra, argv, &[])
+    }
+
+    /// With extra environment for wayrig itself.
+    fn start_with_env(extra: &[&str], argv: &[&str], env: &[(&str, &Path)]) -> Hosted {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
             .args(["run", "--bus-listen", "127.0.0.1:0"])
             .args(extra)
             .args(["--env", "GSK_RENDERER=cairo", "--"])
             .args(argv)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -92,9 +99,13 @@ impl Hosted {
     }
 
     fn fixture(extra: &[&str]) -> Hosted {
+        Hosted::fixture_with_env(extra, &[])
+    }
+
+    fn fixture_with_env(extra: &[&str], env: &[(&str, &Path)]) -> Hosted {
         let fixture =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-        Hosted::start(extra, &["/usr/bin/python3", fixture.to_str().unwrap()])
+        Hosted::start_with_env(extra, &["/usr/bin/python3", fixture.to_str().unwrap()], env)
     }
 
     /// The first app's Bus name, once it has one.
@@ -650,4 +661,90 @@ fn pointer_press_and_release_click_and_scroll_follows_eguis_sign() {
             .unwrap();
         assert!(down > 0.0, "scrolled to {down}");
     });
+}
+
+/// The permission bits of a file or directory, links not followed.
+fn mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .mode()
+        & 0o777
+}
+
+#[test]
+fn ui_capture_writes_a_0600_png_where_captures_are_confined_and_refuses_the_rest() {
+    let xdg = std::env::temp_dir().join(format!("wayrig-bus-captures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&xdg);
+    std::fs::create_dir_all(&xdg).unwrap();
+    let hosted = Hosted::fixture_with_env(&["--bus-name", "fx"], &[("XDG_RUNTIME_DIR", &xdg)]);
+    let app = hosted.first_name();
+    let captures = xdg.join("fx/captures");
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "shots").await;
+        c.tree(&app, json!({})).await;
+
+        let shot = c
+            .ok(&app, "ui.capture", json!({"name": "settings.png"}))
+            .await;
+        let path = PathBuf::from(shot["path"].as_str().expect("a path"));
+        assert_eq!(path, captures.join("settings.png"));
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&xdg.join("fx")), 0o700);
+        assert_eq!(mode(&captures), 0o700);
+        let image = support::Image::from_png(&std::fs::read(&path).unwrap());
+        assert_eq!(
+            json!([image.width, image.height]),
+            json!([shot["width"], shot["height"]])
+        );
+        let state = c.ok(&app, "window.state", json!({})).await;
+        assert_eq!(
+            state["size"],
+            json!([shot["width"], shot["height"]]),
+            "at scale 1"
+        );
+        assert!(image.distinct_colours() > 2, "the window's widgets show");
+
+        // Without a name, a fresh capture-<pid>-<n>.png.
+        let fresh = c.ok(&app, "ui.capture", json!({})).await;
+        let fresh = PathBuf::from(fresh["path"].as_str().unwrap());
+        assert_eq!(fresh.parent(), Some(captures.as_path()));
+        let name = fresh.file_name().unwrap().to_str().unwrap();
+        let numbers: Vec<&str> = name
+            .strip_prefix("capture-")
+            .and_then(|n| n.strip_suffix(".png"))
+            .map(|n| n.split('-').collect())
+            .unwrap_or_default();
+        assert!(
+            numbers.len() == 2 && numbers.iter().all(|n| n.parse::<u64>().is_ok()),
+            "{name}"
+        );
+        assert_eq!(mode(&fresh), 0o600);
+
+        // Names that are paths, hidden or taken are the caller's to fix.
+        for name in [
+            "a/b.png",
+            "../up.png",
+            ".hidden.png",
+            "settings.png",
+            "shot.jpg",
+        ] {
+            let refused = c.refused(&app, "ui.capture", json!({"name": name})).await;
+            assert_eq!(refused["error_code"], "ARGUMENT", "{name}: {refused}");
+        }
+        assert!(!xdg.join("fx/up.png").exists());
+
+        // A captures directory that is a link is refused, and nothing is
+        // written where it points.
+        let elsewhere = xdg.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::remove_dir_all(&captures).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &captures).unwrap();
+        let refused = c
+            .refused(&app, "ui.capture", json!({"name": "linked.png"}))
+            .await;
+        assert_eq!(refused["error_code"], "CAPTURE", "{refused}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    });
+    drop(hosted);
+    let _ = std::fs::remove_dir_all(&xdg);
 }

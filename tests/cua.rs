@@ -1215,3 +1215,251 @@ fn a_handle_goes_stale_when_its_window_is_mapped_again() {
         );
     });
 }
+
+#[test]
+fn screenshots_show_the_window_and_map_input_back() {
+    let client = support::workspace_binary("wayrig-testclient");
+    let hosted = Hosted::start(
+        &["--cua-listen", "127.0.0.1:0"],
+        &[
+            client.to_string_lossy().into_owned(),
+            "--color".into(),
+            "33cc66".into(),
+        ],
+    );
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        let wref = window.r#ref.clone().unwrap();
+        let content = window.bounds.unwrap();
+        let shooter = c.clone();
+        let shoot = |r: v1::ScreenshotRequest| {
+            let mut c = shooter.clone();
+            async move { c.screenshot(r).await.map(|a| a.into_inner()) }
+        };
+        let of_window = v1::ScreenshotRequest {
+            source: Some(v1::screenshot_request::Source::Window(wref.clone())),
+            ..Default::default()
+        };
+
+        // The window's own pixels: its fill, and the white marker at 10..30.
+        let shot = shoot(of_window.clone()).await.unwrap();
+        assert_eq!(shot.format, v1::ImageFormat::Png as i32);
+        let image = support::Image::from_png(&shot.image);
+        assert_eq!(
+            (image.width, image.height),
+            (content.width as u32, content.height as u32)
+        );
+        assert_eq!(shot.image_size.unwrap().width, image.width);
+        assert_eq!(image.pixel(5, 5), [0x33, 0xcc, 0x66]);
+        assert_eq!(image.pixel(20, 20), [0xff, 0xff, 0xff]);
+        assert_eq!(shot.logical_bounds, Some(content));
+
+        // A region in the window's points, and a smaller JPEG.
+        let marker = shoot(v1::ScreenshotRequest {
+            region: Some(v1::Rect {
+                x: 10.0,
+                y: 10.0,
+                width: 20.0,
+                height: 20.0,
+            }),
+            ..of_window.clone()
+        })
+        .await
+        .unwrap();
+        let marker_image = support::Image::from_png(&marker.image);
+        assert_eq!((marker_image.width, marker_image.height), (20, 20));
+        assert_eq!(marker_image.share_of([0xff, 0xff, 0xff]), 1.0);
+        let small = shoot(v1::ScreenshotRequest {
+            format: v1::ImageFormat::Jpeg as i32,
+            max_dimension: 100,
+            ..of_window.clone()
+        })
+        .await
+        .unwrap();
+        assert_eq!(&small.image[..2], &[0xff, 0xd8], "a JPEG");
+        let s = small.image_size.unwrap();
+        assert_eq!(s.width.max(s.height), 100);
+
+        // A click at the image's centre lands at the window's centre.
+        let size = shot.image_size.unwrap();
+        c.pointer(v1::PointerRequest {
+            target: Some(v1::InputTarget {
+                space: v1::CoordinateSpace::Screenshot as i32,
+                screenshot_id: shot.screenshot_id.clone(),
+                ..Default::default()
+            }),
+            action: Some(v1::pointer_request::Action::Move(v1::PointerMove {
+                position: Some(v1::Point {
+                    x: size.width as f64 / 2.0,
+                    y: size.height as f64 / 2.0,
+                }),
+                duration: None,
+            })),
+        })
+        .await
+        .unwrap();
+        let cursor = c
+            .get_cursor_position(v1::GetCursorPositionRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .position
+            .unwrap();
+        assert_eq!(
+            (cursor.x, cursor.y),
+            (centre(&content).x, centre(&content).y)
+        );
+
+        // Once the window moves, points of the old screenshot are stale.
+        w.set_window_bounds(v1::SetWindowBoundsRequest {
+            window: Some(wref),
+            position: Some(v1::Point {
+                x: content.x + 50.0,
+                y: content.y + 20.0,
+            }),
+            width: None,
+            height: None,
+        })
+        .await
+        .unwrap();
+        let stale = c
+            .pointer(v1::PointerRequest {
+                target: Some(v1::InputTarget {
+                    space: v1::CoordinateSpace::Screenshot as i32,
+                    screenshot_id: shot.screenshot_id.clone(),
+                    ..Default::default()
+                }),
+                action: Some(v1::pointer_request::Action::Move(v1::PointerMove {
+                    position: Some(v1::Point { x: 1.0, y: 1.0 }),
+                    duration: None,
+                })),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&stale),
+            (Code::FailedPrecondition, v1::ErrorReason::StaleGeometry)
+        );
+        // The whole display, by default.
+        let display = shoot(v1::ScreenshotRequest::default()).await.unwrap();
+        assert!(display.native_size.unwrap().width >= image.width);
+    });
+}
+
+#[test]
+fn the_clipboard_carries_text_both_ways() {
+    let hosted = Hosted::fixture(&[]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        let text = "héllo 世界";
+        let set = c
+            .set_clipboard(v1::SetClipboardRequest {
+                content: Some(v1::ClipboardContent {
+                    text: Some(text.into()),
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let got = c
+            .get_clipboard(v1::GetClipboardRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(got.content.unwrap().text.as_deref(), Some(text));
+        assert_eq!(got.generation, set.generation);
+
+        // Pasted into the focused field by Ctrl+V.
+        let found = a
+            .find(v1::FindRequest {
+                window: window.r#ref.clone(),
+                query: Some(v1::AccessibilityQuery {
+                    name: "First".into(),
+                    ..Default::default()
+                }),
+                max_results: 1,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        a.act(v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: found.snapshot_id,
+                element_id: found.nodes[0].element_id.clone(),
+            }),
+            action: v1::AccessibilityAction::Focus as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let press = |chord: &str| v1::KeyboardRequest {
+            target: Some(v1::InputTarget {
+                window: window.r#ref.clone(),
+                ..Default::default()
+            }),
+            action: Some(v1::keyboard_request::Action::Press(v1::KeyboardPress {
+                key: Some(v1::KeyInput {
+                    key: Some(v1::key_input::Key::Character(chord.into())),
+                }),
+                modifiers: vec![v1::Key::Control as i32],
+                repeat: 1,
+            })),
+        };
+        c.keyboard(press("v")).await.unwrap();
+        hosted
+            .stdout
+            .wait_for(&format!("\"text\": \"{text}\""), "the pasted text");
+
+        // Typed, selected and copied in the app: read back with a new generation.
+        c.keyboard(v1::KeyboardRequest {
+            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                text: " + more".into(),
+                ..Default::default()
+            })),
+            ..press("a")
+        })
+        .await
+        .unwrap();
+        c.keyboard(press("a")).await.unwrap();
+        c.keyboard(press("c")).await.unwrap();
+        let copied = c
+            .get_clipboard(v1::GetClipboardRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            copied.content.unwrap().text.as_deref(),
+            Some(format!("{text} + more").as_str())
+        );
+        assert_ne!(copied.generation, set.generation);
+
+        let files = c
+            .set_clipboard(v1::SetClipboardRequest {
+                content: Some(v1::ClipboardContent {
+                    file_paths: vec!["/etc/hostname".into()],
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&files),
+            (
+                Code::FailedPrecondition,
+                v1::ErrorReason::FeatureUnsupported
+            )
+        );
+        assert_eq!(
+            wayrig_cua_proto::error_info(&files).unwrap().feature,
+            "clipboard.files"
+        );
+    });
+}

@@ -1,20 +1,21 @@
 //! The session's shared layers end to end, as every face uses them: windows
 //! kept from the host's stream, window operations that answer the state the app
-//! drew, launch and open as a desktop does, elements named by snapshots, and the
-//! clipboard between the session and an app.
+//! drew, launch and open as a desktop does, elements named by snapshots, the
+//! clipboard between the session and an app, and screenshots whose pixels map
+//! back to global points.
 
 mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{start, Gtk4Fixture, APP_START};
+use support::{start, Gtk4Fixture, Image, TestClient, APP_START};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, InputEvent, InputOptions, WindowHandle, WindowInfo};
 use wayrig_services::{
-    ActOptions, Action, AppSpec, ClipboardText, CloseOutcome, ElementRef, Error, Launch, MenuRow,
-    OpenTarget, Path, PrivateBus, Query, ReadOptions, Role, Session, WindowFilter, WindowOp,
-    WindowPick,
+    ActOptions, Action, AppSpec, ClipboardText, CloseOutcome, ElementRef, Error, ImageFormat,
+    Launch, LogicalRect, MenuRow, OpenTarget, Path, PrivateBus, Query, ReadOptions, Role, Session,
+    ShotRequest, ShotSource, WindowFilter, WindowOp, WindowPick,
 };
 
 const SHORT: Duration = Duration::from_secs(15);
@@ -849,4 +850,297 @@ async fn text_copied_in_a_gtk_entry_is_read_from_the_clipboard() {
     let after = session.clipboard().await.unwrap();
     assert_eq!(after.text, None, "{after:?}");
     assert_ne!(after.generation, copied.generation);
+}
+
+/// A compositor and a session over it without accessibility: what screenshots need.
+async fn bare_session(config: Config) -> (Session, Arc<CompositorHost>) {
+    let compositor = Arc::new(start(config));
+    let host: Arc<dyn Host> = compositor.clone();
+    let session = Session::without_accessibility(host).await.expect("session");
+    (session, compositor)
+}
+
+/// The test client filled with `rgb` (its white marker square at 10..30),
+/// once it has drawn, as the session keeps it.
+async fn painted_window(
+    session: &Session,
+    compositor: &CompositorHost,
+    title: &str,
+    rgb: &str,
+) -> (TestClient, WindowInfo) {
+    let mut client = TestClient::spawn(compositor, &["--title", title, "--color", rgb]);
+    client.expect("idle", SHORT, |_| true);
+    let window = kept_window(session, |w| w.title == title).await;
+    (client, window)
+}
+
+fn window_shot(handle: WindowHandle) -> ShotRequest {
+    ShotRequest {
+        source: ShotSource::Window(handle),
+        ..ShotRequest::default()
+    }
+}
+
+fn near(pixel: [u8; 3], rgb: [u8; 3], tolerance: u8) -> bool {
+    (0..3).all(|i| pixel[i].abs_diff(rgb[i]) <= tolerance)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_screenshot_is_its_pixels_cropped_scaled_encoded_and_mapped_back() {
+    let (session, compositor) = bare_session(Config::default()).await;
+    let (_client, window) = painted_window(&session, &compositor, "red", "cc0000").await;
+    let red = [0xcc, 0, 0];
+
+    // All of it, as PNG: exactly what a capture of the window shows.
+    let whole = session
+        .screenshot(&window_shot(window.handle))
+        .await
+        .unwrap();
+    let capture = Image::decode(&session.capture(window.handle).await.unwrap());
+    let image = Image::from_png(&whole.image);
+    assert_eq!((whole.width, whole.height), (400, 300));
+    assert_eq!((whole.native_width, whole.native_height), (400, 300));
+    assert_eq!(image.rgba, capture.rgba);
+    let c = window.content;
+    assert_eq!(
+        (whole.logical_bounds.x, whole.logical_bounds.y),
+        (f64::from(c.x), f64::from(c.y))
+    );
+    assert_eq!(whole.scale, 1.0);
+
+    // The image's centre is the window content's centre, globally.
+    let centre = session
+        .screenshot_point(&whole.id, 200.0, 150.0)
+        .await
+        .unwrap();
+    assert_eq!(
+        centre,
+        (f64::from(c.x + c.width / 2), f64::from(c.y + c.height / 2))
+    );
+
+    // The front window's place on the display shows the same pixels.
+    let display = session
+        .screenshot(&ShotRequest {
+            region: Some(LogicalRect {
+                x: f64::from(c.x),
+                y: f64::from(c.y),
+                width: f64::from(c.width),
+                height: f64::from(c.height),
+            }),
+            ..ShotRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(Image::from_png(&display.image).rgba, image.rgba);
+    assert_eq!(display.logical_bounds, whole.logical_bounds);
+    assert_eq!(display.display_id, whole.display_id);
+
+    // A region across the marker square's corner: red, then white.
+    let corner = session
+        .screenshot(&ShotRequest {
+            region: Some(LogicalRect {
+                x: 5.0,
+                y: 5.0,
+                width: 10.0,
+                height: 10.0,
+            }),
+            ..window_shot(window.handle)
+        })
+        .await
+        .unwrap();
+    let corner_image = Image::from_png(&corner.image);
+    assert_eq!((corner_image.width, corner_image.height), (10, 10));
+    assert!(near(corner_image.pixel(0, 0), red, 16));
+    assert_eq!(corner_image.pixel(5, 5), [0xff, 0xff, 0xff]);
+    let outside = session
+        .screenshot(&ShotRequest {
+            region: Some(LogicalRect {
+                x: 400.0,
+                y: 0.0,
+                width: 10.0,
+                height: 10.0,
+            }),
+            ..window_shot(window.handle)
+        })
+        .await;
+    assert!(
+        matches!(outside, Err(Error::InvalidRequest(_))),
+        "{outside:?}"
+    );
+
+    // Scaled down to fit, and as JPEG: it decodes to the window's colour.
+    let small = session
+        .screenshot(&ShotRequest {
+            format: ImageFormat::Jpeg { quality: 80 },
+            max_dimension: Some(200),
+            ..window_shot(window.handle)
+        })
+        .await
+        .unwrap();
+    assert_eq!((small.width, small.height, small.scale), (200, 150, 0.5));
+    assert_eq!((small.native_width, small.native_height), (400, 300));
+    let jpeg = image::load_from_memory_with_format(&small.image, image::ImageFormat::Jpeg)
+        .expect("a JPEG")
+        .to_rgb8();
+    assert_eq!(jpeg.dimensions(), (200, 150));
+    assert!(
+        near(jpeg.get_pixel(100, 100).0, red, 24),
+        "{:?}",
+        jpeg.get_pixel(100, 100)
+    );
+    assert_eq!(
+        session
+            .screenshot_point(&small.id, 100.0, 75.0)
+            .await
+            .unwrap(),
+        centre
+    );
+
+    // Moved, the window's older shots no longer map; a new one does.
+    let moved = session
+        .window_op(
+            window.handle,
+            WindowOp::SetBounds {
+                position: Some((c.x + 40, c.y + 30)),
+                size: None,
+            },
+        )
+        .await
+        .unwrap();
+    for id in [&whole.id, &small.id] {
+        let stale = session.screenshot_point(id, 200.0, 150.0).await;
+        assert!(matches!(stale, Err(Error::StaleGeometry(_))), "{stale:?}");
+    }
+    assert!(
+        session
+            .screenshot_point(&display.id, 0.0, 0.0)
+            .await
+            .is_ok(),
+        "the display did not move"
+    );
+    let again = session
+        .screenshot(&window_shot(window.handle))
+        .await
+        .unwrap();
+    assert_eq!(
+        session
+            .screenshot_point(&again.id, 200.0, 150.0)
+            .await
+            .unwrap(),
+        (
+            f64::from(moved.content.x + 200),
+            f64::from(moved.content.y + 150)
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pointer_is_drawn_into_a_screenshot_only_when_asked() {
+    use wayrig_host::{InputEvent, InputOptions, Mods};
+    let (session, compositor) = bare_session(Config::default()).await;
+    let (_client, window) = painted_window(&session, &compositor, "green", "00aa00").await;
+    let green = [0, 0xaa, 0];
+    session
+        .input(
+            window.handle,
+            vec![InputEvent::PointerMove {
+                x: 200.0,
+                y: 150.0,
+                mods: Mods::default(),
+            }],
+            InputOptions::default(),
+        )
+        .await
+        .unwrap();
+    let plain = Image::from_png(
+        &session
+            .screenshot(&window_shot(window.handle))
+            .await
+            .unwrap()
+            .image,
+    );
+    let with = Image::from_png(
+        &session
+            .screenshot(&ShotRequest {
+                include_cursor: true,
+                ..window_shot(window.handle)
+            })
+            .await
+            .unwrap()
+            .image,
+    );
+    // Just below the tip: the arrow's body or rim, where the plain shot is green.
+    assert!(near(plain.pixel(202, 160), green, 16));
+    let drawn = with.pixel(202, 160);
+    assert!(
+        drawn == [0, 0, 0] || drawn == [0xff, 0xff, 0xff],
+        "{drawn:?}"
+    );
+    assert_eq!(
+        with.pixel(198, 150),
+        plain.pixel(198, 150),
+        "left of the tip"
+    );
+    assert_eq!(with.pixel(300, 250), plain.pixel(300, 250), "far from it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_scale_two_a_screenshot_counts_device_pixels() {
+    let (session, compositor) = bare_session(Config {
+        scale: 2.0,
+        ..Config::default()
+    })
+    .await;
+    let (_client, window) = painted_window(&session, &compositor, "blue", "0000cc").await;
+    let whole = session
+        .screenshot(&window_shot(window.handle))
+        .await
+        .unwrap();
+    assert_eq!((whole.width, whole.height, whole.scale), (800, 600, 2.0));
+    // The marker square, 10..30 points: 40x40 white pixels.
+    let marker = session
+        .screenshot(&ShotRequest {
+            region: Some(LogicalRect {
+                x: 10.0,
+                y: 10.0,
+                width: 20.0,
+                height: 20.0,
+            }),
+            ..window_shot(window.handle)
+        })
+        .await
+        .unwrap();
+    let image = Image::from_png(&marker.image);
+    assert_eq!((image.width, image.height), (40, 40));
+    // The client's buffer is scaled up with a filter: only the outermost
+    // ring blends with the blue around it, the same on every side.
+    let inner = image.crop(wayrig_host::Rect::new(1, 1, 38, 38));
+    assert_eq!(inner.share_of([0xff, 0xff, 0xff]), 1.0);
+    assert_ne!(image.pixel(0, 20), [0xff, 0xff, 0xff]);
+    assert_eq!(image.pixel(0, 20), image.pixel(39, 20));
+    assert_eq!(image.pixel(20, 0), image.pixel(20, 39));
+
+    // The display in device pixels; its pixels map back to points.
+    let display = &session.displays().await.unwrap()[0];
+    let screen = session.screenshot(&ShotRequest::default()).await.unwrap();
+    assert_eq!(screen.display_id, display.id);
+    assert_eq!(
+        (screen.width, screen.height),
+        (display.pixel_width, display.pixel_height)
+    );
+    assert_eq!(screen.scale, 2.0);
+    let c = window.content;
+    let (x, y) = (
+        f64::from(c.x + c.width / 2) * 2.0,
+        f64::from(c.y + c.height / 2) * 2.0,
+    );
+    assert!(near(
+        Image::from_png(&screen.image).pixel(x as u32, y as u32),
+        [0, 0, 0xcc],
+        16
+    ));
+    assert_eq!(
+        session.screenshot_point(&screen.id, x, y).await.unwrap(),
+        (f64::from(c.x + c.width / 2), f64::from(c.y + c.height / 2))
+    );
 }

@@ -16,7 +16,8 @@ pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
     is_hidden, offered, ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, ClipboardText,
-    CloseOutcome, Delivery, Element, ElementRef, Launch, Launched, Menu, MenuPath, MenuRow,
-    Offered, OpenMenu, OpenTarget, Path, Query, ReadOptions, Session, Snapshot, StateFlag, Step,
-    StepReport, WindowFilter, WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT,
+    CloseOutcome, Delivery, Element, ElementRef, ImageFormat, Launch, Launched, LogicalRect, Menu,
+    MenuPath, MenuRow, Offered, OpenMenu, OpenTarget, Path, Query, ReadOptions, Screenshot,
+    Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step, StepReport, WindowFilter,
+    WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT,
 };

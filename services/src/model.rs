@@ -303,13 +303,13 @@ pub enum Error {
     /// Its window's tree moved on, and the element cannot be shown unchanged.
     #[error("element {0} is stale: read the tree again")]
     StaleElement(String),
+    /// What a screenshot showed moved or resized since, so its pixels no
+    /// longer map to where they were.
+    #[error("stale geometry: {0}")]
+    StaleGeometry(String),
     /// Several elements match where one was asked for.
     #[error("{what} matches {} elements ({}); name one by id", ids.len(), ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
     Ambiguous { what: String, ids: Vec<u64> },
-    /// What a point was measured against (a screenshot's source) moved or
-    /// resized since.
-    #[error("stale geometry: {0}")]
-    StaleGeometry(String),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     /// What the request names to start or open does not exist: a program,

@@ -3,9 +3,11 @@
 //!
 //! `broker` owns the WebSocket listener, registration and routing; `names` the
 //! Bus's naming rule; `verbs` turns drive verbs into session calls; `roles`
-//! and `keys` map the one model and egui's key names to the wire's words.
+//! and `keys` map the one model and egui's key names to the wire's words;
+//! `captures` confines where `ui.capture` writes.
 
 mod broker;
+mod captures;
 mod keys;
 pub mod names;
 pub mod roles;

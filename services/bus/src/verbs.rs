@@ -1,20 +1,25 @@
 //! The drive verbs as session calls: `ui.tree`, `ui.click`, `ui.key`,
-//! `ui.type`, `window`, `window.state`, `HELP` and `app.describe`.
+//! `ui.type`, `ui.capture`, `window`, `window.state`, `HELP` and `app.describe`.
 //!
 //! No rule lives here: elements are found, input stepped and windows changed
 //! by the session; this file reads arguments and writes MixOS's answers.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, WindowHandle, WindowInfo};
 use wayrig_proto::abp::Refusal;
 use wayrig_services::{
-    Checked, Element, Error, MenuRow, Node, OpenMenu, Query, ReadOptions, Session, Step,
-    StepReport, WindowFilter, WindowOp, WindowPick,
+    Checked, Element, Error, MenuRow, Node, OpenMenu, Query, ReadOptions, Session, ShotRequest,
+    ShotSource, Step, StepReport, WindowFilter, WindowOp, WindowPick,
 };
 
+use crate::captures::{self, CaptureDir};
 use crate::keys;
+
+/// How long `ui.capture` waits for its screenshot.
+const CAPTURE_LIMIT: Duration = Duration::from_secs(10);
 use crate::roles::{accesskit_role, is_text};
 
 /// A refusal with one of the spec's codes.
@@ -141,6 +146,17 @@ const VERBS: &[Verb] = &[
         description: "Closes every open menu: {closed}, whether one was open.",
         read_only: false,
         args: &[],
+    },
+    Verb {
+        name: "ui.capture",
+        description: "A screenshot of the window, written to a new PNG file under $XDG_RUNTIME_DIR/<app>/captures/: {path, width, height}, in physical pixels.",
+        read_only: false,
+        args: &[(
+            "name",
+            "string",
+            false,
+            "a file name ending in .png, no path, not hidden; default capture-<pid>-<n>.png",
+        )],
     },
     Verb {
         name: "window",
@@ -301,6 +317,7 @@ pub async fn answer(
             let closed = session.close_menus(handle).await.map_err(refusal)?;
             Ok(json!({"closed": closed}))
         }
+        "ui.capture" => capture(session, app, pid, &args).await,
         "window" => window(session, pid, &args).await,
         "window.state" => Ok(window_state(&app_window(session, pid).await?)),
         _ => Err(refuse("UNKNOWN_VERB", format!("{verb} is not wired"))),
@@ -732,6 +749,35 @@ async fn type_text(session: &Session, pid: u32, args: &Args) -> Result<Value, Re
     Ok(after_input(session, handle, &reports).await)
 }
 
+/// A PNG of the app's window, written where MixOS confines captures.
+async fn capture(session: &Session, app: &str, pid: u32, args: &Args) -> Result<Value, Refusal> {
+    let name = args.str("name")?;
+    let runtime = captures::runtime_dir(std::env::var_os("XDG_RUNTIME_DIR"))?;
+    let dir = CaptureDir::open(&runtime, app)?;
+    let name = dir.choose(name, pid)?;
+    let handle = app_window(session, pid).await?.handle;
+    let request = ShotRequest {
+        source: ShotSource::Window(handle),
+        ..ShotRequest::default()
+    };
+    let shot = tokio::time::timeout(CAPTURE_LIMIT, session.screenshot(&request))
+        .await
+        .map_err(|_| {
+            refuse(
+                "CAPTURE",
+                format!("the screenshot did not come within {CAPTURE_LIMIT:?}; ask again"),
+            )
+        })?
+        .map_err(|e| match e {
+            Error::NoWindow(_) | Error::StaleWindow(_) => refusal(e),
+            other => refuse("CAPTURE", format!("the screenshot failed: {other}")),
+        })?;
+    let path = tokio::task::spawn_blocking(move || dir.write(&name, &shot.image))
+        .await
+        .map_err(|e| refuse("CAPTURE", format!("writing the capture failed: {e}")))??;
+    Ok(json!({"path": path.to_string_lossy(), "width": shot.width, "height": shot.height}))
+}
+
 fn window_state(w: &WindowInfo) -> Value {
     json!({
         "size": [w.content.width, w.content.height],
@@ -821,6 +867,7 @@ mod tests {
         assert_eq!(code(Error::Unsupported("x".into())), "UNAVAILABLE");
         assert_eq!(code(Error::NoElement("x".into())), "ARGUMENT");
         assert_eq!(code(Error::InvalidRequest("x".into())), "ARGUMENT");
+        assert_eq!(code(Error::StaleGeometry("x".into())), "ARGUMENT");
         let ambiguous = refusal(Error::Ambiguous {
             what: "label \"Go\"".into(),
             ids: vec![3, 4],
@@ -864,6 +911,7 @@ mod tests {
             "calc.ui.click",
             "calc.ui.key",
             "calc.ui.type",
+            "calc.ui.capture",
             "calc.window",
             "calc.window.state",
             "calc.app.describe",

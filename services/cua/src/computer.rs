@@ -111,10 +111,10 @@ impl Computer {
                         "COORDINATE_SPACE_SCREENSHOT needs target.screenshot_id",
                     ));
                 }
-                return Err(crate::errors::unimplemented(
-                    "screenshot space",
-                    "screenshot",
-                ));
+                self.session
+                    .screenshot_point(&target.screenshot_id, x, y)
+                    .await
+                    .map_err(self.err("screenshot"))?
             }
             v1::CoordinateSpace::Normalized => {
                 if !(0.0..=1.0).contains(&x) || !(0.0..=1.0).contains(&y) {

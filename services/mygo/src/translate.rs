@@ -27,11 +27,12 @@ const IDLE_FOREVER: Duration = Duration::from_secs(24 * 3600);
 fn wire_error(e: Error) -> WireError {
     let code = match &e {
         Error::NoWindow(_) | Error::StaleWindow(_) => Code::NoWindow,
-        Error::StaleGeometry(_) => Code::InvalidRequest,
         Error::NoElement(_) | Error::StaleElement(_) | Error::Ambiguous { .. } => Code::NoElement,
         Error::Unsupported(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,
-        Error::InvalidRequest(_) | Error::NotFound(_) => Code::InvalidRequest,
+        Error::InvalidRequest(_) | Error::NotFound(_) | Error::StaleGeometry(_) => {
+            Code::InvalidRequest
+        }
         Error::Busy(_) | Error::Cancelled(_) | Error::Failed(_) => Code::Failed,
     };
     WireError::new(code, e.to_string())

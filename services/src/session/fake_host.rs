@@ -1,6 +1,7 @@
 //! A host in memory for unit tests of the session's rules: windows that an
-//! imagined app changes after a delay, or never, a stream that can lag, and a
-//! clipboard in memory (or none).
+//! imagined app changes after a delay, or never, a stream that can lag, a
+//! clipboard in memory (or none); one display, captures whose pixels say where
+//! they are, a pointer.
 //!
 //! Everything else a host does answers `Unsupported`.
 
@@ -37,6 +38,7 @@ struct Shared {
     windows: Mutex<Vec<WindowInfo>>,
     events: broadcast::Sender<WindowEvent>,
     clipboard: Mutex<ClipboardText>,
+    pointer: Mutex<(f64, f64)>,
 }
 
 pub(crate) const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
@@ -67,6 +69,7 @@ impl FakeHost {
                     text: None,
                     generation: 0,
                 }),
+                pointer: Mutex::new((0.0, 0.0)),
             }),
             temper,
             has_clipboard: true,
@@ -90,6 +93,11 @@ impl FakeHost {
         }
     }
 
+    /// Put the pointer at a global point.
+    pub(crate) fn point_at(&self, x: f64, y: f64) {
+        *self.shared.pointer.lock().unwrap() = (x, y);
+    }
+
     pub(crate) fn remove(&self, id: u64) {
         let mut windows = self.shared.windows.lock().unwrap();
         if let Some(i) = windows.iter().position(|w| w.handle.id == id) {
@@ -97,6 +105,22 @@ impl FakeHost {
             let _ = self.shared.events.send(WindowEvent::Closed(gone.handle));
         }
     }
+}
+
+/// A capture whose pixel at x, y is (x mod 256, y mod 256, 0x80).
+fn pattern(width: u32, height: u32) -> Capture {
+    let pixels: Vec<u8> = (0..height)
+        .flat_map(|y| (0..width).flat_map(move |x| [x as u8, y as u8, 0x80, 0xff]))
+        .collect();
+    let mut png = Vec::new();
+    let mut encoder = png::Encoder::new(&mut png, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .and_then(|mut writer| writer.write_image_data(&pixels))
+        .expect("a PNG in memory");
+    Capture { width, height, png }
 }
 
 fn unsupported<T>() -> HostResult<T> {
@@ -194,20 +218,41 @@ impl Host for FakeHost {
         unsupported()
     }
 
-    async fn capture_window(&self, _window: WindowHandle) -> HostResult<Capture> {
-        unsupported()
+    async fn capture_window(&self, window: WindowHandle) -> HostResult<Capture> {
+        let windows = self.shared.windows.lock().unwrap();
+        let w = windows
+            .iter()
+            .find(|w| w.handle == window)
+            .ok_or(HostError::NoWindow(window))?;
+        let side = |points: i32| (f64::from(points) * w.scale).round() as u32;
+        Ok(pattern(side(w.content.width), side(w.content.height)))
     }
 
     async fn capture_output(&self) -> HostResult<Capture> {
-        unsupported()
+        Ok(pattern(OUTPUT.width as u32, OUTPUT.height as u32))
     }
 
     async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {
-        unsupported()
+        Ok(vec![DisplayInfo {
+            id: 1,
+            name: "FAKE-1".into(),
+            primary: true,
+            bounds: OUTPUT,
+            pixel_width: OUTPUT.width as u32,
+            pixel_height: OUTPUT.height as u32,
+            scale: 1.0,
+            refresh_mhz: 60_000,
+        }])
     }
 
     async fn pointer(&self) -> HostResult<PointerState> {
-        unsupported()
+        let (x, y) = *self.shared.pointer.lock().unwrap();
+        Ok(PointerState {
+            x,
+            y,
+            buttons: Vec::new(),
+            window: None,
+        })
     }
 
     async fn clipboard(&self) -> HostResult<ClipboardText> {

@@ -6,7 +6,8 @@
 //! reads and staleness; act: actions on elements; menus: the app's menus;
 //! launch: starting apps and opening files as a desktop does; input: input in
 //! steps, one frame each, queued per window and cancellable; clipboard: the
-//! clipboard's text.
+//! clipboard's text; screenshots: displays and windows as images, kept to map
+//! their pixels back.
 
 mod act;
 mod clipboard;
@@ -17,6 +18,7 @@ mod fake_host;
 mod input;
 mod launch;
 mod menus;
+mod screenshots;
 mod snapshots;
 mod tree;
 mod windows;
@@ -36,6 +38,9 @@ pub use elements::{is_hidden, offered, Element, Offered, Query, ReadOptions, Sta
 pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
+pub use screenshots::{
+    ImageFormat, LogicalRect, Screenshot, ShotRequest, ShotSource, DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
+};
 pub use snapshots::Snapshot;
 pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};
 pub use windows::{AppIdentity, CloseOutcome, WindowFilter, WindowOp, WindowPick};
@@ -84,6 +89,7 @@ pub struct Session {
     /// accessibility change count it was read at.
     mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
     snapshots: std::sync::Mutex<snapshots::History>,
+    shots: std::sync::Mutex<screenshots::ShotHistory>,
     input_queues: input::InputQueues,
     /// Installed applications, for the names people know apps by.
     installed: std::sync::OnceLock<crate::desktop::Applications>,
@@ -122,6 +128,7 @@ impl Session {
             windows,
             mirror: Default::default(),
             snapshots: Default::default(),
+            shots: Default::default(),
             input_queues: Default::default(),
             installed: Default::default(),
             desktop_dirs: Default::default(),

@@ -14,9 +14,10 @@ use wayrig_host::{
 
 use super::{Session, WINDOW_OP_LIMIT};
 
-/// How long the kept list may take to catch up with the host.
-const CATCH_UP_LIMIT: Duration = Duration::from_secs(1);
 use crate::model::Error;
+
+/// How long the kept list may take to catch up with the host.
+pub(super) const CATCH_UP_LIMIT: Duration = Duration::from_secs(1);
 
 /// The windows as the host last reported them, front to back.
 pub(crate) struct WindowBook {
