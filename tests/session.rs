@@ -304,7 +304,7 @@ async fn files_open_in_their_handler_and_terminal_apps_in_a_terminal() {
         .open(OpenTarget::Path(root.join("absent.wrnotes")), None, false)
         .await
         .unwrap_err();
-    assert!(matches!(missing, Error::InvalidRequest(_)), "{missing:?}");
+    assert!(matches!(missing, Error::NotFound(_)), "{missing:?}");
     std::fs::remove_dir_all(root).unwrap();
 }
 

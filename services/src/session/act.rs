@@ -194,6 +194,15 @@ impl Session {
             ElementRef::Query(q) => q.find_one(&tree)?,
         }
         .clone();
+        // A disabled control takes no input: a click on it would do nothing
+        // and answer as if it had worked.
+        let operates = !matches!(action, Action::Focus | Action::ScrollIntoView);
+        if operates && node.states.disabled {
+            return Err(Error::InvalidRequest(format!(
+                "element {} ({:?} {:?}) is disabled; wait until the app enables it",
+                node.id, node.role, node.name
+            )));
+        }
         // Pressing what cannot be pressed (a plain label) would click
         // whatever lies under it: refused, as the element offers no press.
         if action == Action::Press && !offered(&node).contains(&Offered::Press) {
