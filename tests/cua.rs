@@ -398,6 +398,17 @@ fn windows_are_listed_watched_arranged_launched_and_closed() {
             refusal(&missing),
             (Code::NotFound, v1::ErrorReason::PathNotFound)
         );
+        let nothing_there = w
+            .open(v1::OpenRequest {
+                target: Some(v1::open_request::Target::Path("/no/such/file.txt".into())),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&nothing_there),
+            (Code::NotFound, v1::ErrorReason::PathNotFound)
+        );
         let bad_ref = w
             .get_window(v1::GetWindowRequest {
                 window: Some(v1::WindowRef {
@@ -1046,8 +1057,40 @@ fn one_session_serves_mygo_the_bus_and_cua_at_once() {
         tree.to_string().contains("typed over cua"),
         "MyGo's tree after cua's act: {tree}"
     );
+    // And so does the next read over the Bus.
+    let url = hosted.stderr.wait_for("bus listens at ", "the Bus address");
+    let url = url.split("listens at ").nth(1).unwrap().to_string();
+    let name = hosted.stderr.wait_for("bus name ", "the app's Bus name");
+    let name = name.split_whitespace().nth(3).unwrap().to_string();
+    let body = runtime().block_on(bus_request(&url, &name, "ui.tree"));
+    assert!(body.contains("typed over cua"), "the Bus's ui.tree: {body}");
     drop(hosted);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One ABP request over the Bus to `app`, and the body of its answer.
+async fn bus_request(url: &str, app: &str, verb: &str) -> String {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use wayrig_proto::abp::{Frame, Rc};
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let request =
+        Frame::request(&format!("{app}.{verb}"), "cua-test", app, "1").with_body("{}".to_string());
+    ws.send(Message::text(request.serialize())).await.unwrap();
+    loop {
+        let message = tokio::time::timeout(MESSAGE, ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("the connection stays open")
+            .unwrap();
+        if let Message::Text(text) = message {
+            let frame = Frame::parse_strict(text.as_str()).unwrap();
+            if frame.id() == Some("1") {
+                assert_eq!(frame.rc(), Some(Rc::Ok), "{}", frame.body);
+                return frame.body;
+            }
+        }
+    }
 }
 
 #[test]
@@ -1461,5 +1504,70 @@ fn the_clipboard_carries_text_both_ways() {
             wayrig_cua_proto::error_info(&files).unwrap().feature,
             "clipboard.files"
         );
+    });
+}
+
+#[test]
+fn gtk4_demo_runs_a_demo_picked_with_the_pointer_and_a_disabled_button_refuses() {
+    let hosted = Hosted::start(&["--cua-listen", "127.0.0.1:0"], &["gtk4-demo".to_string()]);
+    runtime().block_on(async {
+        use v1::watch_windows_response::Event;
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        let find = |name: &str, role: &str| v1::FindRequest {
+            window: window.r#ref.clone(),
+            query: Some(v1::AccessibilityQuery {
+                role: role.into(),
+                name: name.into(),
+                ..Default::default()
+            }),
+            max_results: 1,
+        };
+        let press = |found: &v1::FindResponse| v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: found.snapshot_id.clone(),
+                element_id: found.nodes[0].element_id.clone(),
+            }),
+            action: v1::AccessibilityAction::Press as i32,
+            ..Default::default()
+        };
+        // No demo is picked yet: Run is disabled, and pressing it is refused.
+        let run = a.find(find("Run", "button")).await.unwrap().into_inner();
+        assert!(run.nodes[0].states.contains(&"disabled".into()), "{run:?}");
+        let refused = a.act(press(&run)).await.unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+
+        // A click on the "Clipboard" row picks that demo; Run runs it.
+        let row = a
+            .find(find("Clipboard", "panel"))
+            .await
+            .unwrap()
+            .into_inner();
+        c.pointer(v1::PointerRequest {
+            target: None,
+            action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+                position: Some(centre(&row.nodes[0].bounds.unwrap())),
+                ..Default::default()
+            })),
+        })
+        .await
+        .unwrap();
+        let run = a.find(find("Run", "button")).await.unwrap().into_inner();
+        assert!(run.nodes[0].states.contains(&"enabled".into()), "{run:?}");
+        let mut watch = w
+            .watch_windows(v1::WatchWindowsRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        next(&mut watch).await;
+        a.act(press(&run)).await.unwrap();
+        wait_event(
+            &mut watch,
+            |e| matches!(e, Event::Created(w) if w.title == "Clipboard"),
+        )
+        .await;
     });
 }

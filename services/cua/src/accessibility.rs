@@ -11,8 +11,8 @@ use wayrig_cua_proto::v1;
 use wayrig_cua_proto::v1::accessibility_service_server::AccessibilityService;
 use wayrig_host::WindowInfo;
 use wayrig_services::{
-    ActOptions, Action, Delivery, Element, ElementRef, Path, ReadOptions, Session, Snapshot,
-    WindowPick,
+    ActOptions, ActReport, Action, Delivery, Element, ElementRef, Path, ReadOptions, Session,
+    Snapshot, WindowPick,
 };
 
 use crate::convert::{check_state_words, handle_of, node};
@@ -228,32 +228,37 @@ impl AccessibilityService for Accessibility {
             )
             .await
             .map_err(|e| from_session(e, "a11y"))?;
-        let (ran, how) = match report.path {
-            Path::Accessibility => ("the element's accessibility action", false),
-            Path::Pointer => ("pointer input at the element", true),
-            Path::Keyboard => ("focus, then keyboard input", true),
-        };
-        // What ran: in front when the window was raised for it, else where it was.
-        let delivered = if report.activated {
-            v1::Delivery::Foreground
-        } else {
-            v1::Delivery::Background
-        };
         Ok(Response::new(v1::ActResponse {
-            report: Some(v1::DeliveryReport {
-                delivery: delivered as i32,
-                focus_changed: report.focus_changed,
-                pointer_moved: report.pointer_moved,
-                detail: format!(
-                    "{ran}{}",
-                    if how && !report.activated {
-                        " (the window was not raised)"
-                    } else {
-                        ""
-                    }
-                ),
-            }),
+            report: Some(delivery_report(&report, delivery)),
         }))
+    }
+}
+
+/// What an act did, in cua's words: an accessibility action or input that
+/// left the window where it was is background delivery; input to the
+/// window in front (raised for it or already there) is foreground.
+fn delivery_report(report: &ActReport, asked: Delivery) -> v1::DeliveryReport {
+    let ran = match report.path {
+        Path::Accessibility => "the element's accessibility action",
+        Path::Pointer => "pointer input at the element",
+        Path::Keyboard => "focus, then keyboard input",
+    };
+    let background =
+        asked == Delivery::Background || (report.path == Path::Accessibility && !report.activated);
+    let delivery = if background {
+        v1::Delivery::Background
+    } else {
+        v1::Delivery::Foreground
+    };
+    v1::DeliveryReport {
+        delivery: delivery as i32,
+        focus_changed: report.focus_changed,
+        pointer_moved: report.pointer_moved,
+        detail: if report.activated {
+            format!("{ran}, after raising the window")
+        } else {
+            ran.to_string()
+        },
     }
 }
 
@@ -287,6 +292,28 @@ mod tests {
         assert!(q("push button", "ok", &["enabled"]).matches(&ok));
         assert!(!q("check_box", "", &[]).matches(&ok));
         assert!(!q("", "", &["focused"]).matches(&ok));
+    }
+
+    #[test]
+    fn input_to_the_front_window_is_foreground_and_an_accessibility_action_background() {
+        let report = |path, activated| ActReport {
+            element: 1,
+            path,
+            activated,
+            focus_changed: activated,
+            pointer_moved: path == Path::Pointer,
+        };
+        let d = |r: &ActReport, asked| delivery_report(r, asked).delivery;
+        let fg = v1::Delivery::Foreground as i32;
+        let bg = v1::Delivery::Background as i32;
+        assert_eq!(d(&report(Path::Pointer, false), Delivery::Auto), fg);
+        assert_eq!(d(&report(Path::Pointer, true), Delivery::Auto), fg);
+        assert_eq!(d(&report(Path::Pointer, false), Delivery::Background), bg);
+        assert_eq!(d(&report(Path::Accessibility, false), Delivery::Auto), bg);
+        assert_eq!(
+            d(&report(Path::Accessibility, true), Delivery::Foreground),
+            fg
+        );
     }
 
     #[test]
