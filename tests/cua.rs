@@ -1571,3 +1571,82 @@ fn gtk4_demo_runs_a_demo_picked_with_the_pointer_and_a_disabled_button_refuses()
         .await;
     });
 }
+
+/// An element's app-given key, as cua carries it in `attributes`.
+fn keyed<'a>(nodes: &'a [v1::AccessibilityNode], key: &str) -> &'a v1::AccessibilityNode {
+    nodes
+        .iter()
+        .find(|n| n.attributes.get("key").map(String::as_str) == Some(key))
+        .unwrap_or_else(|| panic!("no element with key {key:?}"))
+}
+
+#[test]
+fn an_egui_app_is_read_and_pressed_through_accesskit() {
+    let fixture = support::workspace_binary("egui-fixture");
+    let hosted = Hosted::start(
+        &["--cua-listen", "127.0.0.1:0"],
+        &[fixture.to_string_lossy().into_owned()],
+    );
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        assert_eq!(window.title, "Wayrig egui fixture");
+        let read = v1::GetTreeRequest {
+            window: window.r#ref.clone(),
+            ..Default::default()
+        };
+        // AccessKit starts once the app has drawn and been asked: each look
+        // waits for a frame the app draws at a pointer move.
+        let mut tree = None;
+        for _ in 0..100 {
+            let t = a.get_tree(read.clone()).await.map(|t| t.into_inner());
+            if let Ok(t) = t {
+                if t.nodes
+                    .iter()
+                    .any(|n| n.attributes.get("key").is_some_and(|k| k == "status"))
+                {
+                    tree = Some(t);
+                    break;
+                }
+            }
+            c.pointer(v1::PointerRequest {
+                target: Some(v1::InputTarget {
+                    window: window.r#ref.clone(),
+                    space: v1::CoordinateSpace::Normalized as i32,
+                    ..Default::default()
+                }),
+                action: Some(v1::pointer_request::Action::Move(v1::PointerMove {
+                    position: Some(v1::Point { x: 0.9, y: 0.9 }),
+                    duration: None,
+                })),
+            })
+            .await
+            .unwrap();
+        }
+        let tree = tree.expect("the egui fixture's elements showed");
+        let press = keyed(&tree.nodes, "press");
+        assert_eq!(
+            (press.role.as_str(), press.name.as_str()),
+            ("button", "Press")
+        );
+        assert_eq!(keyed(&tree.nodes, "enabled").role, "check_box");
+        assert_eq!(keyed(&tree.nodes, "name").role, "text_field");
+        assert_eq!(keyed(&tree.nodes, "amount").role, "slider");
+        a.act(v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: tree.snapshot_id.clone(),
+                element_id: press.element_id.clone(),
+            }),
+            action: v1::AccessibilityAction::Press as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let after = a.get_tree(read).await.unwrap().into_inner();
+        let status = keyed(&after.nodes, "status");
+        assert!(status.name.starts_with("presses 1,"), "{status:?}");
+    });
+}
