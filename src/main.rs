@@ -32,7 +32,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Commands {
     /// Host APP (and later more apps) in a compositor of its own.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     #[command(flatten)]
     Agent(agent::AgentCommand),
 }
@@ -191,7 +191,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Commands::Run(args) => run(args),
+        Commands::Run(args) => run(*args),
         Commands::Agent(command) => agent::run(cli.common, command),
     };
     match result {
