@@ -32,7 +32,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Commands {
     /// Host APP (and later more apps) in a compositor of its own.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     #[command(flatten)]
     Agent(agent::AgentCommand),
 }
@@ -88,11 +88,16 @@ struct RunArgs {
     mygo_socket: Option<PathBuf>,
     /// Be the MixOS Bus broker for the hosted apps: ABP over WebSocket at
     /// ws://HOST:PORT/ws, on a loopback address only (port 0 picks one).
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", group = "bus")]
     bus_listen: Option<String>,
+    /// Register each hosted app's Bus name with the MixOS broker (noded) at
+    /// this ws://HOST:PORT/ws URL and answer the requests it forwards,
+    /// connecting again whenever it goes away.
+    #[arg(long, value_name = "URL", group = "bus", conflicts_with = "bus_listen")]
+    bus_connect: Option<String>,
     /// The Bus name of the first app (default: from its app id, as
     /// org.gnome.Calculator is calculator).
-    #[arg(long, value_name = "NAME", requires = "bus_listen", value_parser = parse_bus_name)]
+    #[arg(long, value_name = "NAME", requires = "bus", value_parser = parse_bus_name)]
     bus_name: Option<String>,
     /// Serve cua.env.v1 (gRPC and gRPC-Web, one port) at HOST:PORT, HOST
     /// (port 3211) or unix:PATH (a 0600 socket). Anything but loopback or a
@@ -186,7 +191,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Commands::Run(args) => run(args),
+        Commands::Run(args) => run(*args),
         Commands::Agent(command) => agent::run(cli.common, command),
     };
     match result {
@@ -225,6 +230,9 @@ fn run(args: RunArgs) -> Result<(), String> {
         Some(addr) => Some(runtime.block_on(wayrig_bus::bind(addr))?),
         None => None,
     };
+    if let Some(url) = &args.bus_connect {
+        wayrig_bus::check_url(url)?;
+    }
     // So does a cua.env.v1 address or token it may not use.
     let cua = match &args.cua_listen {
         Some(addr) => {
@@ -236,8 +244,10 @@ fn run(args: RunArgs) -> Result<(), String> {
     };
     // Faces read accessibility: their session gets a bus of its own first, so
     // that every app starts on it.
-    let faces =
-        args.mygo_socket().is_some() || args.bus_listen.is_some() || args.cua_listen.is_some();
+    let faces = args.mygo_socket().is_some()
+        || args.bus_listen.is_some()
+        || args.bus_connect.is_some()
+        || args.cua_listen.is_some();
     let bus = match faces {
         true => Some(
             runtime
@@ -274,6 +284,30 @@ fn run(args: RunArgs) -> Result<(), String> {
     driver
         .join()
         .map_err(|_| "the driver thread panicked".to_string())?
+}
+
+/// What `--bus-connect` tells: registrations as `--bus-listen` prints its
+/// names, and refusals and lost brokers saying what follows.
+fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
+    use wayrig_bus::Notice;
+    match notice {
+        Notice::Connected => eprintln!("wayrig: bus connected to {url}"),
+        Notice::Lost { why, retry } => eprintln!(
+            "wayrig: bus broker {url} unreachable ({why}); connecting again in {retry:?}, backing off to 5s"
+        ),
+        Notice::Registered { name, pid, app_id } => {
+            eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
+        }
+        Notice::Refused {
+            name,
+            pid,
+            error_code,
+            message,
+        } => eprintln!(
+            "wayrig: bus broker {url} refused the name {name} for pid {pid} ({error_code}: {message}); \
+             that app stays off this Bus until Wayrig connects to it again"
+        ),
+    }
 }
 
 /// SIGTERM, SIGINT and SIGHUP, caught from the start.
@@ -352,6 +386,15 @@ async fn drive(
                 },
             ));
             eprintln!("wayrig: bus listens at ws://{addr}/ws");
+        }
+        if let Some(url) = args.bus_connect.clone() {
+            eprintln!("wayrig: bus connects to {url}");
+            tokio::spawn(wayrig_bus::connect(
+                url.clone(),
+                session.clone(),
+                args.bus_name.clone(),
+                move |notice| bus_notice(&url, notice),
+            ));
         }
     }
     let session = host.session();

@@ -1,15 +1,17 @@
 //! The MixOS Bus face end to end: a WebSocket ABP client, as MixOS writes one,
-//! driving `wayrig run --bus-listen` hosting the GTK 4 fixture and a stock app.
+//! driving `wayrig run --bus-listen` hosting the GTK 4 fixture and a stock app,
+//! and `--bus-connect` registering with a stand-in for MixOS's broker.
 //!
 //! Registration, ping, the drive verbs, window commands, captures and every
 //! refusal of this slice, over one connection that must stay usable after bad frames.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod support;
@@ -19,6 +21,7 @@ use support::Lines;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use wayrig_proto::abp::{Frame, Rc};
@@ -28,14 +31,17 @@ const APP_START: Duration = Duration::from_secs(60);
 /// How long one answer may take.
 const ANSWER: Duration = Duration::from_secs(30);
 
-/// `wayrig run --bus-listen` in its own process group, ended when dropped.
+/// `wayrig run` with a Bus face in its own process group, ended when dropped.
 struct Hosted {
     child: Child,
+    /// Where the Bus is: Wayrig's own broker, or the broker it connects to.
     url: String,
     /// The Bus names wayrig printed, in order.
     names: Arc<Lines>,
     /// What the hosted app printed on stdout.
     stdout: Arc<Lines>,
+    /// Everything wayrig printed on stderr.
+    stderr: Arc<Lines>,
 }
 
 impl Drop for Hosted {
@@ -49,10 +55,39 @@ impl Hosted {
         Hosted::start_with_env(extra, argv, &[])
     }
 
-    /// With extra environment for wayrig itself.
+    /// `--bus-listen`, with extra environment for wayrig itself; returns once
+    /// the Bus listens.
     fn start_with_env(extra: &[&str], argv: &[&str], env: &[(&str, &Path)]) -> Hosted {
+        let mut hosted = Hosted::spawn(&["--bus-listen", "127.0.0.1:0"], extra, argv, env);
+        let line = hosted
+            .stderr
+            .wait_for("wayrig: bus listens at ", "where the Bus listens");
+        hosted.url = line
+            .split("wayrig: bus listens at ")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        hosted
+    }
+
+    /// The GTK 4 fixture, registered with the broker at `url`.
+    fn connected(url: &str, extra: &[&str]) -> Hosted {
+        let fixture =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+        let mut hosted = Hosted::spawn(
+            &["--bus-connect", url],
+            extra,
+            &["/usr/bin/python3", fixture.to_str().unwrap()],
+            &[],
+        );
+        hosted.url = url.to_string();
+        hosted
+    }
+
+    fn spawn(bus: &[&str], extra: &[&str], argv: &[&str], env: &[(&str, &Path)]) -> Hosted {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
-            .args(["run", "--bus-listen", "127.0.0.1:0"])
+            .arg("run")
+            .args(bus)
             .args(extra)
             .args(["--env", "GSK_RENDERER=cairo", "--"])
             .args(argv)
@@ -65,19 +100,17 @@ impl Hosted {
             .expect("wayrig runs");
         let names = Arc::new(Lines::default());
         let stdout = Arc::new(Lines::default());
-        let (tx, rx) = std::sync::mpsc::channel();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let seen = names.clone();
+        let stderr = Arc::new(Lines::default());
+        let err = BufReader::new(child.stderr.take().unwrap());
+        let (seen, printed_err) = (names.clone(), stderr.clone());
         std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
+            for line in err.lines().map_while(Result::ok) {
                 eprintln!("{line}");
-                if let Some(url) = line.strip_prefix("wayrig: bus listens at ") {
-                    let _ = tx.send(url.to_string());
-                }
                 if let Some(rest) = line.strip_prefix("wayrig: bus name ") {
                     let name = rest.split_whitespace().next().unwrap_or_default();
                     seen.push(name.to_string());
                 }
+                printed_err.push(line);
             }
         });
         let out = BufReader::new(child.stdout.take().unwrap());
@@ -87,14 +120,12 @@ impl Hosted {
                 printed.push(line);
             }
         });
-        let url = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("wayrig says where the Bus listens");
         Hosted {
             child,
-            url,
+            url: String::new(),
             names,
             stdout,
+            stderr,
         }
     }
 
@@ -747,4 +778,272 @@ fn ui_capture_writes_a_0600_png_where_captures_are_confined_and_refuses_the_rest
     });
     drop(hosted);
     let _ = std::fs::remove_dir_all(&xdg);
+}
+
+/// A stand-in for MixOS's broker `noded` (not packaged here): it takes
+/// `noded.register` (a name held by another connection is NAME_TAKEN) and
+/// forwards a request to the name's holder under an id of its own, giving
+/// the answer back to the caller under the caller's id.
+struct Noded {
+    port: u16,
+    url: String,
+    /// The names registered with it, in order.
+    registered: Arc<Lines>,
+    /// Each answer it matched to a forwarded request: "<its id> <command>".
+    answered: Arc<Lines>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct NodedState {
+    /// Who holds each name, by connection.
+    owners: HashMap<String, u64>,
+    /// Where each connection's frames are written.
+    conns: HashMap<u64, mpsc::UnboundedSender<String>>,
+    /// Forwarded requests by the broker's id: the caller and its id.
+    pending: HashMap<String, (mpsc::UnboundedSender<String>, String)>,
+    next_id: u64,
+}
+
+impl Noded {
+    /// Listen on `127.0.0.1:port` (0 picks one).
+    async fn start(port: u16) -> Noded {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("the broker listens");
+        let port = listener.local_addr().unwrap().port();
+        let registered = Arc::new(Lines::default());
+        let answered = Arc::new(Lines::default());
+        let (reg, ans) = (registered.clone(), answered.clone());
+        let task = tokio::spawn(async move {
+            let state = Arc::new(Mutex::new(NodedState::default()));
+            // Dropped with the task: every connection ends with the broker.
+            let mut conns = tokio::task::JoinSet::new();
+            for conn in 1.. {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let (state, reg, ans) = (state.clone(), reg.clone(), ans.clone());
+                conns.spawn(noded_connection(stream, conn, state, reg, ans));
+            }
+        });
+        Noded {
+            port,
+            url: format!("ws://127.0.0.1:{port}/ws"),
+            registered,
+            answered,
+            task,
+        }
+    }
+
+    /// Stop listening and drop every connection; returns once they are closed.
+    async fn stop(self) {
+        self.task.abort();
+        let _ = self.task.await;
+    }
+}
+
+async fn noded_connection(
+    stream: TcpStream,
+    conn: u64,
+    state: Arc<Mutex<NodedState>>,
+    registered: Arc<Lines>,
+    answered: Arc<Lines>,
+) {
+    let Ok(ws) = tokio_tungstenite::accept_async(stream).await else {
+        return;
+    };
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    state.lock().unwrap().conns.insert(conn, tx.clone());
+    loop {
+        tokio::select! {
+            out = rx.recv() => {
+                let Some(text) = out else { break };
+                if sink.send(Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            message = source.next() => {
+                let Some(Ok(message)) = message else { break };
+                let Message::Text(text) = message else { continue };
+                let frame = Frame::parse_strict(text.as_str()).expect("Wayrig writes strict ABP");
+                noded_frame(frame, conn, &tx, &state, &registered, &answered);
+            }
+        }
+    }
+    let mut state = state.lock().unwrap();
+    state.conns.remove(&conn);
+    state.owners.retain(|_, c| *c != conn);
+}
+
+fn noded_frame(
+    frame: Frame,
+    conn: u64,
+    tx: &mpsc::UnboundedSender<String>,
+    state: &Mutex<NodedState>,
+    registered: &Lines,
+    answered: &Lines,
+) {
+    let mut state = state.lock().unwrap();
+    if frame.kind() == Some(wayrig_proto::abp::Kind::Response) {
+        let id = frame.id().unwrap_or_default().to_string();
+        let Some((caller, caller_id)) = state.pending.remove(&id) else {
+            answered.push(format!("unmatched {id}"));
+            return;
+        };
+        answered.push(format!("{id} {}", frame.command().unwrap_or_default()));
+        let _ = caller.send(frame.with("id", caller_id).serialize());
+        return;
+    }
+    let to = frame.to().unwrap_or_default().to_string();
+    if to == "noded" {
+        let name = frame.from().unwrap_or_default().to_string();
+        let answer = match state.owners.get(&name) {
+            Some(holder) if *holder != conn => Frame::response_to(
+                &frame,
+                Rc::Error,
+                json!({
+                    "schema": "noded.registration-rejection.v1",
+                    "error_code": "NAME_TAKEN",
+                    "message": format!("{name} is registered already"),
+                })
+                .to_string(),
+            ),
+            _ => {
+                state.owners.insert(name.clone(), conn);
+                registered.push(name);
+                Frame::response_to(&frame, Rc::Ok, "{}")
+            }
+        };
+        let _ = tx.send(answer.serialize());
+        return;
+    }
+    let holder = state
+        .owners
+        .get(&to)
+        .and_then(|c| state.conns.get(c))
+        .cloned();
+    let Some(holder) = holder else {
+        let refusal = wayrig_proto::abp::Refusal::new("UNKNOWN_SERVICE", format!("no {to}"));
+        let _ = tx.send(Frame::refusal_to(&frame, &refusal).serialize());
+        return;
+    };
+    state.next_id += 1;
+    let id = format!("noded-{}", 1000 + state.next_id);
+    let caller_id = frame.id().unwrap_or_default().to_string();
+    state.pending.insert(id.clone(), (tx.clone(), caller_id));
+    let _ = holder.send(frame.with("id", id).serialize());
+}
+
+/// A forwarded `window.state` and `ui.tree` for `name` through the broker;
+/// the answers carried the broker's ids back.
+async fn drive_through(noded: &Noded, name: &str) {
+    let mut c = Client::connect(&noded.url, "probe").await;
+    let state = c.ok(name, "window.state", json!({})).await;
+    assert!(state["size"][0].as_i64() > Some(0), "{state}");
+    let matched = noded.answered.wait_for(
+        &format!("{name}.window.state"),
+        "the answer under the broker's id",
+    );
+    assert!(matched.starts_with("noded-"), "{matched}");
+    let tree = c.tree(name, json!({"label": "Press", "exact": true})).await;
+    assert!(nodes(&tree).iter().any(|n| n["role"] == "Button"), "{tree}");
+    assert!(
+        !noded.answered.contains("unmatched"),
+        "answers carry the broker's ids"
+    );
+}
+
+#[test]
+fn bus_connect_registers_with_a_broker_and_again_after_it_restarts() {
+    let rt = runtime();
+    let noded = rt.block_on(Noded::start(0));
+    let mut hosted = Hosted::connected(&noded.url, &["--bus-name", "fx"]);
+    noded
+        .registered
+        .wait_for("fx", "fx's registration with the broker");
+    hosted
+        .stderr
+        .wait_for("wayrig: bus name fx for pid", "fx's Bus name");
+    rt.block_on(drive_through(&noded, "fx"));
+
+    // The broker goes away and comes back on the same port: Wayrig registers
+    // again, and nothing else stopped.
+    let port = noded.port;
+    rt.block_on(noded.stop());
+    hosted.stderr.wait_for(
+        "wayrig: bus broker ws://",
+        "Wayrig telling the broker went away",
+    );
+    let noded = rt.block_on(Noded::start(port));
+    noded
+        .registered
+        .wait_for("fx", "fx's registration after the restart");
+    rt.block_on(drive_through(&noded, "fx"));
+    assert!(hosted.child.try_wait().unwrap().is_none(), "wayrig runs on");
+    assert_eq!(*hosted.names.lines.lock().unwrap(), ["fx", "fx"]);
+}
+
+#[test]
+fn a_name_taken_at_the_broker_is_reported_and_wayrig_runs_on() {
+    let rt = runtime();
+    let noded = rt.block_on(Noded::start(0));
+    let squatter = rt.block_on(async {
+        let mut squatter = Client::connect(&noded.url, "fx").await;
+        let reg = squatter.request("noded", "noded.register", json!({})).await;
+        assert_eq!(reg.rc(), Some(Rc::Ok));
+        squatter
+    });
+    let mut hosted = Hosted::connected(&noded.url, &["--bus-name", "fx"]);
+    let refused = hosted
+        .stderr
+        .wait_for("refused the name fx", "the broker's refusal of fx");
+    assert!(refused.contains("NAME_TAKEN"), "{refused}");
+    assert!(hosted.child.try_wait().unwrap().is_none(), "wayrig runs on");
+    assert!(
+        hosted.names.lines.lock().unwrap().is_empty(),
+        "fx stays off"
+    );
+
+    // Still serving: a fresh broker without the squatter takes fx from it.
+    drop(squatter);
+    let port = noded.port;
+    rt.block_on(noded.stop());
+    let noded = rt.block_on(Noded::start(port));
+    noded
+        .registered
+        .wait_for("fx", "fx's registration with a fresh broker");
+    rt.block_on(drive_through(&noded, "fx"));
+}
+
+#[test]
+fn bus_connect_excludes_bus_listen_and_takes_only_ws_urls() {
+    for (args, says) in [
+        (
+            &[
+                "--bus-connect",
+                "ws://127.0.0.1:1/ws",
+                "--bus-listen",
+                "127.0.0.1:0",
+            ][..],
+            "cannot be used with",
+        ),
+        (
+            &["--bus-connect", "http://127.0.0.1:1/ws"][..],
+            "give ws://HOST:PORT/ws",
+        ),
+        (&["--bus-name", "fx"][..], "--bus"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+            .arg("run")
+            .args(args)
+            .args(["--", "/bin/true"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("wayrig runs");
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
 }

@@ -1598,35 +1598,39 @@ fn an_egui_app_is_read_and_pressed_through_accesskit() {
             window: window.r#ref.clone(),
             ..Default::default()
         };
-        // AccessKit starts once the app has drawn and been asked: each look
+        // AccessKit starts once the app has drawn and been asked, and hands
+        // changes to AT-SPI after the frame that shows them: each look
         // waits for a frame the app draws at a pointer move.
-        let mut tree = None;
-        for _ in 0..100 {
-            let t = a.get_tree(read.clone()).await.map(|t| t.into_inner());
-            if let Ok(t) = t {
-                if t.nodes
-                    .iter()
-                    .any(|n| n.attributes.get("key").is_some_and(|k| k == "status"))
-                {
-                    tree = Some(t);
-                    break;
+        let mut acting = a.clone();
+        let mut read_until = async |done: &dyn Fn(&v1::GetTreeResponse) -> bool| {
+            for _ in 0..100 {
+                if let Ok(t) = a.get_tree(read.clone()).await.map(|t| t.into_inner()) {
+                    if done(&t) {
+                        return t;
+                    }
                 }
+                c.pointer(v1::PointerRequest {
+                    target: Some(v1::InputTarget {
+                        window: window.r#ref.clone(),
+                        space: v1::CoordinateSpace::Normalized as i32,
+                        ..Default::default()
+                    }),
+                    action: Some(v1::pointer_request::Action::Move(v1::PointerMove {
+                        position: Some(v1::Point { x: 0.9, y: 0.9 }),
+                        duration: None,
+                    })),
+                })
+                .await
+                .unwrap();
             }
-            c.pointer(v1::PointerRequest {
-                target: Some(v1::InputTarget {
-                    window: window.r#ref.clone(),
-                    space: v1::CoordinateSpace::Normalized as i32,
-                    ..Default::default()
-                }),
-                action: Some(v1::pointer_request::Action::Move(v1::PointerMove {
-                    position: Some(v1::Point { x: 0.9, y: 0.9 }),
-                    duration: None,
-                })),
-            })
-            .await
-            .unwrap();
-        }
-        let tree = tree.expect("the egui fixture's elements showed");
+            panic!("the egui fixture's tree never showed what was waited for");
+        };
+        let has_status = |t: &v1::GetTreeResponse| {
+            t.nodes
+                .iter()
+                .any(|n| n.attributes.get("key").is_some_and(|k| k == "status"))
+        };
+        let tree = read_until(&has_status).await;
         let press = keyed(&tree.nodes, "press");
         assert_eq!(
             (press.role.as_str(), press.name.as_str()),
@@ -1635,18 +1639,20 @@ fn an_egui_app_is_read_and_pressed_through_accesskit() {
         assert_eq!(keyed(&tree.nodes, "enabled").role, "check_box");
         assert_eq!(keyed(&tree.nodes, "name").role, "text_field");
         assert_eq!(keyed(&tree.nodes, "amount").role, "slider");
-        a.act(v1::ActRequest {
-            element: Some(v1::ElementRef {
-                snapshot_id: tree.snapshot_id.clone(),
-                element_id: press.element_id.clone(),
-            }),
-            action: v1::AccessibilityAction::Press as i32,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-        let after = a.get_tree(read).await.unwrap().into_inner();
-        let status = keyed(&after.nodes, "status");
-        assert!(status.name.starts_with("presses 1,"), "{status:?}");
+        acting
+            .act(v1::ActRequest {
+                element: Some(v1::ElementRef {
+                    snapshot_id: tree.snapshot_id.clone(),
+                    element_id: press.element_id.clone(),
+                }),
+                action: v1::AccessibilityAction::Press as i32,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let pressed = |t: &v1::GetTreeResponse| {
+            has_status(t) && keyed(&t.nodes, "status").name.starts_with("presses 1,")
+        };
+        read_until(&pressed).await;
     });
 }

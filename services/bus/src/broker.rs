@@ -4,10 +4,9 @@
 //! Each hosted app answers its requests one at a time, in arrival order, on
 //! a worker of its own; a bad frame is answered rc 20, never a dropped connection.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
@@ -17,17 +16,14 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
-use wayrig_host::WindowKind;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
-use crate::names::{valid_name, Names};
-use crate::verbs;
+use crate::apps::{Apps, Routed};
+use crate::names::valid_name;
 
 /// The broker's own name, as MixOS's broker is called.
 const BROKER: &str = "noded";
-/// Requests one app may hold waiting; more are refused BUSY.
-const APP_BACKLOG: usize = 64;
 
 /// A bound Bus listener.
 pub struct BusListener {
@@ -60,17 +56,8 @@ pub async fn bind(addr: &str) -> Result<BusListener, String> {
     Ok(BusListener { listener, addr })
 }
 
-/// A request for an app's worker, with where its answer goes.
-struct Job {
-    request: Frame,
-    reply: mpsc::UnboundedSender<String>,
-}
-
 struct Broker {
-    session: Arc<Session>,
-    names: Mutex<Names>,
-    /// Each named app's worker, by Bus name, with its process id.
-    apps: Mutex<HashMap<String, (u32, mpsc::Sender<Job>)>>,
+    apps: Arc<Apps>,
     next_client: AtomicU64,
 }
 
@@ -82,13 +69,12 @@ pub async fn serve(
     first_name: Option<String>,
     on_named: impl Fn(&str, u32, &str) + Send + Sync + 'static,
 ) {
+    let apps = Apps::new(session, first_name);
     let broker = Arc::new(Broker {
-        session,
-        names: Mutex::new(Names::new(first_name)),
-        apps: Mutex::new(HashMap::new()),
+        apps: apps.clone(),
         next_client: AtomicU64::new(1),
     });
-    let naming = tokio::spawn(name_apps(broker.clone(), on_named));
+    let naming = tokio::spawn(apps.name_apps(on_named));
     loop {
         match listener.listener.accept().await {
             Ok((stream, _)) => {
@@ -104,46 +90,7 @@ pub async fn serve(
     naming.abort();
 }
 
-/// Give each app a Bus name when its first top-level window shows.
-async fn name_apps(broker: Arc<Broker>, on_named: impl Fn(&str, u32, &str)) {
-    let mut windows = broker.session.watch_windows();
-    loop {
-        let list = windows.borrow_and_update().clone();
-        for w in list
-            .iter()
-            .filter(|w| matches!(w.kind, WindowKind::Normal | WindowKind::Dialog))
-        {
-            let Some(pid) = w.pid else { continue };
-            let named = broker.names.lock().unwrap().name_app(pid, &w.app_id);
-            if let Some(name) = named {
-                broker.start_app(&name, pid);
-                on_named(&name, pid, &w.app_id);
-            }
-        }
-        if windows.changed().await.is_err() {
-            return;
-        }
-    }
-}
-
 impl Broker {
-    /// The worker answering an app's requests in arrival order.
-    fn start_app(self: &Arc<Self>, name: &str, pid: u32) {
-        let (tx, mut rx) = mpsc::channel::<Job>(APP_BACKLOG);
-        self.apps
-            .lock()
-            .unwrap()
-            .insert(name.to_string(), (pid, tx));
-        let session = self.session.clone();
-        let name = name.to_string();
-        tokio::spawn(async move {
-            while let Some(job) = rx.recv().await {
-                let answer = app_answer(&session, &name, pid, &job.request).await;
-                let _ = job.reply.send(answer.serialize());
-            }
-        });
-    }
-
     /// The answer to one frame, if it gets one now (app requests answer later).
     fn handle(
         &self,
@@ -181,30 +128,12 @@ impl Broker {
         if to == BROKER {
             return Some(self.broker_verb(client, command, &request));
         }
-        let app = self.apps.lock().unwrap().get(to).cloned();
-        if let Some((_, worker)) = app {
-            let job = Job {
-                request: request.clone(),
-                reply: reply.clone(),
-            };
-            return match worker.try_send(job) {
-                Ok(()) => None,
-                Err(mpsc::error::TrySendError::Full(_)) => Some(Frame::refusal_to(
-                    &request,
-                    &Refusal::new(
-                        "BUSY",
-                        format!(
-                            "{to} already holds {APP_BACKLOG} requests; wait for their answers"
-                        ),
-                    ),
-                )),
-                Err(mpsc::error::TrySendError::Closed(_)) => Some(Frame::refusal_to(
-                    &request,
-                    &Refusal::new("BUSY", format!("{to} is closing")),
-                )),
-            };
+        match self.apps.route(&request, reply) {
+            Routed::Queued => return None,
+            Routed::Refused(refusal) => return Some(refusal),
+            Routed::NoSuchApp => {}
         }
-        let names = self.names.lock().unwrap();
+        let names = self.apps.names.lock().unwrap();
         let refusal = match names.owner(to) {
             Some(_) => Refusal::new(
                 "UNAVAILABLE",
@@ -246,7 +175,7 @@ impl Broker {
                 if name == BROKER {
                     return taken(request, name);
                 }
-                match self.names.lock().unwrap().register(name, client) {
+                match self.apps.names.lock().unwrap().register(name, client) {
                     Ok(()) => {
                         Frame::response_to(request, Rc::Ok, json!({"registered": name}).to_string())
                     }
@@ -286,22 +215,6 @@ fn malformed(seen: &Frame, message: &str) -> Frame {
         Rc::Failure,
         Refusal::new("MALFORMED", format!("malformed frame: {message}")).to_json(),
     )
-}
-
-/// An app's answer to a request routed to it.
-async fn app_answer(session: &Arc<Session>, app: &str, pid: u32, request: &Frame) -> Frame {
-    let command = request.command().unwrap_or_default();
-    let verb = match command {
-        "HELP" => "HELP",
-        c => c
-            .strip_prefix(app)
-            .and_then(|v| v.strip_prefix('.'))
-            .unwrap_or(c),
-    };
-    match verbs::answer(session, app, pid, verb, &request.body).await {
-        Ok(body) => Frame::response_to(request, Rc::Ok, body.to_string()),
-        Err(refusal) => Frame::refusal_to(request, &refusal),
-    }
 }
 
 /// One client connection: frames read in order, answers written as they come.
@@ -357,7 +270,7 @@ async fn connection(broker: Arc<Broker>, stream: TcpStream) {
             }
         }
     }
-    broker.names.lock().unwrap().release(client);
+    broker.apps.names.lock().unwrap().release(client);
     drop(tx);
     // Answers still on their way from apps are written before the socket goes.
     let _ = writer.await;
