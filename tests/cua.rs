@@ -796,6 +796,31 @@ fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
             .unwrap_err();
         assert_eq!(unspecified.code(), Code::InvalidArgument);
 
+        // Three wheel lines down over the list scroll its content down.
+        let list = tree
+            .nodes
+            .iter()
+            .find(|n| n.role == "list" && n.bounds.is_some_and(|b| b.height > 20.0))
+            .and_then(|n| n.bounds)
+            .expect("the fixture's list");
+        c.pointer(v1::PointerRequest {
+            target: None,
+            action: Some(v1::pointer_request::Action::Scroll(v1::PointerScroll {
+                position: Some(centre(&list)),
+                delta_x: 0.0,
+                delta_y: 3.0,
+                unit: v1::ScrollUnit::Line as i32,
+            })),
+        })
+        .await
+        .unwrap();
+        let scrolled = hosted.stdout.wait_for("\"scroll\"", "the list's scroll");
+        let scrolled: serde_json::Value = serde_json::from_str(&scrolled).unwrap();
+        assert!(
+            scrolled["value"].as_f64().unwrap() > 0.0,
+            "down: {scrolled}"
+        );
+
         let displays = c
             .list_displays(v1::ListDisplaysRequest {})
             .await
