@@ -797,16 +797,18 @@ fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
         assert_eq!(unspecified.code(), Code::InvalidArgument);
 
         // Three wheel lines down over the list scroll its content down.
-        let list = tree
-            .nodes
-            .iter()
-            .find(|n| n.role == "list" && n.bounds.is_some_and(|b| b.height > 20.0))
-            .and_then(|n| n.bounds)
-            .expect("the fixture's list");
+        // The fixture says where its scrolled list is, in window points.
+        let layout = hosted.stdout.wait_for("\"layout\"", "the fixture's layout");
+        let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
+        let list = &layout["list"];
+        let (lx, ly) = (
+            list["x"].as_f64().unwrap() + list["w"].as_f64().unwrap() / 2.0,
+            list["y"].as_f64().unwrap() + list["h"].as_f64().unwrap() / 2.0,
+        );
         c.pointer(v1::PointerRequest {
-            target: None,
+            target: Some(window_target(v1::CoordinateSpace::Window)),
             action: Some(v1::pointer_request::Action::Scroll(v1::PointerScroll {
-                position: Some(centre(&list)),
+                position: Some(v1::Point { x: lx, y: ly }),
                 delta_x: 0.0,
                 delta_y: 3.0,
                 unit: v1::ScrollUnit::Line as i32,
