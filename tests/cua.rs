@@ -1129,16 +1129,12 @@ fn gtk4_widget_factory_reads_in_one_vocabulary_and_a_check_box_toggles() {
     runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
-        let mut a = AccessibilityServiceClient::new(channel);
+        let mut a = AccessibilityServiceClient::new(channel.clone());
         let window = first_window(&mut w).await;
-        let tree = a
-            .get_tree(v1::GetTreeRequest {
-                window: window.r#ref.clone(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        // The factory fills its page after its first frames.
+        let checks =
+            |t: &v1::GetTreeResponse| t.nodes.iter().filter(|n| n.role == "check_box").count();
+        let tree = read_until(&channel, &window, |t| checks(t) > 2).await;
         let roles: std::collections::BTreeSet<&str> =
             tree.nodes.iter().map(|n| n.role.as_str()).collect();
         for role in ["window", "button", "check_box", "slider", "text_field"] {
@@ -1160,12 +1156,13 @@ fn gtk4_widget_factory_reads_in_one_vocabulary_and_a_check_box_toggles() {
             .into_inner();
         assert!(all.nodes.len() > tree.nodes.len());
 
+        let has = |n: &v1::AccessibilityNode, state: &str| n.states.iter().any(|s| s == state);
         let check = tree
             .nodes
             .iter()
-            .find(|n| n.role == "check_box" && n.states.contains(&"enabled".into()))
-            .expect("an enabled check box");
-        let was = check.states.contains(&"checked".into());
+            .find(|n| n.role == "check_box" && has(n, "enabled") && !has(n, "checked"))
+            .expect("an enabled, unchecked check box")
+            .clone();
         a.act(v1::ActRequest {
             element: Some(v1::ElementRef {
                 snapshot_id: tree.snapshot_id.clone(),
@@ -1176,25 +1173,12 @@ fn gtk4_widget_factory_reads_in_one_vocabulary_and_a_check_box_toggles() {
         })
         .await
         .unwrap();
-        let after = a
-            .find(v1::FindRequest {
-                window: window.r#ref.clone(),
-                query: Some(v1::AccessibilityQuery {
-                    role: "check_box".into(),
-                    name: check.name.clone(),
-                    ..Default::default()
-                }),
-                max_results: 0,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let now = after
-            .nodes
-            .iter()
-            .find(|n| n.element_id == check.element_id)
-            .expect("the check box, found again");
-        assert_ne!(now.states.contains(&"checked".into()), was, "{now:?}");
+        read_until(&channel, &window, |t| {
+            t.nodes
+                .iter()
+                .any(|n| n.element_id == check.element_id && has(n, "checked"))
+        })
+        .await;
     });
 }
 
@@ -1599,6 +1583,44 @@ fn gtk4_demo_runs_a_demo_picked_with_the_pointer_and_a_disabled_button_refuses()
     });
 }
 
+/// Read the window's tree until `done` holds of it. A toolkit may fill its
+/// tree after its first frames, and AccessKit hands a change to AT-SPI after
+/// the frame that shows it: between looks, wait for a frame the app draws
+/// at a pointer move near its bottom-right corner.
+async fn read_until(
+    channel: &Channel,
+    window: &v1::WindowInfo,
+    done: impl Fn(&v1::GetTreeResponse) -> bool,
+) -> v1::GetTreeResponse {
+    let mut a = AccessibilityServiceClient::new(channel.clone());
+    let mut c = ComputerServiceClient::new(channel.clone());
+    let read = v1::GetTreeRequest {
+        window: window.r#ref.clone(),
+        ..Default::default()
+    };
+    for _ in 0..100 {
+        if let Ok(t) = a.get_tree(read.clone()).await.map(|t| t.into_inner()) {
+            if done(&t) {
+                return t;
+            }
+        }
+        c.pointer(v1::PointerRequest {
+            target: Some(v1::InputTarget {
+                window: window.r#ref.clone(),
+                space: v1::CoordinateSpace::Normalized as i32,
+                ..Default::default()
+            }),
+            action: Some(v1::pointer_request::Action::Move(v1::PointerMove {
+                position: Some(v1::Point { x: 0.98, y: 0.98 }),
+                duration: None,
+            })),
+        })
+        .await
+        .unwrap();
+    }
+    panic!("the tree never showed what was waited for");
+}
+
 /// An element's app-given key, as cua carries it in `attributes`.
 fn keyed<'a>(nodes: &'a [v1::AccessibilityNode], key: &str) -> &'a v1::AccessibilityNode {
     nodes
@@ -1618,46 +1640,15 @@ fn an_egui_app_is_read_and_pressed_through_accesskit() {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
-        let mut c = ComputerServiceClient::new(channel);
         let window = first_window(&mut w).await;
         assert_eq!(window.title, "Wayrig egui fixture");
-        let read = v1::GetTreeRequest {
-            window: window.r#ref.clone(),
-            ..Default::default()
-        };
-        // AccessKit starts once the app has drawn and been asked, and hands
-        // changes to AT-SPI after the frame that shows them: each look
-        // waits for a frame the app draws at a pointer move.
-        let mut acting = a.clone();
-        let mut read_until = async |done: &dyn Fn(&v1::GetTreeResponse) -> bool| {
-            for _ in 0..100 {
-                if let Ok(t) = a.get_tree(read.clone()).await.map(|t| t.into_inner()) {
-                    if done(&t) {
-                        return t;
-                    }
-                }
-                c.pointer(v1::PointerRequest {
-                    target: Some(v1::InputTarget {
-                        window: window.r#ref.clone(),
-                        space: v1::CoordinateSpace::Normalized as i32,
-                        ..Default::default()
-                    }),
-                    action: Some(v1::pointer_request::Action::Move(v1::PointerMove {
-                        position: Some(v1::Point { x: 0.9, y: 0.9 }),
-                        duration: None,
-                    })),
-                })
-                .await
-                .unwrap();
-            }
-            panic!("the egui fixture's tree never showed what was waited for");
-        };
+        // AccessKit starts once the app has drawn and been asked.
         let has_status = |t: &v1::GetTreeResponse| {
             t.nodes
                 .iter()
                 .any(|n| n.attributes.get("key").is_some_and(|k| k == "status"))
         };
-        let tree = read_until(&has_status).await;
+        let tree = read_until(&channel, &window, has_status).await;
         let press = keyed(&tree.nodes, "press");
         assert_eq!(
             (press.role.as_str(), press.name.as_str()),
@@ -1666,20 +1657,19 @@ fn an_egui_app_is_read_and_pressed_through_accesskit() {
         assert_eq!(keyed(&tree.nodes, "enabled").role, "check_box");
         assert_eq!(keyed(&tree.nodes, "name").role, "text_field");
         assert_eq!(keyed(&tree.nodes, "amount").role, "slider");
-        acting
-            .act(v1::ActRequest {
-                element: Some(v1::ElementRef {
-                    snapshot_id: tree.snapshot_id.clone(),
-                    element_id: press.element_id.clone(),
-                }),
-                action: v1::AccessibilityAction::Press as i32,
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        a.act(v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: tree.snapshot_id.clone(),
+                element_id: press.element_id.clone(),
+            }),
+            action: v1::AccessibilityAction::Press as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
         let pressed = |t: &v1::GetTreeResponse| {
             has_status(t) && keyed(&t.nodes, "status").name.starts_with("presses 1,")
         };
-        read_until(&pressed).await;
+        read_until(&channel, &window, pressed).await;
     });
 }
