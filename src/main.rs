@@ -2,6 +2,7 @@
 //! headless or nested; the other commands are the agent CLI over its socket.
 
 mod agent;
+mod send;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,8 @@ struct Cli {
 enum Commands {
     /// Host APP (and later more apps) in a compositor of its own.
     Run(Box<RunArgs>),
+    /// Send one request over the MixOS Bus and print its answer's body.
+    Send(send::SendArgs),
     #[command(flatten)]
     Agent(agent::AgentCommand),
 }
@@ -192,6 +195,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Commands::Run(args) => run(*args),
+        Commands::Send(args) => send::run(args),
         Commands::Agent(command) => agent::run(cli.common, command),
     };
     match result {

@@ -478,6 +478,40 @@ fn a_non_loopback_bus_address_is_refused_at_start() {
 }
 
 #[test]
+fn wayrig_send_asks_one_request_and_prints_its_answer() {
+    let hosted = Hosted::fixture(&["--bus-name", "fx"]);
+    let app = hosted.first_name();
+    // The window is there once ui.tree answers.
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        c.tree(&app, json!({})).await;
+    });
+    let send = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wayrig"))
+            .args(["send", "--url", &hosted.url, "fx"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("wayrig send runs")
+    };
+    let clicked = send(&["fx.ui.click", r#"{"label": "Press"}"#]);
+    assert!(clicked.status.success(), "{clicked:?}");
+    let answer: Value = serde_json::from_slice(&clicked.stdout).expect("the answer's body");
+    assert!(answer["target"].is_string(), "{answer}");
+    hosted.stdout.wait_for("\"clicked\"", "the fixture's click");
+
+    let refused = send(&["fx.ui.click", r#"{"label": "No such control"}"#]);
+    assert!(!refused.status.success());
+    let answer: Value = serde_json::from_slice(&refused.stdout).expect("the refusal's body");
+    assert_eq!(answer["error_code"], "ARGUMENT");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("rc 10"));
+
+    let bad = send(&["fx.ui.click", "label=Press"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not JSON"));
+}
+
+#[test]
 fn gtk4_widget_factory_is_driven_by_label() {
     if !support::have("gtk4-widget-factory") {
         panic!("gtk4-widget-factory is needed (scripts/install-deps)");
