@@ -11,25 +11,13 @@ mod table;
 use std::time::{Duration, Instant};
 
 use support::{element_id, ProtocolClient, Wayrig};
-use table::{median, ms};
+use table::{median, ms, time};
 use tonic::transport::Channel;
 use wayrig_cua_proto::v1;
 use wayrig_cua_proto::v1::accessibility_service_client::AccessibilityServiceClient;
 use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
 use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
 use wayrig_proto::mygo::{Action, Call};
-
-fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
-    median(
-        (0..rounds)
-            .map(|_| {
-                let t0 = Instant::now();
-                f();
-                t0.elapsed()
-            })
-            .collect(),
-    )
-}
 
 /// `wayrig run` serving MyGo and cua.env.v1 for `argv`.
 fn both(argv: &[&str]) -> (Wayrig, Channel, tokio::runtime::Runtime) {

@@ -9,24 +9,11 @@ mod support;
 mod table;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{element_id, ProtocolClient, Wayrig};
-use table::{median, ms};
+use table::{ms, time};
 use wayrig_proto::mygo::{Action, Call};
-
-fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
-    median(
-        (0..rounds)
-            .map(|_| {
-                let t0 = Instant::now();
-                f();
-                t0.elapsed()
-            })
-            .collect(),
-    )
-}
 
 fn read_tree() -> Call {
     Call::Tree { window: None }

@@ -9,6 +9,19 @@ pub fn median(mut xs: Vec<Duration>) -> Duration {
     xs[xs.len() / 2]
 }
 
+/// The median time `f` takes over `rounds` runs.
+pub fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
+    median(
+        (0..rounds)
+            .map(|_| {
+                let t0 = std::time::Instant::now();
+                f();
+                t0.elapsed()
+            })
+            .collect(),
+    )
+}
+
 pub fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }

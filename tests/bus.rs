@@ -6,7 +6,7 @@
 //! refusal of this slice, over one connection that must stay usable after bad frames.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,8 @@ use wayrig_proto::abp::{Frame, Rc};
 
 /// How long an app may take to show its window and get its Bus name.
 const APP_START: Duration = Duration::from_secs(60);
+/// What wayrig prints when an app's Bus name registers.
+const BUS_NAME_LINE: &str = "wayrig: bus name ";
 /// How long one answer may take.
 const ANSWER: Duration = Duration::from_secs(30);
 
@@ -36,8 +38,6 @@ struct Hosted {
     child: Child,
     /// Where the Bus is: Wayrig's own broker, or the broker it connects to.
     url: String,
-    /// The Bus names wayrig printed, in order.
-    names: Arc<Lines>,
     /// What the hosted app printed on stdout.
     stdout: Arc<Lines>,
     /// Everything wayrig printed on stderr.
@@ -98,32 +98,10 @@ impl Hosted {
             .process_group(0)
             .spawn()
             .expect("wayrig runs");
-        let names = Arc::new(Lines::default());
-        let stdout = Arc::new(Lines::default());
-        let stderr = Arc::new(Lines::default());
-        let err = BufReader::new(child.stderr.take().unwrap());
-        let (seen, printed_err) = (names.clone(), stderr.clone());
-        std::thread::spawn(move || {
-            for line in err.lines().map_while(Result::ok) {
-                eprintln!("{line}");
-                if let Some(rest) = line.strip_prefix("wayrig: bus name ") {
-                    let name = rest.split_whitespace().next().unwrap_or_default();
-                    seen.push(name.to_string());
-                }
-                printed_err.push(line);
-            }
-        });
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let printed = stdout.clone();
-        std::thread::spawn(move || {
-            for line in out.lines().map_while(Result::ok) {
-                printed.push(line);
-            }
-        });
+        let (stdout, stderr) = support::follow_output(&mut child);
         Hosted {
             child,
             url: String::new(),
-            names,
             stdout,
             stderr,
         }
@@ -139,10 +117,25 @@ impl Hosted {
         Hosted::start_with_env(extra, &["/usr/bin/python3", fixture.to_str().unwrap()], env)
     }
 
+    /// The Bus names wayrig printed as the apps registered, in order.
+    fn names(&self) -> Vec<String> {
+        let lines = self.stderr.lines.lock().unwrap();
+        lines
+            .iter()
+            .filter_map(|l| l.strip_prefix(BUS_NAME_LINE))
+            .map(|rest| {
+                rest.split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    }
+
     /// The first app's Bus name, once it has one.
     fn first_name(&self) -> String {
-        self.names.wait_for("", "an app's Bus name");
-        self.names.lines.lock().unwrap()[0].clone()
+        self.stderr.wait_for(BUS_NAME_LINE, "an app's Bus name");
+        self.names()[0].clone()
     }
 
     fn printed(&self, text: &str) -> bool {
@@ -1016,7 +1009,7 @@ fn bus_connect_registers_with_a_broker_and_again_after_it_restarts() {
         .wait_for("fx", "fx's registration after the restart");
     rt.block_on(drive_through(&noded, "fx"));
     assert!(hosted.child.try_wait().unwrap().is_none(), "wayrig runs on");
-    assert_eq!(*hosted.names.lines.lock().unwrap(), ["fx", "fx"]);
+    assert_eq!(hosted.names(), ["fx", "fx"]);
 }
 
 #[test]
@@ -1035,10 +1028,7 @@ fn a_name_taken_at_the_broker_is_reported_and_wayrig_runs_on() {
         .wait_for("refused the name fx", "the broker's refusal of fx");
     assert!(refused.contains("NAME_TAKEN"), "{refused}");
     assert!(hosted.child.try_wait().unwrap().is_none(), "wayrig runs on");
-    assert!(
-        hosted.names.lines.lock().unwrap().is_empty(),
-        "fx stays off"
-    );
+    assert!(hosted.names().is_empty(), "fx stays off");
 
     // Still serving: a fresh broker without the squatter takes fx from it.
     drop(squatter);

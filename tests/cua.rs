@@ -4,7 +4,7 @@
 //! Every service over the real socket, the error details of each refusal,
 //! tokens, gRPC-Web and the health check, and one session under every face.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -61,22 +61,7 @@ impl Hosted {
             .process_group(0)
             .spawn()
             .expect("wayrig runs");
-        let stdout = Arc::new(Lines::default());
-        let stderr = Arc::new(Lines::default());
-        for (pipe, lines) in [
-            (
-                Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
-                stdout.clone(),
-            ),
-            (Box::new(child.stderr.take().unwrap()), stderr.clone()),
-        ] {
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    eprintln!("{line}");
-                    lines.push(line);
-                }
-            });
-        }
+        let (stdout, stderr) = support::follow_output(&mut child);
         let said = stderr.wait_for("cua.env.v1 listens at ", "the cua face's address");
         let addr = said
             .split("listens at ")
@@ -466,14 +451,7 @@ fn a_tree_is_read_found_and_acted_on_by_snapshot() {
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
         let window = first_window(&mut w).await;
-        let tree = a
-            .get_tree(v1::GetTreeRequest {
-                window: window.r#ref.clone(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let tree = read_tree(&mut a, &window).await;
         assert_eq!(tree.window, window.r#ref);
         assert!(!tree.truncated);
         let root = &tree.nodes[0];
@@ -639,14 +617,7 @@ fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
         let mut a = AccessibilityServiceClient::new(channel.clone());
         let mut c = ComputerServiceClient::new(channel.clone());
         let window = first_window(&mut w).await;
-        let tree = a
-            .get_tree(v1::GetTreeRequest {
-                window: window.r#ref.clone(),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let tree = read_tree(&mut a, &window).await;
         let press = find_node(&tree.nodes, "button", "Press").bounds.unwrap();
         let content = window.bounds.unwrap();
         let click = |target: v1::InputTarget, at: v1::Point| v1::PointerRequest {
@@ -1581,6 +1552,20 @@ fn gtk4_demo_runs_a_demo_picked_with_the_pointer_and_a_disabled_button_refuses()
         )
         .await;
     });
+}
+
+/// The window's tree, read once with the defaults.
+async fn read_tree(
+    a: &mut AccessibilityServiceClient<Channel>,
+    window: &v1::WindowInfo,
+) -> v1::GetTreeResponse {
+    a.get_tree(v1::GetTreeRequest {
+        window: window.r#ref.clone(),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .into_inner()
 }
 
 /// Read the window's tree until `done` holds of it. A toolkit may fill its

@@ -145,16 +145,12 @@ pub async fn launch_and_wait(host: &dyn Host, argv: &[&str], timeout: Duration) 
 
 /// Wait for the window with this id to be announced closed.
 pub async fn wait_closed(watch: &mut WindowWatch, id: u64, timeout: Duration) {
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let ev = tokio::time::timeout_at(deadline, watch.events.recv())
-            .await
-            .expect("timed out waiting for the window to close")
-            .expect("window event stream ended");
-        if matches!(ev, WindowEvent::Closed(h) if h.id == id) {
-            return;
-        }
-    }
+    wait_event(
+        watch,
+        timeout,
+        |ev| matches!(ev, WindowEvent::Closed(h) if h.id == id),
+    )
+    .await;
 }
 
 /// Wait on the window event stream for the first event for which `pred` holds.
@@ -715,4 +711,24 @@ impl Lines {
         let found = lines.iter().rev().find(|l| l.contains(text)).cloned();
         found.unwrap_or_else(|| panic!("{what} never came"))
     }
+}
+
+/// What a child prints on stdout and on stderr, line by line as it comes;
+/// stderr is also shown with the test's output.
+pub fn follow_output(child: &mut Child) -> (std::sync::Arc<Lines>, std::sync::Arc<Lines>) {
+    let stdout = std::sync::Arc::new(Lines::default());
+    let stderr = std::sync::Arc::new(Lines::default());
+    let out: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().expect("stdout piped"));
+    let err: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().expect("stderr piped"));
+    for (pipe, lines, shown) in [(out, stdout.clone(), false), (err, stderr.clone(), true)] {
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if shown {
+                    eprintln!("{line}");
+                }
+                lines.push(line);
+            }
+        });
+    }
+    (stdout, stderr)
 }

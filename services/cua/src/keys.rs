@@ -142,37 +142,41 @@ pub fn key_input(k: Option<&v1::KeyInput>) -> Result<String, Status> {
     }
 }
 
-/// A chord prefix for modifier keys (`Shift+Ctrl+`); keys that modify
+/// The modifier each key is, in the host's chord words; keys that modify
 /// nothing are INVALID_ARGUMENT.
-pub fn modifiers(keys: &[i32]) -> Result<String, Status> {
-    let mut prefix = String::new();
-    for &k in keys {
-        let key: v1::Key = known(k, "modifier")?;
-        let word = match key as i32 {
-            1..=3 => "Shift",
-            4..=6 => "Ctrl",
-            7..=9 => "Alt",
-            10..=12 => "Super",
-            n => {
-                return Err(invalid(format!(
+fn modifier_words(keys: &[i32]) -> Result<Vec<&'static str>, Status> {
+    keys.iter()
+        .map(|&k| {
+            let key: v1::Key = known(k, "modifier")?;
+            match key as i32 {
+                1..=3 => Ok("Shift"),
+                4..=6 => Ok("Ctrl"),
+                7..=9 => Ok("Alt"),
+                10..=12 => Ok("Super"),
+                n => Err(invalid(format!(
                     "modifier {n} is not a modifier key; use SHIFT, CONTROL, ALT or META"
-                )))
+                ))),
             }
-        };
-        prefix.push_str(word);
-        prefix.push('+');
-    }
-    Ok(prefix)
+        })
+        .collect()
+}
+
+/// A chord prefix for modifier keys (`Shift+Ctrl+`).
+pub fn modifiers(keys: &[i32]) -> Result<String, Status> {
+    Ok(modifier_words(keys)?
+        .iter()
+        .map(|w| format!("{w}+"))
+        .collect())
 }
 
 /// The host's modifier state for a list of modifier keys.
 pub fn mods(keys: &[i32]) -> Result<wayrig_host::Mods, Status> {
-    let prefix = modifiers(keys)?;
+    let words = modifier_words(keys)?;
     Ok(wayrig_host::Mods {
-        shift: prefix.contains("Shift+"),
-        ctrl: prefix.contains("Ctrl+"),
-        alt: prefix.contains("Alt+"),
-        logo: prefix.contains("Super+"),
+        shift: words.contains(&"Shift"),
+        ctrl: words.contains(&"Ctrl"),
+        alt: words.contains(&"Alt"),
+        logo: words.contains(&"Super"),
     })
 }
 
