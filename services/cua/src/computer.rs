@@ -12,9 +12,10 @@ use wayrig_cua_proto::v1::computer_service_server::ComputerService;
 use wayrig_host::{Button, DisplayInfo, InputEvent, InputOptions, Mods, WindowInfo};
 use wayrig_services::{Session, Step, WindowPick};
 
-use crate::convert::{display, display_id, display_of, handle_of};
+use crate::convert::{display, display_id, handle_of};
 use crate::errors::{from_session, invalid, known, status, unsupported};
 use crate::keys::{key_input, key_name, modifiers, mods};
+use wayrig_services::session::{display_of, primary_display};
 
 /// Points one wheel line scrolls (what the host sends for one click).
 const LINE_POINTS: f64 = 15.0;
@@ -137,7 +138,7 @@ impl Computer {
     async fn display(&self, id: &str) -> Result<DisplayInfo, Status> {
         let displays = self.displays().await?;
         let found = if id.is_empty() || id == "primary" {
-            displays.iter().find(|d| d.primary).or(displays.first())
+            primary_display(&displays)
         } else {
             displays.iter().find(|d| display_id(d) == id)
         };
@@ -514,7 +515,7 @@ impl ComputerService for Computer {
         let at = wayrig_host::Rect::new(p.x.floor() as i32, p.y.floor() as i32, 1, 1);
         Ok(Response::new(v1::GetCursorPositionResponse {
             position: Some(v1::Point { x: p.x, y: p.y }),
-            display_id: display_of(at, &displays)
+            display_id: display_of(&at, &displays)
                 .map(display_id)
                 .unwrap_or_default(),
         }))

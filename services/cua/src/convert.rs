@@ -6,6 +6,7 @@
 use tonic::Status;
 use wayrig_cua_proto::v1;
 use wayrig_host::{DisplayInfo, Rect, WindowHandle, WindowInfo, WindowKind};
+use wayrig_services::session::display_of;
 use wayrig_services::{AppIdentity, Element, Node, Offered, Role, Session};
 
 use crate::errors::invalid;
@@ -54,20 +55,6 @@ pub fn global_rect(r: Rect, window: &WindowInfo) -> v1::Rect {
         r.width,
         r.height,
     ))
-}
-
-/// The display an area is mostly on: the one it overlaps most, else the primary.
-pub fn display_of(area: Rect, displays: &[DisplayInfo]) -> Option<&DisplayInfo> {
-    let overlap = |d: &DisplayInfo| {
-        let w = (area.x + area.width).min(d.bounds.x + d.bounds.width) - area.x.max(d.bounds.x);
-        let h = (area.y + area.height).min(d.bounds.y + d.bounds.height) - area.y.max(d.bounds.y);
-        i64::from(w.max(0)) * i64::from(h.max(0))
-    };
-    displays
-        .iter()
-        .max_by_key(|d| (overlap(d), d.primary))
-        .filter(|d| overlap(d) > 0)
-        .or_else(|| displays.iter().find(|d| d.primary))
 }
 
 pub fn display_id(d: &DisplayInfo) -> String {
@@ -129,7 +116,7 @@ pub fn window_info(
             pid: app.pid.unwrap_or(0),
         }),
         bounds: Some(rect(w.content)),
-        display_id: display_of(w.content, displays)
+        display_id: display_of(&w.content, displays)
             .map(display_id)
             .unwrap_or_default(),
         state: state(w) as i32,
@@ -472,11 +459,11 @@ mod tests {
         };
         let displays = [d(1, 0, true), d(2, 100, false)];
         assert_eq!(
-            display_of(Rect::new(80, 0, 50, 10), &displays).unwrap().id,
+            display_of(&Rect::new(80, 0, 50, 10), &displays).unwrap().id,
             2
         );
         assert_eq!(
-            display_of(Rect::new(500, 0, 5, 5), &displays).unwrap().id,
+            display_of(&Rect::new(500, 0, 5, 5), &displays).unwrap().id,
             1
         );
     }

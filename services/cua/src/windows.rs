@@ -18,8 +18,9 @@ use wayrig_services::{
     AppSpec, CloseOutcome, Launch, OpenTarget, Session, WindowFilter, WindowOp, WindowPick,
 };
 
-use crate::convert::{display_id, display_of, handle_of, window_infos};
+use crate::convert::{display_id, handle_of, window_infos};
 use crate::errors::{from_session, invalid, known};
+use wayrig_services::session::display_of;
 
 /// Keepalives come this often when a watch does not say.
 const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(30);
@@ -61,7 +62,7 @@ impl Filter {
         let windows = session.list_windows(&self.session);
         let windows = windows.iter().filter(|w| {
             self.display_id.as_deref().is_none_or(|id| {
-                display_of(w.content, displays).is_some_and(|d| display_id(d) == id)
+                display_of(&w.content, displays).is_some_and(|d| display_id(d) == id)
             })
         });
         window_infos(session, windows, displays)

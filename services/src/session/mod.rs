@@ -39,7 +39,8 @@ pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
 pub use screenshots::{
-    ImageFormat, LogicalRect, Screenshot, ShotRequest, ShotSource, DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
+    display_of, primary_display, ImageFormat, LogicalRect, Screenshot, ShotRequest, ShotSource,
+    DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
 };
 pub use snapshots::Snapshot;
 pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};

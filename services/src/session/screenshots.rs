@@ -308,11 +308,22 @@ fn overlap(a: &Rect, b: &Rect) -> i64 {
     i64::from(w.max(0)) * i64::from(h.max(0))
 }
 
-fn primary(displays: &[DisplayInfo]) -> Option<&DisplayInfo> {
+/// The primary display, else the first.
+pub fn primary_display(displays: &[DisplayInfo]) -> Option<&DisplayInfo> {
     displays
         .iter()
         .find(|d| d.primary)
         .or_else(|| displays.first())
+}
+
+/// The display an area is mostly on: the one it overlaps most (the primary
+/// on a tie), else the primary.
+pub fn display_of<'d>(area: &Rect, displays: &'d [DisplayInfo]) -> Option<&'d DisplayInfo> {
+    displays
+        .iter()
+        .max_by_key(|d| (overlap(&d.bounds, area), d.primary))
+        .filter(|d| overlap(&d.bounds, area) > 0)
+        .or_else(|| primary_display(displays))
 }
 
 fn check_request(request: &ShotRequest) -> Result<(), Error> {
@@ -367,12 +378,9 @@ impl Session {
         };
         let display_id = match &geometry {
             SourceGeometry::Display { id, .. } => *id,
-            SourceGeometry::Window { content, .. } => displays
-                .iter()
-                .max_by_key(|d| overlap(&d.bounds, content))
-                .filter(|d| overlap(&d.bounds, content) > 0)
-                .or_else(|| primary(&displays))
-                .map_or(0, |d| d.id),
+            SourceGeometry::Window { content, .. } => {
+                display_of(content, &displays).map_or(0, |d| d.id)
+            }
         };
         let image =
             if framing.is_whole(&capture) && cursor.is_none() && request.format == ImageFormat::Png
@@ -512,7 +520,7 @@ impl Session {
         id: Option<u32>,
         displays: &[DisplayInfo],
     ) -> Result<(Capture, SourceGeometry), Error> {
-        let primary = primary(displays).ok_or_else(|| {
+        let primary = primary_display(displays).ok_or_else(|| {
             Error::Unsupported(
                 "screenshots of displays: the host lists no display; capture a window".into(),
             )
