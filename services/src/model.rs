@@ -322,6 +322,14 @@ pub enum Error {
     /// Accepted, but never delivered.
     #[error("cancelled: {0}")]
     Cancelled(String),
+    /// The window went away while its input ran: `sent` of `total` steps
+    /// had been delivered.
+    #[error("interrupted: window {window} closed after {sent} of {total} input steps")]
+    Interrupted {
+        window: String,
+        sent: usize,
+        total: usize,
+    },
     #[error("unsupported: {0}")]
     Unsupported(String),
     #[error("timed out: {0}")]

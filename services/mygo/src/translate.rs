@@ -26,7 +26,7 @@ const IDLE_FOREVER: Duration = Duration::from_secs(24 * 3600);
 /// The session's errors as MyGo's codes.
 fn wire_error(e: Error) -> WireError {
     let code = match &e {
-        Error::NoWindow(_) | Error::StaleWindow(_) => Code::NoWindow,
+        Error::NoWindow(_) | Error::StaleWindow(_) | Error::Interrupted { .. } => Code::NoWindow,
         Error::NoElement(_) | Error::StaleElement(_) | Error::Ambiguous { .. } => Code::NoElement,
         Error::Unsupported(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,

@@ -99,6 +99,8 @@ pub struct Session {
     /// The session bus the apps are on (for the menus they export).
     session_bus: Option<zbus::Connection>,
     _buses: Option<Buses>,
+    /// When the session began: the zero of the times its reports give.
+    started: std::time::Instant,
 }
 
 impl Session {
@@ -135,6 +137,7 @@ impl Session {
             desktop_dirs: Default::default(),
             session_bus: None,
             _buses: None,
+            started: std::time::Instant::now(),
         })
     }
 
