@@ -1282,3 +1282,153 @@ fn clicked_count(hosted: &Hosted) -> usize {
         .filter(|l| l.contains(r#""ev": "clicked""#))
         .count()
 }
+
+/// A node of a tree by role and label.
+fn node<'a>(tree: &'a Value, role: &str, label: &str) -> &'a Value {
+    nodes(tree)
+        .iter()
+        .find(|n| n["role"] == role && n["label"] == label)
+        .unwrap_or_else(|| panic!("no {role} {label:?} in {tree}"))
+}
+
+/// The egui fixture's status line, as its tree reports it.
+fn egui_status(tree: &Value) -> Option<String> {
+    nodes(tree)
+        .iter()
+        .filter_map(|n| n["label"].as_str())
+        .find(|l| l.starts_with("presses "))
+        .map(str::to_string)
+}
+
+#[test]
+fn every_drive_verb_answers_for_an_egui_app() {
+    let fixture = support::workspace_binary("egui-fixture");
+    let xdg = std::env::temp_dir().join(format!("wayrig-bus-egui-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&xdg);
+    std::fs::create_dir_all(&xdg).unwrap();
+    let hosted = Hosted::start_with_env(
+        &["--bus-name", "eg"],
+        &[fixture.to_str().unwrap()],
+        &[("XDG_RUNTIME_DIR", &xdg)],
+    );
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "agent").await;
+        let help = c.request(&app, "HELP", json!({})).await;
+        assert_eq!(help.rc(), Some(Rc::Ok));
+
+        // AccessKit's tree, under AccessKit's role names.
+        let tree = c
+            .tree_until(&app, json!({}), |t| egui_status(t).is_some())
+            .await;
+        assert_eq!(
+            egui_status(&tree).unwrap(),
+            r#"presses 0, enabled false, name "", amount 0"#
+        );
+        node(&tree, "CheckBox", "Enabled");
+        node(&tree, "Slider", "Amount");
+        let field = nodes(&tree)
+            .iter()
+            .find(|n| n["role"] == "TextInput")
+            .unwrap_or_else(|| panic!("the name field in {tree}"))
+            .clone();
+        assert_eq!(field["placeholder"], "Your name", "{field}");
+
+        // Click by label, then read the effect.
+        let press = node(&tree, "Button", "Press").clone();
+        let clicked = c.ok(&app, "ui.click", json!({"label": "Press"})).await;
+        assert_eq!(clicked["target"], press["id"]);
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.starts_with("presses 1,"))
+        })
+        .await;
+
+        // Click by placeholder, type, select all with `command`, type over
+        // it; the newline presses Enter, which ends the edit.
+        let focused = c.ok(&app, "ui.click", json!({"label": "Your name"})).await;
+        assert_eq!(focused["target"], field["id"], "the placeholder matched");
+        // AccessKit may report the focus on a node inside the field.
+        let editing = focused["focused"].clone();
+        assert!(editing.is_string(), "the field took focus: {focused}");
+        c.ok(&app, "ui.type", json!({"text": "Ada"})).await;
+        c.ok(
+            &app,
+            "ui.key",
+            json!({"key": "A", "modifiers": ["command"]}),
+        )
+        .await;
+        let typed = c
+            .ok(&app, "ui.type", json!({"text": "Grüße\n", "trace": true}))
+            .await;
+        let passes = typed["passes"].as_array().unwrap();
+        assert_eq!(passes.len(), 2, "the text, then Enter: {typed}");
+        assert_eq!(passes[0]["events"][0]["Text"], "Grüße");
+        assert_eq!(passes[1]["events"][0]["Key"]["key"], "Enter");
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.contains(r#"name "Grüße""#))
+        })
+        .await;
+
+        // The check box, by id as an integer.
+        let enabled = node(&tree, "CheckBox", "Enabled")["id"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap();
+        c.ok(&app, "ui.click", json!({"id": enabled})).await;
+        let checked = c
+            .tree_until(&app, json!({"role": "CheckBox"}), |t| {
+                node(t, "CheckBox", "Enabled")["checked"] == "true"
+            })
+            .await;
+        assert_eq!(node(&checked, "CheckBox", "Enabled")["enabled"], true);
+
+        // Press and release as two requests click too.
+        let r: Vec<f64> = press["rect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let (x, y) = ((r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0);
+        for action in ["press", "release"] {
+            c.ok(
+                &app,
+                "ui.pointer",
+                json!({"x": x, "y": y, "action": action}),
+            )
+            .await;
+        }
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.starts_with("presses 2,"))
+        })
+        .await;
+        let scrolled = c
+            .ok(
+                &app,
+                "ui.scroll",
+                json!({"x": x, "y": y, "dy": 40, "trace": true}),
+            )
+            .await;
+        let wheel = &scrolled["passes"][0]["events"][1]["MouseWheel"];
+        assert_eq!(wheel["delta"][1], 1.0 * 40.0, "egui's sign: {scrolled}");
+
+        // Capture, window state and window commands.
+        let shot = c.ok(&app, "ui.capture", json!({"name": "egui.png"})).await;
+        assert_eq!(
+            PathBuf::from(shot["path"].as_str().unwrap()),
+            xdg.join("eg/captures/egui.png")
+        );
+        let state = c.ok(&app, "window.state", json!({})).await;
+        assert_eq!(state["size"], json!([shot["width"], shot["height"]]));
+        let maximized = c.ok(&app, "window", json!({"action": "maximize"})).await;
+        assert_eq!(maximized["maximized"], true, "{maximized}");
+        let restored = c.ok(&app, "window", json!({"action": "restore"})).await;
+        assert_eq!(restored["maximized"], false, "{restored}");
+
+        // egui draws its menus inside its window: none is open.
+        let menu = c.ok(&app, "ui.menu", json!({})).await;
+        assert_eq!(menu["menu"], Value::Null);
+    });
+    let _ = std::fs::remove_dir_all(&xdg);
+}

@@ -247,6 +247,21 @@ impl A11y {
         tokio::time::timeout(timeout, seen).await.unwrap_or(false)
     }
 
+    /// Wait until any accessibility event arrives after change count `since`;
+    /// whether one did within `timeout`.
+    pub async fn wait_change(&self, since: u64, timeout: Duration) -> bool {
+        let mut read = self.read.clone();
+        let seen = async move {
+            while self.changes() <= since {
+                if read.changed().await.is_err() {
+                    return false;
+                }
+            }
+            true
+        };
+        tokio::time::timeout(timeout, seen).await.unwrap_or(false)
+    }
+
     /// How many accessibility events have arrived so far.
     pub fn changes(&self) -> u64 {
         self.changes.load(std::sync::atomic::Ordering::SeqCst)

@@ -615,6 +615,10 @@ async fn menu_open(session: &Session, pid: u32, args: &Args) -> Result<Value, Re
 /// window's points.
 async fn after_input(session: &Session, window: &WindowInfo, reports: &[StepReport]) -> Value {
     let handle = window.handle;
+    // The app's accessibility events up to now are in before focus is read.
+    if let Err(e) = session.sync_apps(handle).await {
+        tracing::debug!(%e, "no accessibility sync after input");
+    }
     let menu = open_menu_wire(session.shown_menu(handle).await.ok().flatten());
     let focused = match session.snapshot(handle, &ReadOptions::default()).await {
         Ok(read) => focused_id(&read.elements),

@@ -171,7 +171,7 @@ impl Session {
 
     /// Wait until every accessibility event the window's app sent before now
     /// has arrived.
-    pub(crate) async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
+    pub async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
         let Some(a11y) = &self.a11y else {
             return Ok(());
         };

@@ -10,6 +10,9 @@ use crate::model::{Error, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
 const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a registered app with no frame yet (AccessKit, building its tree
+/// on first request) may take to show one.
+const FIRST_FRAME_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// The longest a tree read may take.
 const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -54,26 +57,38 @@ impl Session {
                 "window {handle} has no known process, so no accessibility"
             ))
         })?;
-        let mut apps = Vec::new();
         let a11y = self.a11y()?;
-        for app in a11y.wait_for_app(pid, APP_REGISTRATION).await? {
-            apps.push(a11y.read_items(&app, Read::Bulk).await?);
-        }
-        let heads: Vec<(usize, FrameHead)> = apps
-            .iter()
-            .enumerate()
-            .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
-            .collect();
-        // The same app's top-level windows, in the order they were made, for
-        // matching by order.
-        let mut siblings: Vec<&WindowInfo> = windows
-            .iter()
-            .filter(|w| w.pid == Some(pid) && is_top_level(w))
-            .collect();
-        siblings.sort_by_key(|w| w.handle.id);
-        let titled = heads_titled(&heads, &window.title);
-        let (app, head) = pick_frame(heads, &window, &siblings).ok_or_else(|| {
-            if titled > 1 {
+        // AccessKit (egui, winit apps) builds its tree only once a client
+        // asks: an app with no frame yet is read again on its next events.
+        let first_frame_by = std::time::Instant::now() + FIRST_FRAME_LIMIT;
+        let (apps, app, head) = loop {
+            let since = a11y.changes();
+            let mut apps = Vec::new();
+            for app in a11y.wait_for_app(pid, APP_REGISTRATION).await? {
+                apps.push(a11y.read_items(&app, Read::Bulk).await?);
+            }
+            let heads: Vec<(usize, FrameHead)> = apps
+                .iter()
+                .enumerate()
+                .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
+                .collect();
+            let no_frames = heads.is_empty();
+            // The same app's top-level windows, in the order they were made,
+            // for matching by order.
+            let mut siblings: Vec<&WindowInfo> = windows
+                .iter()
+                .filter(|w| w.pid == Some(pid) && is_top_level(w))
+                .collect();
+            siblings.sort_by_key(|w| w.handle.id);
+            let titled = heads_titled(&heads, &window.title);
+            if let Some((app, head)) = pick_frame(heads, &window, &siblings) {
+                break (apps, app, head);
+            }
+            let left = first_frame_by.saturating_duration_since(std::time::Instant::now());
+            if no_frames && !left.is_zero() && a11y.wait_change(since, left).await {
+                continue;
+            }
+            return Err(if titled > 1 {
                 Error::Failed(format!(
                     "window {handle} (pid {pid}): {titled} accessibility frames are titled {:?} \
                      and they cannot be told apart from its other windows",
@@ -83,8 +98,8 @@ impl Session {
                 Error::Unsupported(format!(
                     "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
                 ))
-            }
-        })?;
+            });
+        };
         // Only the picked frame's elements cost per-node calls.
         let frame = a11y.read_frame(&apps[app], &head).await;
         let offset = surface_offset(&frame, &window);
