@@ -341,9 +341,13 @@ fn rect(n: &Node) -> Value {
     })
 }
 
-/// The label MixOS reports: the name, or a text node's text.
+/// The label MixOS reports: the name, or a text node's text; for a control
+/// whose name says nothing, the words a person would use (marked in the
+/// node by `labelFrom`).
 fn label_of(n: &Node) -> String {
-    if n.name.is_empty() && is_text(n.role) {
+    if let (None, Some(f)) = (n.label(), &n.label_fallback) {
+        f.text.clone()
+    } else if n.name.is_empty() && is_text(n.role) {
         n.value.clone().unwrap_or_default()
     } else {
         n.name.clone()
@@ -357,7 +361,7 @@ fn node_wire(e: &Element, children: &[String]) -> Value {
         wayrig_services::Checked::False => "false",
         wayrig_services::Checked::Mixed => "mixed",
     });
-    json!({
+    let mut node = json!({
         "id": n.id.to_string(),
         "role": accesskit_role(n.role),
         "label": label_of(n),
@@ -370,7 +374,12 @@ fn node_wire(e: &Element, children: &[String]) -> Value {
         "checked": checked,
         "children": children,
         "depth": e.depth,
-    })
+    });
+    // A label the toolkit did not give says where it comes from.
+    if let (None, Some(f)) = (n.label(), &n.label_fallback) {
+        node["labelFrom"] = f.source.as_str().into();
+    }
+    node
 }
 
 async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
