@@ -427,7 +427,13 @@ fn line(r: u64, n: &Element, focused: bool, full: bool) -> String {
         .states
         .iter()
         .map(String::as_str)
-        .filter(|s| !matches!(*s, "focusable" | "selectable" | "horizontal" | "vertical"))
+        // What does not show is said once, by where a snapshot lists it.
+        .filter(|s| {
+            !matches!(
+                *s,
+                "focusable" | "selectable" | "horizontal" | "vertical" | "offscreen"
+            )
+        })
         .collect();
     if focused {
         shown.insert(0, "focused");
@@ -774,8 +780,20 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
                     ));
                 }
             } else {
-                for s in &shown {
+                // What shows, then what does not, each in tree order.
+                let (hidden, showing): (Vec<&Shown>, Vec<&Shown>) =
+                    shown.iter().partition(|s| s.hidden);
+                for s in showing {
                     state.print(s.line.clone());
+                }
+                if !hidden.is_empty() {
+                    state.print(
+                        "(not showing: on hidden pages, in closed popups, scrolled away)"
+                            .to_string(),
+                    );
+                    for s in hidden {
+                        state.print(s.line.clone());
+                    }
                 }
             }
             remember(state, &shown);

@@ -284,11 +284,13 @@ fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
     assert!(nodes
         .iter()
         .any(|n| n["label"] == "GtkToggleButton" && n["labelIsClassName"] == true));
-    // Without -i every element is listed, those that do not show marked.
+    // Without -i every element is listed, after those that show those
+    // that do not.
     let all = ok(&cache, &["snapshot"]);
-    assert!(all
-        .lines()
-        .any(|l| l.contains("\"Inform Inform\"") && l.contains("offscreen")));
+    let (showing, not_showing) = all.split_once("(not showing: ").unwrap();
+    assert!(showing.contains("\"checkbutton\""));
+    assert!(!showing.contains("\"Inform Inform\""));
+    assert!(not_showing.contains("\"Inform Inform\""));
 
     // A password is confirmed, not echoed.
     let password = ref_of(&snap, &["[textField]", "(password"]);
