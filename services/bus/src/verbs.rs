@@ -860,6 +860,36 @@ mod tests {
     }
 
     #[test]
+    fn a_control_named_only_by_its_class_reports_its_fallback_and_where_from() {
+        let node: Node = serde_json::from_value(json!({
+            "id": 7, "parent": null, "children": [], "role": "textInput",
+            "native_role": "text", "name": "GtkEntry", "name_is_class": true,
+            "label_fallback": {"source": "beside", "text": "Name"},
+            "description": "", "key": null, "states": {}, "value": "Ada",
+            "range": null, "selection": null, "bounds": null, "actions": [],
+            "place": {}, "relations": {}, "annotations": {}
+        }))
+        .unwrap();
+        let element = Element {
+            node,
+            parent: None,
+            depth: 0,
+        };
+        let wire = node_wire(&element, &[]);
+        assert_eq!(
+            (&wire["label"], &wire["labelFrom"]),
+            (&json!("Name"), &json!("beside"))
+        );
+        // A label the toolkit gave is reported as it is, with no labelFrom.
+        let mut labeled = element.clone();
+        labeled.node.name = "Surname".into();
+        labeled.node.name_is_class = false;
+        let wire = node_wire(&labeled, &[]);
+        assert_eq!(wire["label"], "Surname");
+        assert!(wire.get("labelFrom").is_none());
+    }
+
+    #[test]
     fn ids_are_decimal_text_or_exact_integers() {
         assert_eq!(node_id(&json!("18446744073709551615")).unwrap(), u64::MAX);
         assert_eq!(node_id(&json!(42)).unwrap(), 42);
