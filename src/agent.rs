@@ -60,7 +60,8 @@ pub enum AgentCommand {
     },
     /// Print the window's elements, a line each, with refs.
     Snapshot {
-        /// Controls only (elements with actions).
+        /// Only the controls that show (elements with actions), and a count
+        /// of those that do not.
         #[arg(short = 'i')]
         interactive: bool,
         /// The protocol's answer as JSON.
