@@ -368,9 +368,13 @@ fn rect(n: &Node) -> Value {
     })
 }
 
-/// The label MixOS reports: the name, or a text node's text.
+/// The label MixOS reports: the name, or a text node's text; for a control
+/// whose name says nothing, the words a person would use (marked in the
+/// node by `labelFrom`).
 fn label_of(n: &Node) -> String {
-    if n.name.is_empty() && is_text(n.role) {
+    if let (None, Some(f)) = (n.label(), &n.label_fallback) {
+        f.text.clone()
+    } else if n.name.is_empty() && is_text(n.role) {
         n.value.clone().unwrap_or_default()
     } else {
         n.name.clone()
@@ -384,7 +388,7 @@ fn node_wire(e: &Element, children: &[String]) -> Value {
         wayrig_services::Checked::False => "false",
         wayrig_services::Checked::Mixed => "mixed",
     });
-    json!({
+    let mut node = json!({
         "id": n.id.to_string(),
         "role": accesskit_role(n.role),
         "label": label_of(n),
@@ -397,7 +401,12 @@ fn node_wire(e: &Element, children: &[String]) -> Value {
         "checked": checked,
         "children": children,
         "depth": e.depth,
-    })
+    });
+    // A label the toolkit did not give says where it comes from.
+    if let (None, Some(f)) = (n.label(), &n.label_fallback) {
+        node["labelFrom"] = f.source.as_str().into();
+    }
+    node
 }
 
 async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
@@ -986,6 +995,36 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_control_named_only_by_its_class_reports_its_fallback_and_where_from() {
+        let node: Node = serde_json::from_value(json!({
+            "id": 7, "parent": null, "children": [], "role": "textInput",
+            "native_role": "text", "name": "GtkEntry", "name_is_class": true,
+            "label_fallback": {"source": "beside", "text": "Name"},
+            "description": "", "key": null, "states": {}, "value": "Ada",
+            "range": null, "selection": null, "bounds": null, "actions": [],
+            "place": {}, "relations": {}, "annotations": {}
+        }))
+        .unwrap();
+        let element = Element {
+            node,
+            parent: None,
+            depth: 0,
+        };
+        let wire = node_wire(&element, &[]);
+        assert_eq!(
+            (&wire["label"], &wire["labelFrom"]),
+            (&json!("Name"), &json!("beside"))
+        );
+        // A label the toolkit gave is reported as it is, with no labelFrom.
+        let mut labeled = element.clone();
+        labeled.node.name = "Surname".into();
+        labeled.node.name_is_class = false;
+        let wire = node_wire(&labeled, &[]);
+        assert_eq!(wire["label"], "Surname");
+        assert!(wire.get("labelFrom").is_none());
     }
 
     #[test]

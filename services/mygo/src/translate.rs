@@ -13,7 +13,7 @@ use wayrig_host::{InputEvent, InputOptions, WindowInfo};
 use wayrig_proto::mygo::{
     self as wire, Call, CaptureAnswer, Code, ElementPick, TreeAnswer, WindowsAnswer, WireError,
 };
-use wayrig_services::model::{Place, Sort};
+use wayrig_services::model::{LabelFallback, Place, Sort};
 use wayrig_services::session::{offered, Offered};
 use wayrig_services::{
     ActOptions, Action, Element, ElementRef, Error, Node, Query, ReadOptions, Role, Session,
@@ -356,6 +356,13 @@ fn action_word(a: Offered) -> &'static str {
     }
 }
 
+fn fallback_wire(f: &LabelFallback) -> wire::LabelFallback {
+    wire::LabelFallback {
+        from: f.source.as_str().into(),
+        text: f.text.clone(),
+    }
+}
+
 fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> TreeAnswer {
     let kept: HashSet<u64> = elements.iter().map(|e| e.node.id).collect();
     let ids = |ids: &[u64]| -> Vec<String> {
@@ -386,6 +393,8 @@ fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> T
                 role: role_word(n.role).into(),
                 key: n.key.clone(),
                 label: (!n.name.is_empty()).then(|| n.name.clone()),
+                label_is_class_name: n.name_is_class,
+                label_fallback: n.label_fallback.as_ref().map(fallback_wire),
                 description: (!n.description.is_empty()).then(|| n.description.clone()),
                 value: n.value.clone(),
                 bounds: n.bounds.as_ref().map(rect_wire),

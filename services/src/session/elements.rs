@@ -1,6 +1,7 @@
 //! Elements: one query layer for every face (role, names, values, states,
-//! label or placeholder, keys), with its ambiguity rule, and pre-order reads
-//! that leave out layout-only containers and, when asked, hidden elements.
+//! label, placeholder or the words beside it, keys), with its ambiguity rule,
+//! and pre-order reads that leave out layout-only containers and, when
+//! asked, hidden elements.
 
 use wayrig_host::{Rect, WindowHandle};
 
@@ -22,7 +23,9 @@ pub struct Query {
     pub value_contains: Option<String>,
     /// The app's own name for the element.
     pub key: Option<String>,
-    /// The whole label, else (when no element has it) the whole placeholder.
+    /// The whole label, else (when no element has it) the whole placeholder,
+    /// else the words a control without a label is read by (the label
+    /// beside it, its tooltip).
     pub label: Option<String>,
     /// States that must hold.
     pub states: Vec<StateFlag>,
@@ -159,7 +162,7 @@ fn is_pressable(role: Role) -> bool {
 
 /// A control, as opposed to text that may repeat a control's name (its
 /// tooltip, the label beside it).
-fn is_control(n: &Node) -> bool {
+pub(crate) fn is_control(n: &Node) -> bool {
     is_pressable(n.role)
         || matches!(
             n.role,
@@ -265,9 +268,18 @@ impl Query {
         if !named.is_empty() {
             return named;
         }
+        let placeheld: Vec<&Node> = candidates
+            .iter()
+            .copied()
+            .filter(|n| n.annotations.placeholder.as_deref() == Some(label))
+            .collect();
+        if !placeheld.is_empty() {
+            return placeheld;
+        }
+        // A control named by nothing but what a person reads beside it.
         candidates
             .into_iter()
-            .filter(|n| n.annotations.placeholder.as_deref() == Some(label))
+            .filter(|n| n.label_fallback.as_ref().is_some_and(|f| f.text == label))
             .collect()
     }
 
@@ -372,6 +384,8 @@ pub(crate) mod tests {
             role,
             native_role: String::new(),
             name: name.into(),
+            name_is_class: false,
+            label_fallback: None,
             description: String::new(),
             key: None,
             states: States::default(),

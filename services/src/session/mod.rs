@@ -2,8 +2,9 @@
 //! API a face sees. Its methods are split across this folder by concern.
 //!
 //! windows: the kept window list, selection and window operations; tree: reading
-//! a window's elements; elements: queries and pre-order reads; snapshots: named
-//! reads and staleness; act: actions on elements; menus: the app's menus;
+//! a window's elements; seen: what of them shows, and what names an unlabeled
+//! control; elements: queries and pre-order reads; snapshots: named reads and
+//! staleness; act: actions on elements; menus: the app's menus;
 //! launch: starting apps and opening files as a desktop does; input: input in
 //! steps, one frame each, queued per window and cancellable; clipboard: the
 //! clipboard's text; screenshots: displays and windows as images, kept to map
@@ -19,6 +20,7 @@ mod input;
 mod launch;
 mod menus;
 mod screenshots;
+mod seen;
 mod snapshots;
 mod tree;
 mod windows;

@@ -1,7 +1,7 @@
 //! Reading a window's elements: its app found by pid, its AT-SPI frame matched
 //! to the surface, bounds made relative to the window's content, reads kept.
 
-use wayrig_host::{Rect, WindowHandle, WindowInfo};
+use wayrig_host::{Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::windows::is_top_level;
 use super::Session;
@@ -17,8 +17,9 @@ const FIRST_FRAME_LIMIT: std::time::Duration = std::time::Duration::from_secs(3)
 const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Session {
-    /// A window with its elements; bounds relative to the window's content.
-    /// Read again only when the window drew a new frame or an app reported a
+    /// A window with its elements; bounds relative to the window's content,
+    /// what does not show marked offscreen, controls whose name says nothing
+    /// given the words a person would use (see `seen`). Read again only when the window drew a new frame or an app reported a
     /// change since the last read; else the mirror is what the user sees.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let changes = self.a11y()?.changes();
@@ -113,7 +114,14 @@ impl Session {
                 n
             })
             .collect();
-        Ok(Tree { window, nodes })
+        // GTK 4 keeps a popover's elements in its window's frame: they show
+        // only while the app has a popup on screen.
+        let popup_open = windows
+            .iter()
+            .any(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu);
+        let mut tree = Tree { window, nodes };
+        super::seen::as_seen(&mut tree, popup_open);
+        Ok(tree)
     }
 }
 
@@ -193,7 +201,6 @@ fn pick_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wayrig_host::WindowKind;
 
     fn window(id: u64, title: &str, kind: WindowKind) -> WindowInfo {
         crate::session::windows::tests::window(id, title, kind, 0)
