@@ -9,11 +9,18 @@ use wayrig_host::{Capture, HostError, HostResult, Rect};
 
 use crate::wayland::{FrameEvent, Output, Pixels, ShmTarget, Wayland};
 
-/// What one copy produced.
+/// What one copy produced; its pixels are read only when asked for.
 pub struct Copied {
-    pub pixels: Pixels,
+    target: ShmTarget,
+    y_inverted: bool,
     /// Damage since the previous copy, in the output's pixels (copy_with_damage only).
     pub damage: Vec<Rect>,
+}
+
+impl Copied {
+    pub fn pixels(&self) -> HostResult<Pixels> {
+        self.target.read(self.y_inverted).map_err(HostError::Failed)
+    }
 }
 
 /// Copy the output (or `region` of it, in logical points global) into memory.
@@ -132,8 +139,11 @@ async fn run_copy(
             _ => {}
         }
     }
-    let pixels = target.read(y_inverted).map_err(HostError::Failed)?;
-    Ok(Some(Copied { pixels, damage }))
+    Ok(Some(Copied {
+        target,
+        y_inverted,
+        damage,
+    }))
 }
 
 /// PNG-encode the pixels.

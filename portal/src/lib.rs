@@ -710,7 +710,7 @@ impl Host for PortalHost {
         let copied = capture::copy(&inner.wayland, &output, Some(region), false, Duration::ZERO)
             .await?
             .ok_or_else(|| HostError::Failed("the compositor copied nothing".into()))?;
-        capture::encode(&copied.pixels)
+        capture::encode(&copied.pixels()?)
     }
 
     async fn capture_output(&self) -> HostResult<Capture> {
@@ -721,7 +721,7 @@ impl Host for PortalHost {
         let copied = capture::copy(&inner.wayland, &output, None, false, Duration::ZERO)
             .await?
             .ok_or_else(|| HostError::Failed("the compositor copied nothing".into()))?;
-        capture::encode(&copied.pixels)
+        capture::encode(&copied.pixels()?)
     }
 
     async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {
