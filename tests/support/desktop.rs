@@ -51,6 +51,15 @@ impl Desktop {
             println!("SKIPPED {test}: no user {DESKTOP_USER}; run scripts/install-deps");
             return None;
         };
+        // SAFETY: geteuid(2) reads the caller's effective uid; nothing else.
+        let euid = unsafe { libc::geteuid() };
+        if euid != 0 && euid != uid {
+            println!(
+                "SKIPPED {test}: starting sway as {DESKTOP_USER} takes root (sway refuses \
+                 root itself); run the tests as root or as {DESKTOP_USER}"
+            );
+            return None;
+        }
         let dir = std::env::temp_dir().join(format!(
             "wayrig-desktop-{}-{}",
             std::process::id(),
