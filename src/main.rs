@@ -2,6 +2,8 @@
 //! headless or nested; the other commands are the agent CLI over its socket.
 
 mod agent;
+mod attach;
+mod faces;
 mod send;
 
 use std::path::PathBuf;
@@ -14,7 +16,6 @@ use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
 use wayrig_host::{Host, LaunchSpec, WindowEvent};
-use wayrig_mygo as mygo;
 use wayrig_services::{PrivateBus, Session};
 
 #[derive(Parser)]
@@ -34,6 +35,9 @@ struct Cli {
 enum Commands {
     /// Host APP (and later more apps) in a compositor of its own.
     Run(Box<RunArgs>),
+    /// Serve the faces for the windows of the desktop this runs in (sway and
+    /// other wlroots compositors), instead of hosting apps in Wayrig's own.
+    Attach(attach::AttachArgs),
     /// Send one request over the MixOS Bus and print its answer's body.
     Send(send::SendArgs),
     #[command(flatten)]
@@ -84,68 +88,11 @@ struct RunArgs {
     /// Stop after the screenshot (ending the app).
     #[arg(long, requires = "screenshot")]
     once: bool,
-    /// Serve the MyGo automation protocol on this Unix socket (default: the
-    /// MYGO_AUTOMATION environment variable, and no socket when it is unset
-    /// or empty).
-    #[arg(long, value_name = "PATH")]
-    mygo_socket: Option<PathBuf>,
-    /// Be the MixOS Bus broker for the hosted apps: ABP over WebSocket at
-    /// ws://HOST:PORT/ws, on a loopback address only (port 0 picks one).
-    #[arg(long, value_name = "HOST:PORT", group = "bus")]
-    bus_listen: Option<String>,
-    /// Register each hosted app's Bus name with the MixOS broker (noded) at
-    /// this ws://HOST:PORT/ws URL and answer the requests it forwards,
-    /// connecting again whenever it goes away.
-    #[arg(long, value_name = "URL", group = "bus", conflicts_with = "bus_listen")]
-    bus_connect: Option<String>,
-    /// The Bus name of the first app (default: from its app id, as
-    /// org.gnome.Calculator is calculator).
-    #[arg(long, value_name = "NAME", requires = "bus", value_parser = parse_bus_name)]
-    bus_name: Option<String>,
-    /// Serve cua.env.v1 (gRPC and gRPC-Web, one port) at HOST:PORT, HOST
-    /// (port 3211) or unix:PATH (a 0600 socket). Anything but loopback or a
-    /// Unix socket needs a token.
-    #[arg(long, value_name = "ADDR")]
-    cua_listen: Option<wayrig_cua::ListenAddr>,
-    /// A file holding the token every cua.env.v1 call must carry as
-    /// `authorization: Bearer <token>` (default: the CUA_TOKEN environment
-    /// variable; no token when both are unset).
-    #[arg(long, value_name = "PATH", requires = "cua_listen")]
-    cua_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    faces: faces::FaceArgs,
     /// The app and its arguments, run without a shell.
     #[arg(last = true, required = true, value_name = "APP")]
     app: Vec<String>,
-}
-
-impl RunArgs {
-    /// The cua.env.v1 token: the file's first line, else a non-empty CUA_TOKEN.
-    fn cua_token(&self) -> Result<Option<String>, String> {
-        let token = match &self.cua_token_file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read --cua-token-file {}: {e}", path.display()))?;
-                let line = text.lines().next().unwrap_or("").trim().to_string();
-                if line.is_empty() {
-                    return Err(format!(
-                        "--cua-token-file {} is empty; put the token on its first line",
-                        path.display()
-                    ));
-                }
-                Some(line)
-            }
-            None => std::env::var("CUA_TOKEN").ok().filter(|t| !t.is_empty()),
-        };
-        Ok(token)
-    }
-
-    /// The MyGo socket asked for: the flag, else a non-empty MYGO_AUTOMATION.
-    fn mygo_socket(&self) -> Option<PathBuf> {
-        self.mygo_socket.clone().or_else(|| {
-            std::env::var_os("MYGO_AUTOMATION")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        })
-    }
 }
 
 fn parse_size(s: &str) -> Result<(i32, i32), String> {
@@ -166,10 +113,6 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
         "off" => Ok(false),
         other => Err(format!("expected on or off, got {other:?}")),
     }
-}
-
-fn parse_bus_name(s: &str) -> Result<String, String> {
-    wayrig_bus::valid_name(s).map(|()| s.to_string())
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -195,6 +138,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Commands::Run(args) => run(*args),
+        Commands::Attach(args) => attach::run(args),
         Commands::Send(args) => send::run(args),
         Commands::Agent(command) => agent::run(cli.common, command),
     };
@@ -229,30 +173,11 @@ fn run(args: RunArgs) -> Result<(), String> {
     let stop = runtime
         .block_on(async { StopSignals::listen() })
         .map_err(|e| format!("cannot listen for signals: {e}"))?;
-    // A Bus address Wayrig may not listen on stops it before anything starts.
-    let bus_listener = match &args.bus_listen {
-        Some(addr) => Some(runtime.block_on(wayrig_bus::bind(addr))?),
-        None => None,
-    };
-    if let Some(url) = &args.bus_connect {
-        wayrig_bus::check_url(url)?;
-    }
-    // So does a cua.env.v1 address or token it may not use.
-    let cua = match &args.cua_listen {
-        Some(addr) => {
-            let token = args.cua_token()?;
-            let listener = runtime.block_on(wayrig_cua::bind(addr, token.is_some()))?;
-            Some((listener, token))
-        }
-        None => None,
-    };
+    // An address or token a face may not use stops Wayrig before anything starts.
+    let listeners = runtime.block_on(faces::Listeners::bind(&args.faces))?;
     // Faces read accessibility: their session gets a bus of its own first, so
     // that every app starts on it.
-    let faces = args.mygo_socket().is_some()
-        || args.bus_listen.is_some()
-        || args.bus_connect.is_some()
-        || args.cua_listen.is_some();
-    let bus = match faces {
+    let bus = match args.faces.any() {
         true => Some(
             runtime
                 .block_on(PrivateBus::start(&std::env::temp_dir()))
@@ -278,10 +203,6 @@ fn run(args: RunArgs) -> Result<(), String> {
     };
     let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
     let driver = std::thread::spawn(move || {
-        let listeners = Listeners {
-            bus: bus_listener,
-            cua,
-        };
         runtime.block_on(drive(Arc::new(host), args, bus, listeners, stop))
     });
     runner.run();
@@ -290,39 +211,15 @@ fn run(args: RunArgs) -> Result<(), String> {
         .map_err(|_| "the driver thread panicked".to_string())?
 }
 
-/// What `--bus-connect` tells: registrations as `--bus-listen` prints its
-/// names, and refusals and lost brokers saying what follows.
-fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
-    use wayrig_bus::Notice;
-    match notice {
-        Notice::Connected => eprintln!("wayrig: bus connected to {url}"),
-        Notice::Lost { why, retry } => eprintln!(
-            "wayrig: bus broker {url} unreachable ({why}); connecting again in {retry:?}, backing off to 5s"
-        ),
-        Notice::Registered { name, pid, app_id } => {
-            eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
-        }
-        Notice::Refused {
-            name,
-            pid,
-            error_code,
-            message,
-        } => eprintln!(
-            "wayrig: bus broker {url} refused the name {name} for pid {pid} ({error_code}: {message}); \
-             that app stays off this Bus until Wayrig connects to it again"
-        ),
-    }
-}
-
 /// SIGTERM, SIGINT and SIGHUP, caught from the start.
-struct StopSignals {
+pub(crate) struct StopSignals {
     terminate: tokio::signal::unix::Signal,
     interrupt: tokio::signal::unix::Signal,
     hangup: tokio::signal::unix::Signal,
 }
 
 impl StopSignals {
-    fn listen() -> std::io::Result<Self> {
+    pub(crate) fn listen() -> std::io::Result<Self> {
         use tokio::signal::unix::{signal, SignalKind};
         Ok(StopSignals {
             terminate: signal(SignalKind::terminate())?,
@@ -332,7 +229,7 @@ impl StopSignals {
     }
 
     /// Until one of them arrives.
-    async fn recv(&mut self) {
+    pub(crate) async fn recv(&mut self) {
         tokio::select! {
             _ = self.terminate.recv() => {}
             _ = self.interrupt.recv() => {}
@@ -341,27 +238,16 @@ impl StopSignals {
     }
 }
 
-/// The faces' listeners, bound before anything started.
-struct Listeners {
-    bus: Option<wayrig_bus::BusListener>,
-    cua: Option<(wayrig_cua::CuaListener, Option<String>)>,
-}
-
 async fn drive(
     host: Arc<CompositorHost>,
     args: RunArgs,
     bus: Option<PrivateBus>,
-    listeners: Listeners,
+    listeners: faces::Listeners,
     mut stop: StopSignals,
 ) -> Result<(), String> {
     // The Bus faces answer every request they accepted before Wayrig stops.
-    let (stop_bus, bus_stopped) = tokio::sync::watch::channel(false);
-    let mut bus_faces = Vec::new();
+    let mut served = None;
     if let Some(bus) = bus {
-        let mygo_listener = match args.mygo_socket() {
-            Some(path) => Some((mygo::bind(&path).await?, path)),
-            None => None,
-        };
         // Other accessibility tools can join the session's bus.
         eprintln!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", bus.address);
         let session = Arc::new(
@@ -369,42 +255,7 @@ async fn drive(
                 .await
                 .map_err(|e| e.to_string())?,
         );
-        if let Some((listener, token)) = listeners.cua {
-            eprintln!("wayrig: cua.env.v1 listens at {}", listener.addr());
-            let session = session.clone();
-            tokio::spawn(async move {
-                if let Err(e) = wayrig_cua::serve(listener, session, token).await {
-                    eprintln!("wayrig: {e}");
-                }
-            });
-        }
-        if let Some((listener, path)) = mygo_listener {
-            tokio::spawn(mygo::serve(listener, session.clone()));
-            eprintln!("wayrig: automation socket {}", path.display());
-        }
-        if let Some(listener) = listeners.bus {
-            let addr = listener.addr;
-            bus_faces.push(tokio::spawn(wayrig_bus::serve(
-                listener,
-                session.clone(),
-                args.bus_name.clone(),
-                |name, pid, app_id| {
-                    eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
-                },
-                bus_stopped.clone(),
-            )));
-            eprintln!("wayrig: bus listens at ws://{addr}/ws");
-        }
-        if let Some(url) = args.bus_connect.clone() {
-            eprintln!("wayrig: bus connects to {url}");
-            bus_faces.push(tokio::spawn(wayrig_bus::connect(
-                url.clone(),
-                session.clone(),
-                args.bus_name.clone(),
-                move |notice| bus_notice(&url, notice),
-                bus_stopped.clone(),
-            )));
-        }
+        served = Some(listeners.serve(session, &args.faces).await?);
     }
     let session = host.session();
     eprintln!(
@@ -458,7 +309,7 @@ async fn drive(
             println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
         }
         if args.once {
-            stop_faces(&stop_bus, bus_faces).await;
+            stop_faces(served).await;
             host.shutdown().await;
             return Ok(());
         }
@@ -474,18 +325,14 @@ async fn drive(
             _ = stop.recv() => break,
         }
     }
-    stop_faces(&stop_bus, bus_faces).await;
+    stop_faces(served).await;
     host.shutdown().await;
     Ok(())
 }
 
-/// Tell the Bus faces to stop and wait while they answer what they accepted.
-async fn stop_faces(
-    stop_bus: &tokio::sync::watch::Sender<bool>,
-    bus_faces: Vec<tokio::task::JoinHandle<()>>,
-) {
-    let _ = stop_bus.send(true);
-    for face in bus_faces {
-        let _ = face.await;
+/// Stop the faces, if any are served; the Bus faces answer what they accepted.
+async fn stop_faces(served: Option<faces::Served>) {
+    if let Some(served) = served {
+        served.stop().await;
     }
 }

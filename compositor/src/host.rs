@@ -189,6 +189,7 @@ impl Host for CompositorHost {
             input: true,
             settle_threads: self.settle_threads,
             clipboard: true,
+            settle_approximate: false,
         }
     }
 

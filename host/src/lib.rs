@@ -472,6 +472,42 @@ pub struct Capabilities {
     pub settle_threads: bool,
     /// The clipboard's text can be read and set.
     pub clipboard: bool,
+    /// Settle is inferred from outside (the output going quiet), not known
+    /// from the apps' own frames and configures.
+    pub settle_approximate: bool,
+}
+
+/// One capability a host lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    Launch,
+    CaptureCovered,
+    FramePacing,
+    WindowCommands,
+    Input,
+    Clipboard,
+}
+
+impl Capabilities {
+    /// Whether the host has `capability`.
+    pub fn has(&self, capability: Capability) -> bool {
+        match capability {
+            Capability::Launch => self.launch,
+            Capability::CaptureCovered => self.capture_covered,
+            Capability::FramePacing => self.frame_pacing,
+            Capability::WindowCommands => self.window_commands,
+            Capability::Input => self.input,
+            Capability::Clipboard => self.clipboard,
+        }
+    }
+}
+
+/// Why a host lacks a capability, in a sentence a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limit {
+    pub capability: Capability,
+    pub reason: String,
 }
 
 /// The host's errors, in the host's terms; faces map them to their codes.
@@ -501,6 +537,11 @@ pub type HostResult<T> = Result<T, HostError>;
 #[async_trait::async_trait]
 pub trait Host: Send + Sync {
     fn capabilities(&self) -> Capabilities;
+
+    /// Why each capability this host lacks is missing (none by default).
+    fn limits(&self) -> Vec<Limit> {
+        Vec::new()
+    }
 
     /// Windows, front to back.
     async fn windows(&self) -> HostResult<Vec<WindowInfo>>;

@@ -11,6 +11,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use wayrig_cua_proto::v1;
 use wayrig_cua_proto::v1::system_service_server::SystemService;
+use wayrig_host::Capability;
 use wayrig_services::Session;
 
 use crate::convert::display;
@@ -27,6 +28,21 @@ pub struct System {
 }
 
 /// One feature: supported, or why not in a sentence a user can act on.
+/// A feature the host may lack: its own sentence on why, else `fallback`.
+fn host_feature(
+    session: &Session,
+    name: &str,
+    capability: Capability,
+    fallback: &str,
+) -> v1::Feature {
+    let why = session.limit(capability);
+    feature(
+        name,
+        session.capabilities().has(capability),
+        why.as_deref().unwrap_or(fallback),
+    )
+}
+
 fn feature(name: &str, supported: bool, limitation: &str) -> v1::Feature {
     v1::Feature {
         name: name.to_string(),
@@ -42,11 +58,11 @@ fn feature(name: &str, supported: bool, limitation: &str) -> v1::Feature {
 
 /// Every feature Wayrig knows, for the session it serves.
 fn features(session: &Session) -> Vec<v1::Feature> {
-    let caps = session.capabilities();
     vec![
-        feature(
+        host_feature(
+            session,
             "windows",
-            caps.window_commands,
+            Capability::WindowCommands,
             "this host cannot move, resize or close windows; run the apps under `wayrig run`",
         ),
         feature("window_stream", true, ""),
@@ -56,24 +72,28 @@ fn features(session: &Session) -> Vec<v1::Feature> {
             "this session was started without accessibility buses; start it with \
              `wayrig run` and a face flag so its apps join a private AT-SPI bus",
         ),
-        feature(
+        host_feature(
+            session,
             "launch_app",
-            caps.launch,
+            Capability::Launch,
             "this host cannot start apps; start them yourself on its display",
         ),
-        feature(
+        host_feature(
+            session,
             "background_input",
-            caps.input,
+            Capability::Input,
             "this host cannot send input; run the apps under `wayrig run`",
         ),
-        feature(
+        host_feature(
+            session,
             "screenshot.covered_window",
-            caps.capture_covered,
+            Capability::CaptureCovered,
             "this host captures what the screen shows; bring the window to the front first",
         ),
-        feature(
+        host_feature(
+            session,
             "clipboard.text",
-            caps.clipboard,
+            Capability::Clipboard,
             "this host has no clipboard of its own; run the apps under `wayrig run`",
         ),
         feature(

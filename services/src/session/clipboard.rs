@@ -30,14 +30,16 @@ impl Session {
 
     fn require_clipboard(&self) -> Result<(), Error> {
         if self.capabilities().clipboard {
-            Ok(())
-        } else {
-            Err(Error::Unsupported(
-                "clipboard: the host this session runs on offers no clipboard; host the apps \
-                 in Wayrig's own compositor (wayrig run) to read and set it"
-                    .into(),
-            ))
+            return Ok(());
         }
+        let why = self
+            .limit(wayrig_host::Capability::Clipboard)
+            .unwrap_or_else(|| {
+                "the host this session runs on offers no clipboard; host the apps \
+                 in Wayrig's own compositor (wayrig run) to read and set it"
+                    .into()
+            });
+        Err(Error::Unsupported(format!("clipboard: {why}")))
     }
 }
 

@@ -140,6 +140,7 @@ impl Host for FakeHost {
             input: false,
             settle_threads: false,
             clipboard: self.has_clipboard,
+            settle_approximate: false,
         }
     }
 

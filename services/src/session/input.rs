@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use wayrig_host::Capability;
 
 use tokio::sync::watch;
 use wayrig_host::{
@@ -137,7 +138,7 @@ impl Session {
         steps: Vec<Step>,
         options: InputOptions,
     ) -> Result<Vec<StepReport>, Error> {
-        self.require(self.capabilities().input, "input")?;
+        self.require(Capability::Input, "input")?;
         self.window(&super::WindowPick::Handle(window)).await?;
         let queue = self.input_queues.of(window);
         if queue.waiting.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
@@ -224,7 +225,7 @@ impl Session {
         frames: u32,
         timeout: Duration,
     ) -> Result<u64, Error> {
-        self.require(self.capabilities().frame_pacing, "waiting on frames")?;
+        self.require(Capability::FramePacing, "waiting on frames")?;
         Ok(self
             .host
             .wait_frames(window, FrameWait::Frames(frames), timeout)

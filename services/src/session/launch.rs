@@ -5,6 +5,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wayrig_host::Capability;
 
 use wayrig_host::{LaunchSpec, WindowInfo};
 
@@ -182,7 +183,7 @@ impl Session {
     /// Start an app in the session; with `wait_for_window`, answer with the
     /// windows it maps within that wait.
     pub async fn launch(&self, launch: Launch) -> Result<Launched, Error> {
-        self.require(self.capabilities().launch, "launching apps")?;
+        self.require(Capability::Launch, "launching apps")?;
         let app = launch
             .app
             .as_ref()
@@ -208,7 +209,7 @@ impl Session {
         with: Option<AppSpec>,
         background: bool,
     ) -> Result<Launched, Error> {
-        self.require(self.capabilities().launch, "opening files")?;
+        self.require(Capability::Launch, "opening files")?;
         let desktop = Desktop::load(self.desktop_dirs());
         let target = match target {
             OpenTarget::Url(url) => Target::from_arg(&url, &desktop.home),

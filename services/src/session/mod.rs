@@ -29,7 +29,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wayrig_host::{Capabilities, Capture, Host, InputEvent, InputOptions, WindowHandle};
+use wayrig_host::{
+    Capabilities, Capability, Capture, Host, InputEvent, InputOptions, WindowHandle,
+};
 
 use crate::a11y::A11y;
 use crate::bus::PrivateBus;
@@ -69,6 +71,28 @@ impl Buses {
             a11y: a11y.into(),
             _private: None,
         }
+    }
+}
+
+impl Buses {
+    /// The buses of the desktop at `session`: its session bus, and the AT-SPI
+    /// bus it names through org.a11y.Bus (activating it if need be).
+    pub async fn of_desktop(session: &str) -> Result<Self, Error> {
+        let conn = zbus::connection::Builder::address(session)
+            .map_err(|e| Error::Failed(format!("bad session bus address {session:?}: {e}")))?
+            .method_timeout(Duration::from_secs(5))
+            .build()
+            .await
+            .map_err(|e| Error::Failed(format!("cannot reach the desktop's session bus: {e}")))?;
+        let launcher = atspi::proxy::bus::BusProxy::new(&conn)
+            .await
+            .map_err(|e| Error::Failed(format!("the desktop has no org.a11y.Bus: {e}")))?;
+        let a11y = launcher.get_address().await.map_err(|e| {
+            Error::Failed(format!(
+                "the desktop's org.a11y.Bus gave no address (is at-spi2-core installed?): {e}"
+            ))
+        })?;
+        Ok(Buses::existing(session, a11y))
     }
 }
 
@@ -153,20 +177,29 @@ impl Session {
         self.a11y.is_some()
     }
 
-    fn require(&self, have: bool, feature: &str) -> Result<(), Error> {
-        if have {
-            Ok(())
-        } else {
-            Err(Error::Unsupported(format!(
-                "{feature}: the host this session runs on cannot do it"
-            )))
+    /// Why the host lacks `capability`, as it says it.
+    pub fn limit(&self, capability: Capability) -> Option<String> {
+        self.host
+            .limits()
+            .into_iter()
+            .find(|l| l.capability == capability)
+            .map(|l| l.reason)
+    }
+
+    fn require(&self, capability: Capability, feature: &str) -> Result<(), Error> {
+        if self.capabilities().has(capability) {
+            return Ok(());
         }
+        let why = self
+            .limit(capability)
+            .unwrap_or_else(|| "the host this session runs on cannot do it".into());
+        Err(Error::Unsupported(format!("{feature}: {why}")))
     }
 
     /// Wait until the window has settled (frames, configures, input read) and
     /// every accessibility event its app sent before then has arrived.
     pub async fn settle(&self, handle: WindowHandle, timeout: Duration) -> Result<(), Error> {
-        self.require(self.capabilities().frame_pacing, "settle")?;
+        self.require(Capability::FramePacing, "settle")?;
         self.host.settle(handle, timeout).await?;
         self.sync_apps(handle).await
     }
@@ -212,7 +245,7 @@ impl Session {
         events: Vec<InputEvent>,
         options: InputOptions,
     ) -> Result<wayrig_host::InputReport, Error> {
-        self.require(self.capabilities().input, "input")?;
+        self.require(Capability::Input, "input")?;
         Ok(self.host.input(handle, events, options).await?)
     }
 

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use wayrig_host::Capability;
 
 use tokio::sync::{broadcast, watch};
 use wayrig_host::{
@@ -415,7 +416,7 @@ impl Session {
     /// Change a window's state and answer with the window as the app drew it
     /// afterwards; `Timeout` says what did not arrive.
     pub async fn window_op(&self, handle: WindowHandle, op: WindowOp) -> Result<WindowInfo, Error> {
-        self.require(self.capabilities().window_commands, "window operations")?;
+        self.require(Capability::WindowCommands, "window operations")?;
         let before = self.window(&WindowPick::Handle(handle)).await?;
         if let WindowOp::SetBounds {
             size: Some((w, h)), ..
@@ -463,7 +464,7 @@ impl Session {
     /// Ask a window to close, or end its app (`force`), and answer whether it
     /// went.
     pub async fn close(&self, handle: WindowHandle, force: bool) -> Result<CloseOutcome, Error> {
-        self.require(self.capabilities().window_commands, "closing windows")?;
+        self.require(Capability::WindowCommands, "closing windows")?;
         self.window(&WindowPick::Handle(handle)).await?;
         let command = if force {
             WindowCommand::ForceClose

@@ -1,0 +1,798 @@
+//! The portal host: Wayrig's `Host` over a desktop's own running compositor,
+//! as a Wayland client of its wlr protocols, with sway's IPC for window places.
+//!
+//! Windows come from zwlr_foreign_toplevel_manager_v1 joined with sway's tree;
+//! capture and settle from zwlr_screencopy; input from virtual devices.
+
+mod capture;
+mod input;
+mod probe;
+mod sway;
+mod wayland;
+mod windows;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{broadcast, watch};
+use wayrig_host::{
+    AppInfo, Capabilities, Capture, ClipboardText, DisplayInfo, FrameWait, Host, HostError,
+    HostResult, InputEvent, InputOptions, InputReport, LaunchSpec, Limit, PointerState, Rect,
+    Settled, Stepped, WindowCommand, WindowEvent, WindowHandle, WindowInfo, WindowWatch,
+};
+
+pub use probe::Offered;
+
+use input::VirtualInput;
+use sway::SwayIpc;
+use wayland::{Output, Wayland};
+use windows::{join, Joined, ToplevelFacts};
+
+/// How long a window command may take to show (focus after activate).
+const COMMAND_LIMIT: Duration = Duration::from_secs(3);
+/// How many refresh intervals without damage count as quiet.
+const QUIET_FRAMES: u32 = 2;
+
+/// The portal host; cheap to share, every method is safe from any task.
+pub struct PortalHost {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    wayland: Wayland,
+    offered: Offered,
+    /// Requests to sway's IPC, when the desktop is sway.
+    sway: Option<tokio::sync::Mutex<SwayIpc>>,
+    windows: Mutex<Vec<Joined>>,
+    refreshing: tokio::sync::Mutex<()>,
+    events: broadcast::Sender<WindowEvent>,
+    /// Bumped whenever the window list changed.
+    generation: watch::Sender<u64>,
+    input: tokio::sync::Mutex<Option<VirtualInput>>,
+    /// Why the virtual devices could not be made, if they could not.
+    input_missing: Option<String>,
+    commits: AtomicU64,
+    launched: Mutex<Vec<u32>>,
+}
+
+impl PortalHost {
+    /// Attach to the compositor at $WAYLAND_DISPLAY, and to sway's IPC at
+    /// `swaysock` when given (`$SWAYSOCK` is where sway says it is).
+    pub async fn attach(swaysock: Option<PathBuf>) -> Result<PortalHost, String> {
+        let wayland = Wayland::connect()?;
+        let sway = match &swaysock {
+            Some(path) => Some(SwayIpc::connect(path).await?),
+            None => None,
+        };
+        let sway_events = match &swaysock {
+            Some(path) => {
+                let mut events = SwayIpc::connect(path).await?;
+                events.subscribe_windows().await?;
+                Some(events)
+            }
+            None => None,
+        };
+        let offered = Offered::from_interfaces(&wayland.globals.advertised, sway.is_some());
+        let (input, input_missing) = match VirtualInput::create(&wayland) {
+            Ok(devices) => (Some(devices), None),
+            Err(why) => (None, Some(why)),
+        };
+        wayland.flush()?;
+        let changed = wayland.changed.clone();
+        let inner = Arc::new(Inner {
+            wayland,
+            offered,
+            sway: sway.map(tokio::sync::Mutex::new),
+            windows: Mutex::new(Vec::new()),
+            refreshing: tokio::sync::Mutex::new(()),
+            events: broadcast::channel(256).0,
+            generation: watch::channel(0).0,
+            input: tokio::sync::Mutex::new(input),
+            input_missing,
+            commits: AtomicU64::new(0),
+            launched: Mutex::new(Vec::new()),
+        });
+        inner.refresh().await?;
+        tokio::spawn(follow(Arc::downgrade(&inner), changed, sway_events));
+        Ok(PortalHost { inner })
+    }
+
+    /// Until the desktop's compositor closes the connection (it ended).
+    pub async fn disconnected(&self) {
+        let mut changed = self.inner.wayland.changed.clone();
+        while changed.changed().await.is_ok() {}
+    }
+}
+
+/// Keep the window list current from toplevel changes and sway's window events.
+async fn follow(
+    inner: std::sync::Weak<Inner>,
+    mut changed: watch::Receiver<u64>,
+    mut sway_events: Option<SwayIpc>,
+) {
+    loop {
+        let sway_event = async {
+            match sway_events.as_mut() {
+                Some(events) => events.next_event().await.map(drop),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = changed.changed() => if result.is_err() { return },
+            result = sway_event => if let Err(e) = result {
+                tracing::warn!("portal: sway's window events ended: {e}");
+                sway_events = None;
+            },
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        if let Err(e) = inner.refresh().await {
+            tracing::warn!("portal: cannot read the windows: {e}");
+        }
+    }
+}
+
+impl Inner {
+    /// Read the toplevels and sway's views again, and announce what changed.
+    async fn refresh(&self) -> Result<(), String> {
+        // One at a time: an older read must not land after a newer one.
+        let _turn = self.refreshing.lock().await;
+        let toplevels: Vec<ToplevelFacts> = self
+            .wayland
+            .shared
+            .toplevels
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, t)| t.ready)
+            .map(|(&id, t)| ToplevelFacts {
+                id,
+                title: t.title.clone(),
+                app_id: t.app_id.clone(),
+                maximized: t.maximized,
+                minimized: t.minimized,
+                activated: t.activated,
+                fullscreen: t.fullscreen,
+            })
+            .collect();
+        let views = match &self.sway {
+            Some(sway) => sway.lock().await.views().await?,
+            None => Vec::new(),
+        };
+        let scale = self.primary_output().map_or(1.0, |o| o.scale.max(1) as f64);
+        let now = join(&toplevels, &views, scale);
+        let mut kept = self.windows.lock().unwrap();
+        let mut changes = Vec::new();
+        for j in &now {
+            match kept.iter().find(|k| k.info.handle == j.info.handle) {
+                None => changes.push(WindowEvent::Created(j.info.clone())),
+                Some(k) if k.info != j.info => changes.push(WindowEvent::Updated(j.info.clone())),
+                Some(_) => {}
+            }
+        }
+        for k in kept.iter() {
+            if !now.iter().any(|j| j.info.handle == k.info.handle) {
+                changes.push(WindowEvent::Closed(k.info.handle));
+            }
+        }
+        *kept = now;
+        if !changes.is_empty() {
+            for change in changes {
+                let _ = self.events.send(change);
+            }
+            self.generation.send_modify(|n| *n += 1);
+        }
+        Ok(())
+    }
+
+    fn joined(&self, handle: WindowHandle) -> HostResult<Joined> {
+        self.windows
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|j| j.info.handle.id == handle.id)
+            .cloned()
+            .ok_or(HostError::NoWindow(handle))
+    }
+
+    fn primary_output(&self) -> Option<Output> {
+        self.wayland.shared.outputs.lock().unwrap().first().cloned()
+    }
+
+    /// The output showing most of `rect`, else the first.
+    fn output_for(&self, rect: Rect) -> HostResult<Output> {
+        let outputs = self.wayland.shared.outputs.lock().unwrap();
+        outputs
+            .iter()
+            .find(|o| {
+                o.bounds().contains_point(
+                    rect.x as f64 + rect.width as f64 / 2.0,
+                    rect.y as f64 + rect.height as f64 / 2.0,
+                )
+            })
+            .or_else(|| outputs.first())
+            .cloned()
+            .ok_or_else(|| HostError::Failed("the desktop has no output".into()))
+    }
+
+    /// The union of the outputs, where absolute pointer positions are mapped.
+    fn layout(&self) -> Rect {
+        let outputs = self.wayland.shared.outputs.lock().unwrap();
+        let mut bounds = outputs.iter().map(Output::bounds);
+        let Some(first) = bounds.next() else {
+            return Rect::default();
+        };
+        bounds.fold(first, |a, b| {
+            let x = a.x.min(b.x);
+            let y = a.y.min(b.y);
+            let right = (a.x + a.width).max(b.x + b.width);
+            let bottom = (a.y + a.height).max(b.y + b.height);
+            Rect::new(x, y, right - x, bottom - y)
+        })
+    }
+
+    /// Wait until `done` holds for the window list, or `limit` passes.
+    async fn wait_windows(
+        &self,
+        limit: Duration,
+        done: impl Fn(&[Joined]) -> bool,
+    ) -> HostResult<()> {
+        let mut generation = self.generation.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if done(&self.windows.lock().unwrap()) {
+                return Ok(());
+            }
+            match tokio::time::timeout_at(deadline, generation.changed()).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(_)) => return Err(HostError::Gone),
+                Err(_) => {
+                    return Err(HostError::Timeout(
+                        limit,
+                        "the desktop did not show the change".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    async fn sway_run(&self, command: String) -> HostResult<()> {
+        let sway = self
+            .sway
+            .as_ref()
+            .ok_or_else(|| HostError::Unsupported("this needs sway's IPC".into()))?;
+        sway.lock()
+            .await
+            .run(&command)
+            .await
+            .map_err(HostError::Failed)?;
+        // What the command changed shows in the list at once.
+        self.refresh().await.map_err(HostError::Failed)
+    }
+
+    async fn activate(&self, joined: &Joined) -> HostResult<()> {
+        let handle = joined.info.handle;
+        match (&self.sway, joined.con_id) {
+            (Some(_), Some(con)) => self.sway_run(format!("[con_id={con}] focus")).await?,
+            _ => {
+                let seat = self.wayland.globals.seat.as_ref().ok_or_else(|| {
+                    HostError::Unsupported("activate: the compositor offers no wl_seat".into())
+                })?;
+                self.toplevel_proxy(handle)?.activate(seat);
+                self.wayland.flush().map_err(HostError::Failed)?;
+            }
+        }
+        self.wait_windows(COMMAND_LIMIT, |all| {
+            all.iter()
+                .any(|j| j.info.handle.id == handle.id && j.info.focused)
+        })
+        .await
+    }
+
+    fn toplevel_proxy(
+        &self,
+        handle: WindowHandle,
+    ) -> HostResult<wayland_protocols_wlr::foreign_toplevel::v1::client::zwlr_foreign_toplevel_handle_v1::ZwlrForeignToplevelHandleV1>{
+        self.wayland
+            .shared
+            .toplevels
+            .lock()
+            .unwrap()
+            .get(&handle.id)
+            .map(|t| t.handle.clone())
+            .ok_or(HostError::NoWindow(handle))
+    }
+
+    /// Copy frames until the window's part of the output has been quiet for
+    /// two refresh intervals (or `until` is met); answer how many changed it.
+    async fn watch_damage(
+        &self,
+        handle: WindowHandle,
+        until: FrameWait,
+        timeout: Duration,
+    ) -> HostResult<Settled> {
+        let started = Instant::now();
+        let window = self.joined(handle)?.info;
+        let output = self.output_for(window.content)?;
+        let refresh_mhz = if output.refresh_mhz == 0 {
+            60_000
+        } else {
+            output.refresh_mhz
+        };
+        let quiet = Duration::from_micros(1_000_000_000 / refresh_mhz as u64) * QUIET_FRAMES;
+        let scale = output.scale.max(1);
+        let area = if window.content.is_empty() {
+            output.bounds()
+        } else {
+            window.content
+        };
+        let mut commits = 0u64;
+        loop {
+            let left = timeout.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return Err(HostError::Timeout(
+                    timeout,
+                    format!(
+                        "window {handle} kept changing on screen ({commits} frames); \
+                         an animation never settles"
+                    ),
+                ));
+            }
+            let wait = match until {
+                FrameWait::Frames(_) => left,
+                FrameWait::Settled | FrameWait::Drawn => quiet.min(left),
+            };
+            match capture::copy(&self.wayland, &output, None, true, wait).await? {
+                None if matches!(until, FrameWait::Frames(_)) => continue,
+                None => {
+                    return Ok(Settled {
+                        window: handle,
+                        commits,
+                        waited: started.elapsed(),
+                    })
+                }
+                Some(copied) => {
+                    let touched = copied.damage.iter().any(|d| {
+                        let logical = Rect::new(
+                            output.x + d.x / scale,
+                            output.y + d.y / scale,
+                            d.width / scale + 1,
+                            d.height / scale + 1,
+                        );
+                        logical.intersects(&area)
+                    });
+                    if touched {
+                        commits += 1;
+                        if let FrameWait::Frames(n) = until {
+                            if commits >= n as u64 {
+                                return Ok(Settled {
+                                    window: handle,
+                                    commits,
+                                    waited: started.elapsed(),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn send_input(&self, window: &WindowInfo, events: &[InputEvent]) -> HostResult<()> {
+        let layout = self.layout();
+        let mut guard = self.input.lock().await;
+        let devices = guard.as_mut().ok_or_else(|| {
+            HostError::Unsupported(format!(
+                "input: {}",
+                self.input_missing
+                    .as_deref()
+                    .unwrap_or("no virtual devices")
+            ))
+        })?;
+        let origin = (window.content.x as f64, window.content.y as f64);
+        let at = |x: f64, y: f64| (origin.0 + x, origin.1 + y);
+        for event in events {
+            match event {
+                InputEvent::PointerMove { x, y, .. } => {
+                    let (gx, gy) = at(*x, *y);
+                    devices.move_to(gx, gy, layout)?;
+                }
+                InputEvent::PointerDown {
+                    x,
+                    y,
+                    button,
+                    clicks,
+                    ..
+                } => {
+                    let (gx, gy) = at(*x, *y);
+                    devices.move_to(gx, gy, layout)?;
+                    for _ in 1..*clicks {
+                        devices.button(*button, true);
+                        devices.button(*button, false);
+                    }
+                    devices.button(*button, true);
+                }
+                InputEvent::PointerUp { x, y, button, .. } => {
+                    let (gx, gy) = at(*x, *y);
+                    devices.move_to(gx, gy, layout)?;
+                    devices.button(*button, false);
+                }
+                InputEvent::Click {
+                    x,
+                    y,
+                    button,
+                    clicks,
+                    ..
+                } => {
+                    let (gx, gy) = at(*x, *y);
+                    devices.move_to(gx, gy, layout)?;
+                    for _ in 0..*clicks {
+                        devices.button(*button, true);
+                        devices.button(*button, false);
+                    }
+                }
+                InputEvent::Wheel {
+                    x,
+                    y,
+                    dx,
+                    dy,
+                    precise,
+                    ..
+                } => {
+                    let (gx, gy) = at(*x, *y);
+                    devices.move_to(gx, gy, layout)?;
+                    devices.wheel(*dx, *dy, *precise);
+                }
+                InputEvent::KeyDown { key } => devices.key(key, true)?,
+                InputEvent::KeyUp { key } => devices.key(key, false)?,
+                InputEvent::Key { key } => {
+                    devices.key(key, true)?;
+                    devices.key(key, false)?;
+                }
+                InputEvent::Text { text } => devices.text(text)?,
+            }
+        }
+        self.wayland.flush().map_err(HostError::Failed)
+    }
+}
+
+fn needs_keyboard(events: &[InputEvent]) -> bool {
+    events.iter().any(|e| {
+        matches!(
+            e,
+            InputEvent::Key { .. }
+                | InputEvent::KeyDown { .. }
+                | InputEvent::KeyUp { .. }
+                | InputEvent::Text { .. }
+        )
+    })
+}
+
+#[async_trait::async_trait]
+impl Host for PortalHost {
+    fn capabilities(&self) -> Capabilities {
+        self.inner.offered.capabilities()
+    }
+
+    fn limits(&self) -> Vec<Limit> {
+        self.inner.offered.limits()
+    }
+
+    async fn windows(&self) -> HostResult<Vec<WindowInfo>> {
+        Ok(self
+            .inner
+            .windows
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|j| j.info.clone())
+            .collect())
+    }
+
+    async fn watch_windows(&self) -> HostResult<WindowWatch> {
+        // Subscribed under the list's lock, so no change falls between the two.
+        let kept = self.inner.windows.lock().unwrap();
+        let events = self.inner.events.subscribe();
+        Ok(WindowWatch {
+            windows: kept.iter().map(|j| j.info.clone()).collect(),
+            events,
+        })
+    }
+
+    async fn launch(&self, spec: LaunchSpec) -> HostResult<AppInfo> {
+        use std::os::unix::process::CommandExt;
+        let argv0 = spec
+            .argv
+            .first()
+            .cloned()
+            .ok_or_else(|| HostError::InvalidRequest("launch needs a program".into()))?;
+        let mut command = std::process::Command::new(&argv0);
+        command
+            .args(&spec.argv[1..])
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::null())
+            .process_group(0);
+        if let Some(cwd) = &spec.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn().map_err(|e| HostError::Launch {
+            argv0: argv0.clone(),
+            reason: e.to_string(),
+        })?;
+        let pid = child.id();
+        self.inner.launched.lock().unwrap().push(pid);
+        // Reaped when it ends, so no zombie is left.
+        std::thread::spawn(move || child.wait());
+        Ok(AppInfo { pid })
+    }
+
+    async fn window_command(
+        &self,
+        window: WindowHandle,
+        command: WindowCommand,
+    ) -> HostResult<Option<WindowInfo>> {
+        let inner = &self.inner;
+        let joined = inner.joined(window)?;
+        let con = match (&inner.sway, joined.con_id) {
+            (Some(_), Some(con)) => Some(con),
+            _ => None,
+        };
+        let toplevel = inner.toplevel_proxy(window)?;
+        match (command, con) {
+            (WindowCommand::Activate, _) => inner.activate(&joined).await?,
+            (WindowCommand::Close, _) => {
+                toplevel.close();
+                inner.wayland.flush().map_err(HostError::Failed)?;
+            }
+            (WindowCommand::ForceClose, _) => {
+                let pid = joined.info.pid.ok_or_else(|| {
+                    HostError::Unsupported(
+                        "force close: the window's process is unknown without sway's IPC".into(),
+                    )
+                })?;
+                // SAFETY: kill(2) on the window's own process, as asked.
+                unsafe {
+                    libc::kill(pid as i32, libc::SIGKILL);
+                }
+            }
+            (WindowCommand::Minimize, Some(con)) => {
+                inner
+                    .sway_run(format!("[con_id={con}] move scratchpad"))
+                    .await?
+            }
+            (WindowCommand::Minimize, None) => {
+                toplevel.set_minimized();
+                inner.wayland.flush().map_err(HostError::Failed)?;
+            }
+            (WindowCommand::Restore, Some(con)) => {
+                if joined.info.minimized {
+                    inner
+                        .sway_run(format!(
+                            "[con_id={con}] scratchpad show; [con_id={con}] floating disable"
+                        ))
+                        .await?;
+                }
+                if joined.info.fullscreen {
+                    inner
+                        .sway_run(format!("[con_id={con}] fullscreen disable"))
+                        .await?;
+                }
+            }
+            (WindowCommand::Restore, None) => {
+                toplevel.unset_minimized();
+                toplevel.unset_maximized();
+                toplevel.unset_fullscreen();
+                inner.wayland.flush().map_err(HostError::Failed)?;
+            }
+            (WindowCommand::Fullscreen, Some(con)) => {
+                inner
+                    .sway_run(format!("[con_id={con}] fullscreen enable"))
+                    .await?
+            }
+            (WindowCommand::Fullscreen, None) => {
+                toplevel.set_fullscreen(None);
+                inner.wayland.flush().map_err(HostError::Failed)?;
+            }
+            (WindowCommand::Maximize, Some(_)) => {
+                return Err(HostError::Unsupported(
+                    "maximize: sway tiles its windows and has no maximized state; \
+                     ask for fullscreen instead"
+                        .into(),
+                ))
+            }
+            (WindowCommand::Maximize, None) => {
+                toplevel.set_maximized();
+                inner.wayland.flush().map_err(HostError::Failed)?;
+            }
+            (WindowCommand::Move { .. } | WindowCommand::Resize { .. }, _) => {
+                return Err(HostError::Unsupported(
+                    "moving and resizing: the desktop's compositor places its windows; \
+                     Wayland gives its clients no way to move them"
+                        .into(),
+                ))
+            }
+        }
+        Ok(inner.joined(window).ok().map(|j| j.info))
+    }
+
+    async fn wait_frames(
+        &self,
+        window: WindowHandle,
+        until: FrameWait,
+        timeout: Duration,
+    ) -> HostResult<Settled> {
+        self.inner.watch_damage(window, until, timeout).await
+    }
+
+    async fn input(
+        &self,
+        window: WindowHandle,
+        events: Vec<InputEvent>,
+        options: InputOptions,
+    ) -> HostResult<InputReport> {
+        let inner = &self.inner;
+        // Where the window is now, not as the last event left it.
+        inner.refresh().await.map_err(HostError::Failed)?;
+        let joined = inner.joined(window)?;
+        if joined.info.content.is_empty() {
+            return Err(HostError::Unsupported(format!(
+                "input: the place of window {window} is unknown (sway's IPC did not report it)"
+            )));
+        }
+        let mut report = InputReport::default();
+        if !joined.info.focused {
+            if options.activate {
+                inner.activate(&joined).await?;
+                report.activated = true;
+            } else if needs_keyboard(&events) {
+                return Err(HostError::Unsupported(
+                    "keys to a background window: the desktop sends keys to the focused \
+                     window only; let Wayrig activate it first"
+                        .into(),
+                ));
+            }
+        }
+        let info = inner.joined(window)?.info;
+        inner.send_input(&info, &events).await?;
+        report.text_paths = events
+            .iter()
+            .filter(|e| matches!(e, InputEvent::Text { .. }))
+            .map(|_| wayrig_host::TextPath::Keymap)
+            .collect();
+        Ok(report)
+    }
+
+    async fn commits(&self, _window: WindowHandle) -> HostResult<u64> {
+        // The desktop's frames are not ours to count: every read is fresh.
+        Ok(self.inner.commits.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    async fn step(&self, _frames: u32) -> HostResult<Stepped> {
+        Err(HostError::Unsupported(
+            "stepping frames: the desktop's compositor paces its own frames".into(),
+        ))
+    }
+
+    async fn capture_window(&self, window: WindowHandle) -> HostResult<Capture> {
+        let inner = &self.inner;
+        // Whether it shows now, not as the last event left it.
+        inner.refresh().await.map_err(HostError::Failed)?;
+        let info = inner.joined(window)?.info;
+        if info.content.is_empty() {
+            return Err(HostError::Unsupported(format!(
+                "capture of window {window}: its place is unknown without sway's IPC"
+            )));
+        }
+        if !info.on_screen {
+            return Err(HostError::Unsupported(format!(
+                "capture of window {window}: it is covered or hidden, and {}",
+                inner
+                    .offered
+                    .limits()
+                    .into_iter()
+                    .find(|l| l.capability == wayrig_host::Capability::CaptureCovered)
+                    .map(|l| l.reason)
+                    .unwrap_or_default()
+            )));
+        }
+        let output = inner.output_for(info.content)?;
+        let region = Rect::new(
+            info.content.x.max(output.x),
+            info.content.y.max(output.y),
+            info.content
+                .width
+                .min(output.x + output.bounds().width - info.content.x.max(output.x)),
+            info.content
+                .height
+                .min(output.y + output.bounds().height - info.content.y.max(output.y)),
+        );
+        let copied = capture::copy(&inner.wayland, &output, Some(region), false, Duration::ZERO)
+            .await?
+            .ok_or_else(|| HostError::Failed("the compositor copied nothing".into()))?;
+        capture::encode(&copied.pixels()?)
+    }
+
+    async fn capture_output(&self) -> HostResult<Capture> {
+        let inner = &self.inner;
+        let output = inner
+            .primary_output()
+            .ok_or_else(|| HostError::Failed("the desktop has no output".into()))?;
+        let copied = capture::copy(&inner.wayland, &output, None, false, Duration::ZERO)
+            .await?
+            .ok_or_else(|| HostError::Failed("the compositor copied nothing".into()))?;
+        capture::encode(&copied.pixels()?)
+    }
+
+    async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {
+        let outputs = self.inner.wayland.shared.outputs.lock().unwrap();
+        Ok(outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| DisplayInfo {
+                id: i as u32 + 1,
+                name: o.name.clone(),
+                primary: i == 0,
+                bounds: o.bounds(),
+                pixel_width: o.pixel_width.max(0) as u32,
+                pixel_height: o.pixel_height.max(0) as u32,
+                scale: o.scale.max(1) as f64,
+                refresh_mhz: o.refresh_mhz,
+            })
+            .collect())
+    }
+
+    async fn pointer(&self) -> HostResult<PointerState> {
+        let guard = self.inner.input.lock().await;
+        let (position, buttons) = guard.as_ref().map_or(((0.0, 0.0), Vec::new()), |d| {
+            (d.position, d.buttons.clone())
+        });
+        let window = self
+            .inner
+            .windows
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|j| j.info.on_screen)
+            .find(|j| j.info.content.contains_point(position.0, position.1))
+            .map(|j| j.info.handle);
+        Ok(PointerState {
+            x: position.0,
+            y: position.1,
+            buttons,
+            window,
+        })
+    }
+
+    async fn clipboard(&self) -> HostResult<ClipboardText> {
+        Err(clipboard_unsupported(&self.inner.offered))
+    }
+
+    async fn set_clipboard(&self, _text: String) -> HostResult<u64> {
+        Err(clipboard_unsupported(&self.inner.offered))
+    }
+
+    async fn shutdown(&self) {
+        if let Some(manager) = &self.inner.wayland.globals.toplevels {
+            manager.stop();
+            let _ = self.inner.wayland.flush();
+        }
+        for pid in self.inner.launched.lock().unwrap().drain(..) {
+            // SAFETY: kill(2) on the process group of an app this host started
+            // (each was made the leader of its own group).
+            unsafe {
+                libc::kill(-(pid as i32), libc::SIGTERM);
+            }
+        }
+    }
+}
+
+fn clipboard_unsupported(offered: &Offered) -> HostError {
+    let why = offered
+        .limits()
+        .into_iter()
+        .find(|l| l.capability == wayrig_host::Capability::Clipboard)
+        .map(|l| l.reason)
+        .unwrap_or_default();
+    HostError::Unsupported(format!("clipboard: {why}"))
+}

@@ -1,0 +1,92 @@
+//! `wayrig attach`: the faces served for the windows of the desktop Wayrig runs
+//! in, over the portal host, with the desktop's own session and AT-SPI buses.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use wayrig_host::{Host, LaunchSpec};
+use wayrig_portal::PortalHost;
+use wayrig_services::{Buses, Session};
+
+use crate::faces::{FaceArgs, Listeners};
+use crate::StopSignals;
+
+#[derive(Args)]
+pub struct AttachArgs {
+    #[command(flatten)]
+    faces: FaceArgs,
+    /// sway's IPC socket, where window places, pids and focus are read
+    /// (default: $SWAYSOCK; without it, window places are unknown).
+    #[arg(long, value_name = "PATH", env = "SWAYSOCK")]
+    swaysock: Option<PathBuf>,
+    /// An app to start on the desktop (its display, its buses), run without a
+    /// shell; Wayrig ends it when it stops, and nothing else it did not start.
+    #[arg(last = true, value_name = "APP")]
+    app: Vec<String>,
+}
+
+pub fn run(args: AttachArgs) -> Result<(), String> {
+    if !args.faces.any() {
+        return Err(
+            "attach serves faces: give --mygo-socket, --bus-listen, --bus-connect or --cua-listen"
+                .into(),
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(attach(args))
+}
+
+async fn attach(args: AttachArgs) -> Result<(), String> {
+    let mut stop = StopSignals::listen().map_err(|e| format!("cannot listen for signals: {e}"))?;
+    let listeners = Listeners::bind(&args.faces).await?;
+    let host = Arc::new(PortalHost::attach(args.swaysock.clone()).await?);
+    if args.swaysock.is_none() {
+        eprintln!("wayrig: no $SWAYSOCK: window places and pids are unknown");
+    }
+    for limit in host.limits() {
+        eprintln!(
+            "wayrig: attach cannot {:?}: {}",
+            limit.capability, limit.reason
+        );
+    }
+    let session = match std::env::var("DBUS_SESSION_BUS_ADDRESS") {
+        Ok(address) if !address.is_empty() => {
+            let buses = Buses::of_desktop(&address)
+                .await
+                .map_err(|e| e.to_string())?;
+            Session::new(host.clone(), buses).await
+        }
+        _ => {
+            eprintln!(
+                "wayrig: no DBUS_SESSION_BUS_ADDRESS: serving windows, input and capture \
+                 without the apps' accessibility"
+            );
+            Session::without_accessibility(host.clone()).await
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    let served = listeners.serve(Arc::new(session), &args.faces).await?;
+    if let Some(program) = args.app.first() {
+        let app = host
+            .launch(LaunchSpec {
+                argv: args.app.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        eprintln!("wayrig: started {program} as pid {}", app.pid);
+    }
+    eprintln!("wayrig: attached");
+    let outcome = tokio::select! {
+        _ = stop.recv() => Ok(()),
+        _ = host.disconnected() => Err("the desktop's compositor ended".to_string()),
+    };
+    served.stop().await;
+    host.shutdown().await;
+    outcome
+}

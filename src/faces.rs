@@ -1,0 +1,202 @@
+//! The faces' flags, shared by `wayrig run` and `wayrig attach`, their
+//! listeners bound before anything starts, and serving them over one session.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use wayrig_mygo as mygo;
+use wayrig_services::Session;
+
+#[derive(Args)]
+pub struct FaceArgs {
+    /// Serve the MyGo automation protocol on this Unix socket (default: the
+    /// MYGO_AUTOMATION environment variable, and no socket when it is unset
+    /// or empty).
+    #[arg(long, value_name = "PATH")]
+    mygo_socket: Option<PathBuf>,
+    /// Be the MixOS Bus broker for the hosted apps: ABP over WebSocket at
+    /// ws://HOST:PORT/ws, on a loopback address only (port 0 picks one).
+    #[arg(long, value_name = "HOST:PORT", group = "bus")]
+    bus_listen: Option<String>,
+    /// Register each hosted app's Bus name with the MixOS broker (noded) at
+    /// this ws://HOST:PORT/ws URL and answer the requests it forwards,
+    /// connecting again whenever it goes away.
+    #[arg(long, value_name = "URL", group = "bus", conflicts_with = "bus_listen")]
+    bus_connect: Option<String>,
+    /// The Bus name of the first app (default: from its app id, as
+    /// org.gnome.Calculator is calculator).
+    #[arg(long, value_name = "NAME", requires = "bus", value_parser = parse_bus_name)]
+    bus_name: Option<String>,
+    /// Serve cua.env.v1 (gRPC and gRPC-Web, one port) at HOST:PORT, HOST
+    /// (port 3211) or unix:PATH (a 0600 socket). Anything but loopback or a
+    /// Unix socket needs a token.
+    #[arg(long, value_name = "ADDR")]
+    cua_listen: Option<wayrig_cua::ListenAddr>,
+    /// A file holding the token every cua.env.v1 call must carry as
+    /// `authorization: Bearer <token>` (default: the CUA_TOKEN environment
+    /// variable; no token when both are unset).
+    #[arg(long, value_name = "PATH", requires = "cua_listen")]
+    cua_token_file: Option<PathBuf>,
+}
+
+impl FaceArgs {
+    /// The cua.env.v1 token: the file's first line, else a non-empty CUA_TOKEN.
+    /// Any face is asked for.
+    pub fn any(&self) -> bool {
+        self.mygo_socket().is_some()
+            || self.bus_listen.is_some()
+            || self.bus_connect.is_some()
+            || self.cua_listen.is_some()
+    }
+
+    fn cua_token(&self) -> Result<Option<String>, String> {
+        let token = match &self.cua_token_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read --cua-token-file {}: {e}", path.display()))?;
+                let line = text.lines().next().unwrap_or("").trim().to_string();
+                if line.is_empty() {
+                    return Err(format!(
+                        "--cua-token-file {} is empty; put the token on its first line",
+                        path.display()
+                    ));
+                }
+                Some(line)
+            }
+            None => std::env::var("CUA_TOKEN").ok().filter(|t| !t.is_empty()),
+        };
+        Ok(token)
+    }
+
+    /// The MyGo socket asked for: the flag, else a non-empty MYGO_AUTOMATION.
+    pub fn mygo_socket(&self) -> Option<PathBuf> {
+        self.mygo_socket.clone().or_else(|| {
+            std::env::var_os("MYGO_AUTOMATION")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+    }
+}
+
+fn parse_bus_name(s: &str) -> Result<String, String> {
+    wayrig_bus::valid_name(s).map(|()| s.to_string())
+}
+
+/// What `--bus-connect` tells: registrations as `--bus-listen` prints its
+/// names, and refusals and lost brokers saying what follows.
+fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
+    use wayrig_bus::Notice;
+    match notice {
+        Notice::Connected => eprintln!("wayrig: bus connected to {url}"),
+        Notice::Lost { why, retry } => eprintln!(
+            "wayrig: bus broker {url} unreachable ({why}); connecting again in {retry:?}, backing off to 5s"
+        ),
+        Notice::Registered { name, pid, app_id } => {
+            eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
+        }
+        Notice::Refused {
+            name,
+            pid,
+            error_code,
+            message,
+        } => eprintln!(
+            "wayrig: bus broker {url} refused the name {name} for pid {pid} ({error_code}: {message}); \
+             that app stays off this Bus until Wayrig connects to it again"
+        ),
+    }
+}
+
+/// The faces' listeners, bound before anything started.
+pub struct Listeners {
+    bus: Option<wayrig_bus::BusListener>,
+    cua: Option<(wayrig_cua::CuaListener, Option<String>)>,
+}
+
+impl Listeners {
+    /// Bind what the flags ask for; an address or token that cannot be used is an error.
+    pub async fn bind(faces: &FaceArgs) -> Result<Listeners, String> {
+        let bus = match &faces.bus_listen {
+            Some(addr) => Some(wayrig_bus::bind(addr).await?),
+            None => None,
+        };
+        if let Some(url) = &faces.bus_connect {
+            wayrig_bus::check_url(url)?;
+        }
+        let cua = match &faces.cua_listen {
+            Some(addr) => {
+                let token = faces.cua_token()?;
+                let listener = wayrig_cua::bind(addr, token.is_some()).await?;
+                Some((listener, token))
+            }
+            None => None,
+        };
+        Ok(Listeners { bus, cua })
+    }
+
+    /// Serve every face asked for over `session`; stop them with `Served::stop`.
+    pub async fn serve(self, session: Arc<Session>, faces: &FaceArgs) -> Result<Served, String> {
+        let (stop_bus, bus_stopped) = tokio::sync::watch::channel(false);
+        let mut bus_faces = Vec::new();
+        let mygo_listener = match faces.mygo_socket() {
+            Some(path) => Some((mygo::bind(&path).await?, path)),
+            None => None,
+        };
+        if let Some((listener, token)) = self.cua {
+            eprintln!("wayrig: cua.env.v1 listens at {}", listener.addr());
+            let session = session.clone();
+            tokio::spawn(async move {
+                if let Err(e) = wayrig_cua::serve(listener, session, token).await {
+                    eprintln!("wayrig: {e}");
+                }
+            });
+        }
+        if let Some((listener, path)) = mygo_listener {
+            tokio::spawn(mygo::serve(listener, session.clone()));
+            eprintln!("wayrig: automation socket {}", path.display());
+        }
+        if let Some(listener) = self.bus {
+            let addr = listener.addr;
+            bus_faces.push(tokio::spawn(wayrig_bus::serve(
+                listener,
+                session.clone(),
+                faces.bus_name.clone(),
+                |name, pid, app_id| {
+                    eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
+                },
+                bus_stopped.clone(),
+            )));
+            eprintln!("wayrig: bus listens at ws://{addr}/ws");
+        }
+        if let Some(url) = faces.bus_connect.clone() {
+            eprintln!("wayrig: bus connects to {url}");
+            bus_faces.push(tokio::spawn(wayrig_bus::connect(
+                url.clone(),
+                session.clone(),
+                faces.bus_name.clone(),
+                move |notice| bus_notice(&url, notice),
+                bus_stopped,
+            )));
+        }
+        Ok(Served {
+            stop_bus,
+            bus_faces,
+        })
+    }
+}
+
+/// The faces being served.
+pub struct Served {
+    stop_bus: tokio::sync::watch::Sender<bool>,
+    bus_faces: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Served {
+    /// Stop the faces: the Bus faces first answer every request they accepted.
+    pub async fn stop(self) {
+        let _ = self.stop_bus.send(true);
+        for face in self.bus_faces {
+            let _ = face.await;
+        }
+    }
+}
