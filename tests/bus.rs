@@ -236,6 +236,18 @@ impl Client {
         id
     }
 
+    /// Queue a request to be sent with the next flush, in one write with others; its id.
+    async fn feed(&mut self, to: &str, command: &str, body: Value) -> String {
+        let id = self.next_id.to_string();
+        self.next_id += 1;
+        let frame = Frame::request(command, &self.name, to, &id).with_body(body.to_string());
+        self.ws
+            .feed(Message::text(frame.serialize()))
+            .await
+            .expect("queued");
+        id
+    }
+
     /// The answers to requests sent, by id, in the order they came.
     async fn answers(&mut self, ids: &[String]) -> Vec<Frame> {
         let mut got = Vec::new();
@@ -552,6 +564,17 @@ fn gtk4_widget_factory_is_driven_by_label() {
             .find(|n| n["id"] == check["id"])
             .expect("the check box again");
         assert_eq!(now["checked"], "true", "{label} is checked: {now}");
+        // A disabled check box takes no click: refused, and left as it was.
+        let disabled = nodes(&checks)
+            .iter()
+            .find(|n| n["enabled"] == false && n["rect"].is_array())
+            .unwrap_or_else(|| panic!("a disabled check box in {checks}"))
+            .clone();
+        let refused = c
+            .refused(&app, "ui.click", json!({"id": disabled["id"]}))
+            .await;
+        assert_eq!(refused["error_code"], "ARGUMENT");
+        assert!(refused["message"].as_str().unwrap().contains("disabled"));
         // Its check boxes all say "checkbutton": a click by that label is
         // ambiguous, and the refusal lists the ones on screen.
         let shown: Vec<&str> = nodes(&checks)
@@ -1146,8 +1169,9 @@ fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
         // 40 inputs at once: 32 are held (the running one among them), 8 refused.
         let mut ids = Vec::new();
         for _ in 0..40 {
-            ids.push(c.send(&app, "fx.ui.type", json!({"text": "x"})).await);
+            ids.push(c.feed(&app, "fx.ui.type", json!({"text": "x"})).await);
         }
+        c.ws.flush().await.expect("sent");
         let got = c.answers(&ids).await;
         let busy: Vec<Value> = got
             .iter()
@@ -1199,11 +1223,12 @@ fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
         // answered if only their redraw was left); none leaves a button down.
         let mut clicks = Vec::new();
         for _ in 0..6 {
-            clicks.push(c.send(&app, "fx.ui.click", json!({"label": "Press"})).await);
+            clicks.push(c.feed(&app, "fx.ui.click", json!({"label": "Press"})).await);
         }
         let minimize = c
-            .send(&app, "fx.window", json!({"action": "minimize"}))
+            .feed(&app, "fx.window", json!({"action": "minimize"}))
             .await;
+        c.ws.flush().await.expect("sent");
         let mut all = clicks.clone();
         all.push(minimize.clone());
         let got = c.answers(&all).await;

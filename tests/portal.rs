@@ -94,6 +94,26 @@ async fn attach_drives_a_gtk_app_and_foot_on_sway() {
     // MyGo lists both windows where sway placed them: side by side, on the output.
     let mut c = ProtocolClient::connect(&socket);
     let fixture_id = fixture_window.handle.id;
+    // attach's host hears of the windows on its own connection, maybe later
+    // than the test's: wait until MyGo lists both.
+    let deadline = std::time::Instant::now() + APP_START;
+    loop {
+        let listed = c.call(Call::Windows);
+        let ids: Vec<u64> = listed["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| w["id"].as_u64())
+            .collect();
+        if ids.contains(&fixture_id) && ids.contains(&foot_window.handle.id) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "MyGo lists {ids:?}");
+        let _ = c.answer(Call::Idle {
+            window: None,
+            timeout_ms: Some(50),
+        });
+    }
     idle(&mut c, fixture_id);
     let now = host.windows().await.unwrap();
     let listed = c.call(Call::Windows);

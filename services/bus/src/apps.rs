@@ -338,8 +338,24 @@ async fn app_answer(
             json!({"closing": true, "interrupted": true, "menu": null, "focused": null, "pointer": null})
                 .to_string(),
         ),
+        // The window went while the input waited its turn: it was never sent.
+        Err(r) if job.input && r.error_code == "BUSY" && app_closed(session, state.pid).await => {
+            refused("CANCELLED", format!("{app} closed before this input was sent"))
+        }
         Err(refusal) => Frame::refusal_to(request, &refusal),
     }
+}
+
+/// The app shows no top-level window any more.
+async fn app_closed(session: &Session, pid: u32) -> bool {
+    let pick = wayrig_services::WindowPick::Filter(wayrig_services::WindowFilter {
+        pid: Some(pid),
+        ..Default::default()
+    });
+    matches!(
+        session.window(&pick).await,
+        Err(wayrig_services::Error::NoWindow(_))
+    )
 }
 
 #[cfg(test)]

@@ -517,6 +517,13 @@ async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusa
         }
         _ => return Err(argument("give exactly one of label and id")),
     };
+    if target.states.disabled {
+        return Err(argument(format!(
+            "node {} ({:?}) is disabled: a click would do nothing; wait until it is enabled",
+            target.id,
+            label_of(&target)
+        )));
+    }
     let Some(b) = target.bounds.filter(|b| !b.is_empty()) else {
         return Err(argument(format!(
             "node {} has no place on screen to click",
