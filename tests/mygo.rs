@@ -264,6 +264,14 @@ fn the_protocol_end_to_end() {
         let answer = c.send_line(&json!({"id": id, "method": "windows"}).to_string());
         assert_eq!(answer["id"], id);
     }
+    // ... and exactly as written, past what a float holds; whole numbers
+    // written as floats are taken where the spec wants milliseconds or ids.
+    for raw in ["123456789012345678901234567890", "1e2", "7.0"] {
+        let answer = c.exchange(&format!(
+            "{{\"id\": {raw}, \"method\": \"idle\", \"params\": {{\"window\": {id}.0, \"timeout\": 10000.0}}}}\n"
+        ));
+        assert_eq!(answer, format!("{{\"id\":{raw},\"result\":{{}}}}\n"));
+    }
 
     // A line over the limit is refused; the connection goes on.
     let long = format!(
