@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use wayrig_proto::mygo::{answer_line, Code, RawId, Request, WireError, MAX_LINE};
-use wayrig_services::Session;
+use wayrig_services::{AnnouncementsRead, Session};
 
 use crate::translate;
 
@@ -52,7 +52,9 @@ pub async fn serve(listener: Listener, session: Arc<Session>) {
 }
 
 /// One client: requests in order, each answered before the next is read.
+/// Its `tree`s carry the announcements it has not had yet.
 async fn connection(stream: UnixStream, session: Arc<Session>) {
+    let mut announced = AnnouncementsRead::default();
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
@@ -70,7 +72,7 @@ async fn connection(stream: UnixStream, session: Arc<Session>) {
             Ok(Line::Complete) => {
                 let (id, call) = Request::parse(&line);
                 let answer = match call {
-                    Ok(call) => translate::answer(&session, call).await,
+                    Ok(call) => translate::answer(&session, &mut announced, call).await,
                     Err(e) => Err(e),
                 };
                 answer_line(&id, answer)

@@ -16,8 +16,8 @@ use wayrig_proto::mygo::{
 use wayrig_services::model::{Place, Sort};
 use wayrig_services::session::{offered, Offered};
 use wayrig_services::{
-    ActOptions, Action, Element, ElementRef, Error, Node, Query, ReadOptions, Role, Session,
-    WindowFilter, WindowPick,
+    ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, Node, Query, ReadOptions,
+    Role, Session, WindowFilter, WindowPick,
 };
 
 /// `idle` without a timeout waits this long at most.
@@ -38,12 +38,20 @@ fn wire_error(e: Error) -> WireError {
     WireError::new(code, e.to_string())
 }
 
-/// Answer one call.
-pub async fn answer(session: &Session, call: Call) -> Result<Value, WireError> {
-    run(session, call).await.map_err(wire_error)
+/// Answer one call of a connection that has read `announced` so far.
+pub async fn answer(
+    session: &Session,
+    announced: &mut AnnouncementsRead,
+    call: Call,
+) -> Result<Value, WireError> {
+    run(session, announced, call).await.map_err(wire_error)
 }
 
-async fn run(session: &Session, call: Call) -> Result<Value, Error> {
+async fn run(
+    session: &Session,
+    announced: &mut AnnouncementsRead,
+    call: Call,
+) -> Result<Value, Error> {
     let named = call.window();
     let window = || async {
         session
@@ -65,7 +73,7 @@ async fn run(session: &Session, call: Call) -> Result<Value, Error> {
         Call::Tree { .. } => {
             let handle = window().await?.handle;
             let read = session.snapshot(handle, &ReadOptions::default()).await?;
-            let announcements = session.announcements(handle).await?;
+            let announcements = session.announcements(handle, announced).await?;
             Ok(value(tree_wire(&read.elements, handle.id, announcements)))
         }
         Call::Act {
