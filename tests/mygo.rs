@@ -555,3 +555,58 @@ fn pressing_what_offers_no_press_is_refused_not_clicked() {
     });
     assert_eq!(code, Code::Unsupported);
 }
+
+fn nodes_of(c: &mut Client, window: u64) -> Vec<Value> {
+    c.call(tree_of(Some(window)))["nodes"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn has(n: &Value, list: &str, word: &str) -> bool {
+    n[list].as_array().is_some_and(|l| l.contains(&json!(word)))
+}
+
+/// Elements on gtk4-widget-factory's hidden stack pages are offscreen; those
+/// on the page shown are not.
+#[test]
+fn elements_on_hidden_pages_are_offscreen() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window();
+    let id = window["id"].as_u64().unwrap();
+    let (width, height) = (
+        window["contentBounds"]["width"].as_i64().unwrap(),
+        window["contentBounds"]["height"].as_i64().unwrap(),
+    );
+    let nodes = nodes_of(&mut c, id);
+    let inside = |n: &Value| {
+        let b = &n["bounds"];
+        let (x, y, w, h) = (
+            b["x"].as_i64().unwrap(),
+            b["y"].as_i64().unwrap(),
+            b["width"].as_i64().unwrap(),
+            b["height"].as_i64().unwrap(),
+        );
+        w > 0 && h > 0 && x < width && y < height && x + w > 0 && y + h > 0
+    };
+    let offscreen = |n: &Value| has(n, "states", "offscreen");
+    let controls: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| {
+            ["checkBox", "button", "textField", "slider"].contains(&n["role"].as_str().unwrap())
+        })
+        .collect();
+    for n in &controls {
+        let shows = n.get("bounds").is_some() && inside(n);
+        assert_ne!(shows, offscreen(n), "{n}");
+    }
+    let hidden = controls.iter().filter(|n| offscreen(n)).count();
+    assert!(
+        hidden > 20,
+        "{hidden} of {} controls offscreen",
+        controls.len()
+    );
+    assert!(hidden < controls.len(), "the first page's controls show");
+    assert!(nodes.iter().filter(|n| offscreen(n)).count() > nodes.len() / 3);
+}

@@ -3,6 +3,7 @@
 
 use wayrig_host::{Rect, WindowHandle, WindowInfo};
 
+use super::elements::mark_unseen;
 use super::windows::is_top_level;
 use super::Session;
 use crate::a11y::{Frame, FrameHead, Read};
@@ -88,7 +89,7 @@ impl Session {
         // Only the picked frame's elements cost per-node calls.
         let frame = a11y.read_frame(&apps[app], &head).await;
         let offset = surface_offset(&frame, &window);
-        let nodes = frame
+        let mut nodes: Vec<_> = frame
             .nodes
             .into_iter()
             .map(|mut n| {
@@ -98,6 +99,7 @@ impl Session {
                 n
             })
             .collect();
+        mark_unseen(&mut nodes, &window.content);
         Ok(Tree { window, nodes })
     }
 }
