@@ -567,6 +567,140 @@ fn has(n: &Value, list: &str, word: &str) -> bool {
     n[list].as_array().is_some_and(|l| l.contains(&json!(word)))
 }
 
+/// The tree once `want` holds of it, reading again after each frame (or
+/// short idle) of a window that may never settle.
+fn tree_where(c: &mut Client, window: u64, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..100 {
+        let tree = c.call(tree_of(Some(window)));
+        if want(&tree) {
+            return tree;
+        }
+        let _ = c.answer(idle(Some(window), 100));
+    }
+    panic!("the tree never showed {what}")
+}
+
+fn node_by_id<'a>(tree: &'a Value, id: &Value) -> &'a Value {
+    tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == *id)
+        .expect("the element is still there")
+}
+
+/// insertText types where the field had its caret, not where a click to
+/// focus it would put it: in an entry and in a text view.
+#[test]
+fn insert_text_types_at_the_fields_caret() {
+    let wayrig = Wayrig::start();
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    c.call(idle(Some(id), 10000));
+    let nodes = nodes_of(&mut c, id);
+    let find = |role: &str, label: &str| {
+        nodes
+            .iter()
+            .find(|n| n["role"] == role && n["label"] == label)
+            .unwrap_or_else(|| panic!("no {role} {label:?}"))
+            .clone()
+    };
+    let first = find("textField", "First");
+    let press = find("button", "Press");
+    let view = nodes
+        .iter()
+        .find(|n| {
+            n["value"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("alpha beta"))
+        })
+        .expect("the text view")
+        .clone();
+    let act = |c: &mut Client, n: &Value, action: Action| {
+        c.call(Call::Act {
+            window: Some(id),
+            element: element_id(n),
+            action,
+        });
+        c.call(idle(Some(id), 10000));
+    };
+    act(
+        &mut c,
+        &first,
+        Action::SetValue {
+            text: "abcd".into(),
+        },
+    );
+    for (field, at) in [(&first, 2), (&view, 6)] {
+        act(&mut c, field, Action::SelectText { from: at, to: at });
+        // Focus goes elsewhere; the field keeps its caret.
+        act(&mut c, &press, Action::Press);
+        act(&mut c, field, Action::InsertText { text: "X".into() });
+    }
+    let tree = c.call(tree_of(Some(id)));
+    assert_eq!(node_by_id(&tree, &first["id"])["value"], "abXcd");
+    let text = node_by_id(&tree, &view["id"])["value"].clone();
+    assert!(
+        text.as_str().unwrap().starts_with("alpha Xbeta gamma"),
+        "{text}"
+    );
+}
+
+/// A window that draws every frame, forever, never settles: an action on it
+/// still acts. insertText into an unfocused field waits for the field's focus
+/// and the frame that shows it, not for the window to go quiet; so does
+/// scrollIntoView between its wheel steps.
+#[test]
+fn an_action_on_a_window_that_never_settles_still_acts() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let wayrig = Wayrig::start_with(
+        &["--env", "WAYRIG_FIXTURE_ANIMATE=1"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    assert_eq!(
+        c.error(idle(Some(id), 300)),
+        Code::Timeout,
+        "it never settles"
+    );
+    let tree = tree_where(&mut c, id, "the Second field", |t| {
+        t["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["label"] == "Second")
+    });
+    let nodes = tree["nodes"].as_array().unwrap();
+    let second = nodes
+        .iter()
+        .find(|n| n["label"] == "Second")
+        .unwrap()
+        .clone();
+    assert_ne!(tree["focus"], second["id"]);
+    c.call(Call::Act {
+        window: Some(id),
+        element: element_id(&second),
+        action: Action::InsertText { text: "zq".into() },
+    });
+    tree_where(&mut c, id, "the typed text", |t| {
+        node_by_id(t, &second["id"])["value"] == "zq"
+    });
+    let far = nodes
+        .iter()
+        .find(|n| n["label"] == "row 250")
+        .unwrap()
+        .clone();
+    c.call(Call::Act {
+        window: Some(id),
+        element: element_id(&far),
+        action: Action::ScrollIntoView,
+    });
+    tree_where(&mut c, id, "row 250 shown", |t| {
+        !has(node_by_id(t, &far["id"]), "states", "offscreen")
+    });
+}
+
 /// Elements on gtk4-widget-factory's hidden stack pages are offscreen; those
 /// on the page shown are not.
 #[test]

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
-use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo};
+use wayrig_host::{
+    Button, FrameWait, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo,
+};
 
 use super::elements::{offered, Offered, Query};
 use super::snapshots::still_shown;
@@ -34,6 +36,11 @@ const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 /// How long an element may take to report the effect of an accessibility
 /// request (an action that changes nothing waits this long).
 const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// How long an app may take to read an action's input and draw its answer.
+/// Only that frame is waited for, never the window going quiet: an action on
+/// a window that animates forever must still act.
+const DRAWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The element an action is for: its window, its node as last read, the
 /// AT-SPI object behind it, and how input reaches it.
@@ -546,7 +553,7 @@ impl Session {
             };
             self.deliver(target, vec![wheel]).await?;
             self.host
-                .settle(window, std::time::Duration::from_secs(5))
+                .wait_frames(window, FrameWait::Drawn, DRAWN_LIMIT)
                 .await?;
         }
         Err(Error::Unsupported(format!(
@@ -653,6 +660,30 @@ impl Session {
         }
     }
 
+    /// Where a text field has its caret, when it tells.
+    async fn caret(&self, target: &Target<'_>) -> Option<i32> {
+        if !target.ifaces.contains(Interface::Text) {
+            return None;
+        }
+        let conn = self.a11y().ok()?.connection();
+        let proxy = object_proxy::<TextProxy>(conn, target.obj).await.ok()?;
+        proxy.caret_offset().await.ok().filter(|at| *at >= 0)
+    }
+
+    /// Put a text field's caret at `at` through its Text interface; whether
+    /// the toolkit did.
+    async fn put_caret(&self, target: &Target<'_>, at: i32) -> bool {
+        let Ok(a11y) = self.a11y() else {
+            return false;
+        };
+        let Ok(proxy) = object_proxy::<TextProxy>(a11y.connection(), target.obj).await else {
+            return false;
+        };
+        let put = tokio::time::timeout(SELECT_LIMIT, proxy.set_caret_offset(at)).await;
+        tracing::debug!(id = target.node.id, at, ?put, "caret put back");
+        matches!(put, Ok(Ok(true)))
+    }
+
     /// Select characters `from..to` as a person would: focus the field, go to
     /// its start, step right to `from`, then extend with Shift.
     async fn select_by_keys(&self, target: &Target<'_>, from: i32, to: i32) -> Result<Path, Error> {
@@ -666,20 +697,34 @@ impl Session {
         Ok(Path::Keyboard)
     }
 
-    /// Focus a text field, optionally select all of it, and type.
+    /// Focus a text field, optionally select all of it, and type. Typing
+    /// goes where the field had its caret: focusing by a click moves the caret
+    /// under the pointer, so it is put back, through the Text interface or
+    /// else with the keys a person would use.
     async fn type_into(
         &self,
         target: &Target<'_>,
         replace: bool,
         text: String,
     ) -> Result<Path, Error> {
+        let mut events = Vec::new();
         if !target.node.states.focused {
+            let caret = match replace {
+                true => None,
+                false => self.caret(target).await,
+            };
             self.focus(target).await?;
             self.host
-                .settle(target.window, std::time::Duration::from_secs(5))
+                .wait_frames(target.window, FrameWait::Drawn, DRAWN_LIMIT)
                 .await?;
+            if let Some(at) = caret {
+                if !self.put_caret(target, at).await {
+                    let key = |key: &str| InputEvent::Key { key: key.into() };
+                    events.push(key("Ctrl+Home"));
+                    events.extend((0..at).map(|_| key("Right")));
+                }
+            }
         }
-        let mut events = Vec::new();
         if replace {
             events.push(InputEvent::Key {
                 key: "Ctrl+A".into(),
