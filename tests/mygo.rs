@@ -701,6 +701,40 @@ fn an_action_on_a_window_that_never_settles_still_acts() {
     });
 }
 
+/// `focus` on a check box and a button of gtk4-widget-factory (GTK 4 refuses
+/// AT-SPI's GrabFocus on them) moves the keyboard focus there, as the Tab key
+/// would, without pressing them.
+#[test]
+fn focus_reaches_a_check_box_and_a_button_without_pressing_them() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    let shown = |n: &&Value| n.get("bounds").is_some() && !has(n, "states", "offscreen");
+    for role in ["checkBox", "button"] {
+        let nodes = nodes_of(&mut c, id);
+        let target = nodes
+            .iter()
+            .filter(shown)
+            .find(|n| n["role"] == role && has(n, "actions", "focus"))
+            .unwrap_or_else(|| panic!("a focusable {role}"))
+            .clone();
+        c.call(Call::Act {
+            window: Some(id),
+            element: element_id(&target),
+            action: Action::Focus,
+        });
+        let tree = tree_where(&mut c, id, &format!("the {role} focused"), |t| {
+            t["focus"] == target["id"]
+        });
+        let now = node_by_id(&tree, &target["id"]);
+        assert_eq!(
+            has(now, "states", "checked"),
+            has(&target, "states", "checked"),
+            "focus did not press the {role}"
+        );
+    }
+}
+
 /// Elements on gtk4-widget-factory's hidden stack pages are offscreen; those
 /// on the page shown are not.
 #[test]

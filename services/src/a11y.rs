@@ -264,6 +264,20 @@ impl A11y {
         tokio::time::timeout(timeout, gained).await.unwrap_or(false)
     }
 
+    /// Wait until an event after change count `since` says some object gained
+    /// focus; the object, if one did within `timeout`.
+    pub async fn wait_any_focus(&self, since: u64, timeout: Duration) -> Option<u64> {
+        let mut focus = self.focus.clone();
+        let gained = async move {
+            focus
+                .wait_for(|&(at, _)| at > since)
+                .await
+                .ok()
+                .map(|seen| seen.1)
+        };
+        tokio::time::timeout(timeout, gained).await.ok().flatten()
+    }
+
     /// Wait until an event after change count `since` names the object `id`;
     /// whether one did within `timeout`.
     pub async fn wait_event(&self, id: u64, since: u64, timeout: Duration) -> bool {

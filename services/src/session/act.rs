@@ -30,6 +30,9 @@ use crate::objects::object_proxy;
 /// How long a focus request may take to show as a focus event.
 const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Tab presses at most while looking for an element along the focus chain.
+const TAB_LIMIT: usize = 400;
+
 /// How long a toolkit may take to answer a text selection request.
 const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -653,11 +656,55 @@ impl Session {
                 tracing::debug!(node = node.id, reported, "focused by a click");
                 Ok(path)
             }
-            _ => Err(Error::Unsupported(format!(
-                "element {} cannot be focused: its toolkit refuses GrabFocus and a click would press it",
-                node.id
-            ))),
+            // A click would press anything else: go along the focus chain.
+            _ => self.focus_by_tab(target).await,
         }
+    }
+
+    /// Tab along the window's focus chain until the element has the focus,
+    /// as a keyboard user does: each press waits for the focus event it
+    /// brings. Out of a text view, whose Tab types a tab, Ctrl+Tab moves on.
+    async fn focus_by_tab(&self, target: &Target<'_>) -> Result<Path, Error> {
+        let node = target.node;
+        let refused = |why: &str| {
+            Error::Unsupported(format!(
+                "element {} ({:?} {:?}) cannot be focused: {why}",
+                node.id, node.role, node.name
+            ))
+        };
+        if node.states.offscreen {
+            return Err(refused("it is not shown"));
+        }
+        let a11y = self.a11y()?;
+        let tree = self.tree(target.window).await?;
+        let types_tab = |id: Option<u64>| {
+            id.and_then(|id| tree.node(id))
+                .is_some_and(|n| n.states.multiline && n.states.editable)
+        };
+        let mut focused = tree.nodes.iter().find(|n| n.states.focused).map(|n| n.id);
+        let mut first = None;
+        for _ in 0..TAB_LIMIT {
+            let key = if types_tab(focused) {
+                "Ctrl+Tab"
+            } else {
+                "Tab"
+            };
+            let since = a11y.changes();
+            self.deliver(target, vec![InputEvent::Key { key: key.into() }])
+                .await?;
+            let Some(now) = a11y.wait_any_focus(since, FOCUS_LIMIT).await else {
+                return Err(refused("Tab moves the focus no further"));
+            };
+            if now == node.id {
+                return Ok(Path::Keyboard);
+            }
+            if first == Some(now) {
+                break;
+            }
+            first.get_or_insert(now);
+            focused = Some(now);
+        }
+        Err(refused("it is not on the window's focus chain"))
     }
 
     /// Where a text field has its caret, when it tells.
