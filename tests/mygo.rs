@@ -778,3 +778,57 @@ fn elements_on_hidden_pages_are_offscreen() {
     assert!(hidden < controls.len(), "the first page's controls show");
     assert!(nodes.iter().filter(|n| offscreen(n)).count() > nodes.len() / 3);
 }
+
+/// Roles say what gtk4-widget-factory's widgets are, in the spec's words:
+/// combo boxes without text to edit are pop-up buttons, an expander is a
+/// disclosure, scrolled windows are `scroll` and their bars are left out.
+#[test]
+fn roles_say_what_the_widgets_are() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    let nodes = nodes_of(&mut c, id);
+    let by_id: std::collections::HashMap<&str, &Value> = nodes
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let ancestors = |n: &Value| {
+        let mut up = Vec::new();
+        let mut p = n["parent"].as_str();
+        while let Some(parent) = p.and_then(|p| by_id.get(p)) {
+            up.push(*parent);
+            p = parent["parent"].as_str();
+        }
+        up
+    };
+    let with_role = |role: &'static str| nodes.iter().filter(move |n| n["role"] == role);
+    assert!(
+        with_role("popUpButton").count() > 0,
+        "GtkComboBox without entry"
+    );
+    for combo in with_role("comboBox") {
+        assert!(
+            nodes
+                .iter()
+                .any(|n| n["role"] == "textField" && ancestors(n).contains(&combo)),
+            "a comboBox has text to edit: {combo}"
+        );
+    }
+    assert!(with_role("disclosure").any(|n| n["label"] == "GtkExpander"));
+    let scrolls: Vec<&Value> = with_role("scroll").collect();
+    assert!(!scrolls.is_empty());
+    for s in &scrolls {
+        let in_area = ancestors(s).iter().any(|a| a["role"] == "scroll");
+        assert!(
+            !(in_area && s["label"] == "GtkScrollbar"),
+            "a bare scroll bar inside a scroll area: {s}"
+        );
+    }
+    // The factory's scrolled windows hold its lists and text views.
+    assert!(
+        scrolls
+            .iter()
+            .any(|s| s["bounds"]["height"].as_i64() > Some(50)),
+        "{scrolls:?}"
+    );
+}

@@ -490,7 +490,7 @@ impl A11y {
                 objects.insert(*id, (it.object.clone(), it.ifaces));
             }
         }
-        let nodes = order
+        let mut nodes: Vec<Node> = order
             .iter()
             .map(|id| {
                 let it = items.item(*id);
@@ -505,6 +505,7 @@ impl A11y {
                 )
             })
             .collect();
+        roles_by_content(&mut nodes);
         Frame {
             head: head.clone(),
             nodes,
@@ -747,6 +748,36 @@ impl A11y {
 
     pub fn connection(&self) -> &zbus::Connection {
         &self.conn
+    }
+}
+
+/// Roles told by what an element holds: a combo box with no text field
+/// inside only pops up a list to choose from (a pop-up button), and a plain
+/// container holding scroll bars is a scroll area (GTK 4's scrolled window).
+/// `nodes` are in pre-order, a parent before its children.
+pub(crate) fn roles_by_content(nodes: &mut [Node]) {
+    let index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    let mut edits_text = vec![false; nodes.len()];
+    // Children after parents: walking backwards, a child is done before its parent.
+    for i in (0..nodes.len()).rev() {
+        let own = is_text_field(nodes[i].role) && nodes[i].role != Role::SpinButton;
+        let inside = nodes[i]
+            .children
+            .iter()
+            .filter_map(|c| index.get(c))
+            .any(|&c| c > i && edits_text[c]);
+        edits_text[i] = own || inside;
+        if nodes[i].role == Role::ComboBox && !edits_text[i] {
+            nodes[i].role = Role::PopUpButton;
+        }
+        let scrolls = nodes[i]
+            .children
+            .iter()
+            .filter_map(|c| index.get(c))
+            .any(|&c| nodes[c].role == Role::ScrollBar);
+        if scrolls && matches!(nodes[i].role, Role::Panel | Role::Group | Role::Unknown) {
+            nodes[i].role = Role::ScrollView;
+        }
     }
 }
 
@@ -1021,8 +1052,15 @@ pub fn role(r: AtspiRole, states: &StateSet) -> Role {
     match r {
         A::Frame | A::Window | A::InternalFrame => Role::Window,
         A::Dialog | A::FileChooser | A::ColorChooser | A::FontChooser => Role::Dialog,
-        A::Alert | A::Notification => Role::Alert,
+        A::Alert => Role::AlertDialog,
+        A::Notification => Role::Alert,
         A::Application => Role::Application,
+        // An expander: a button that shows a section, not one that opens a popup.
+        A::Button | A::ToggleButton
+            if states.contains(State::Expandable) && !states.contains(State::HasPopup) =>
+        {
+            Role::Disclosure
+        }
         A::Button => Role::Button,
         A::PushButtonMenu => Role::MenuButton,
         A::ToggleButton if states.contains(State::HasPopup) => Role::MenuButton,
@@ -1124,6 +1162,18 @@ mod tests {
         assert_ne!(a, node_id(":1.5", "/org/a11y/atspi/accessible/1"));
         // The separator keeps ("a", "b/c") apart from ("ab", "/c").
         assert_ne!(node_id(":1.1", "2/x"), node_id(":1.12", "/x"));
+    }
+
+    #[test]
+    fn alerts_expanders_and_aria_groups_have_roles_of_their_own() {
+        let none = StateSet::empty();
+        assert_eq!(role(AtspiRole::Alert, &none), Role::AlertDialog);
+        assert_eq!(role(AtspiRole::Notification, &none), Role::Alert);
+        let expandable = StateSet::new(State::Expandable);
+        assert_eq!(role(AtspiRole::Button, &expandable), Role::Disclosure);
+        assert_eq!(role(AtspiRole::ToggleButton, &expandable), Role::Disclosure);
+        let popup = StateSet::new(State::Expandable | State::HasPopup);
+        assert_eq!(role(AtspiRole::ToggleButton, &popup), Role::MenuButton);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! No rule lives here: windows are picked, elements found and pruned, and
 //! actions offered by the session; this file only names them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use base64::Engine;
@@ -267,7 +267,13 @@ pub fn role_word(role: Role) -> &'static str {
         Role::SpinButton => "stepper",
         Role::Slider => "slider",
         Role::ProgressBar => "progress",
-        Role::ScrollBar => "scroll",
+        // A scroll area; a scroll bar shows as one only where nothing else
+        // scrolls (see `tree_wire`).
+        Role::ScrollView | Role::ScrollBar => "scroll",
+        Role::RadioGroup => "radioGroup",
+        Role::AlertDialog => "alertDialog",
+        Role::PopUpButton => "popUpButton",
+        Role::Disclosure => "disclosure",
         Role::Label | Role::Paragraph => "text",
         Role::Heading => "heading",
         Role::Link => "link",
@@ -313,7 +319,6 @@ pub fn role_word(role: Role) -> &'static str {
         | Role::Application
         | Role::Group
         | Role::Panel
-        | Role::ScrollView
         | Role::Canvas
         | Role::Unknown => "group",
     }
@@ -364,7 +369,38 @@ fn action_word(a: Offered) -> &'static str {
     }
 }
 
+/// A scroll bar inside a scroll area: MyGo has no word for it, and the area,
+/// a `scroll` node itself, is what scrolls.
+fn inside_a_scroll_area(e: &Element, by_id: &HashMap<u64, &Element>) -> bool {
+    let mut up = e.parent;
+    while let Some(p) = up.and_then(|p| by_id.get(&p)) {
+        if p.node.role == Role::ScrollView {
+            return true;
+        }
+        up = p.parent;
+    }
+    false
+}
+
 fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> TreeAnswer {
+    let by_id: HashMap<u64, &Element> = elements.iter().map(|e| (e.node.id, e)).collect();
+    let left_out: HashSet<u64> = elements
+        .iter()
+        .filter(|e| e.node.role == Role::ScrollBar && inside_a_scroll_area(e, &by_id))
+        .map(|e| e.node.id)
+        .collect();
+    let elements: Vec<&Element> = elements
+        .iter()
+        .filter(|e| !left_out.contains(&e.node.id))
+        .collect();
+    // The nearest ancestor still in the tree.
+    let parent_of = |e: &Element| {
+        let mut up = e.parent;
+        while let Some(p) = up.filter(|p| left_out.contains(p)) {
+            up = by_id.get(&p).and_then(|p| p.parent);
+        }
+        up
+    };
     let kept: HashSet<u64> = elements.iter().map(|e| e.node.id).collect();
     let ids = |ids: &[u64]| -> Vec<String> {
         ids.iter()
@@ -390,7 +426,7 @@ fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> T
             } = n.place;
             wire::Element {
                 id: n.id.to_string(),
-                parent: e.parent.map(|p| p.to_string()),
+                parent: parent_of(e).map(|p| p.to_string()),
                 role: role_word(n.role).into(),
                 key: n.key.clone(),
                 label: (!n.name.is_empty()).then(|| n.name.clone()),
