@@ -33,9 +33,19 @@ pub fn listing_only() -> bool {
 
 /// Print rows of (benchmark, median, notes) as an aligned table.
 pub fn print(rows: &[(String, String, String)]) {
+    print_as("median", rows);
+}
+
+/// Print rows of (benchmark, measure, notes) under the measure's heading.
+pub fn print_as(heading: &str, rows: &[(String, String, String)]) {
     let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    let v = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
-    println!("\n{:<w$}  {:>v$}  notes", "benchmark", "median");
+    let v = rows
+        .iter()
+        .map(|r| r.1.len())
+        .max()
+        .unwrap_or(0)
+        .max(heading.len());
+    println!("\n{:<w$}  {:>v$}  notes", "benchmark", heading);
     println!("{:-<w$}  {:->v$}  -----", "", "");
     for (name, value, note) in rows {
         println!("{name:<w$}  {value:>v$}  {note}");

@@ -24,6 +24,23 @@ pub const SKILL: &str = include_str!("../docs/SKILL.md");
 /// How long `--settle` and `wait` wait by default, in ms.
 const SETTLE_MS: u64 = 5000;
 
+/// Values (and other texts) longer than this many characters are cut.
+const CUT_AT: usize = 80;
+
+/// What an action prints: `ok`, or with `--settle` what changed.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct Settle {
+    /// Wait for the window to settle, then print what changed.
+    #[arg(long)]
+    settle: bool,
+    /// With --settle: unchanged elements to print around each change.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    context: usize,
+    /// Print long values whole (they are cut at 80 characters).
+    #[arg(long)]
+    full: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct Common {
     /// Session name (default: MYGO_AUTOMATION_SESSION, else "default").
@@ -44,76 +61,80 @@ pub enum AgentCommand {
     },
     /// Print the window's elements, a line each, with refs.
     Snapshot {
-        /// Controls only (elements with actions).
+        /// Only the controls that show (elements with actions), and a count
+        /// of those that do not.
         #[arg(short = 'i')]
         interactive: bool,
         /// The protocol's answer as JSON.
         #[arg(long)]
         json: bool,
+        /// Print long values whole (they are cut at 80 characters).
+        #[arg(long)]
+        full: bool,
     },
     /// Press an element (@ref, key=<key> or id=<digits>).
     Press {
         target: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Focus an element.
     Focus {
         target: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Replace a field's value.
     Fill {
         target: String,
         text: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Type text at a field's caret.
     Insert {
         target: String,
         text: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Select characters FROM..TO of a field.
     Select {
         target: String,
         from: i32,
         to: i32,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Step a slider or spinner up.
     Increment {
         target: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Step a slider or spinner down.
     Decrement {
         target: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Scroll the containers around an element until it shows.
     ScrollIntoView {
         target: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Open an item of a tree (or anything expandable).
     Expand {
         target: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Close an item of a tree (or anything expandable).
     Collapse {
         target: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Click at X, Y (DIPs in the window's content).
     Click {
@@ -123,15 +144,15 @@ pub enum AgentCommand {
         button: Button,
         #[arg(long, default_value_t = 1)]
         clicks: u32,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Move the pointer to X, Y.
     Pointer {
         x: f64,
         y: f64,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Scroll by DX, DY at X, Y.
     Wheel {
@@ -141,26 +162,26 @@ pub enum AgentCommand {
         dy: f64,
         #[arg(long)]
         precise: bool,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Type text into the focused element.
     Type {
         text: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Press a key with modifiers (Enter, Shift+Tab, CmdOrCtrl+Z).
     Key {
         key: String,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Choose an application menu item by its labels.
     Menu {
         path: Vec<String>,
-        #[arg(long)]
-        settle: bool,
+        #[command(flatten)]
+        settle: Settle,
     },
     /// Evaluate a script in a page.
     Eval { script: String },
@@ -259,7 +280,7 @@ fn coded(e: WireError) -> String {
         .ok()
         .and_then(|c| c.as_str().map(str::to_string))
         .unwrap_or_else(|| "error".into());
-    format!("{code}: {}", e.message)
+    format!("{code}: {}", without_code(&code, &e.message))
 }
 
 impl From<CallError> for String {
@@ -269,6 +290,20 @@ impl From<CallError> for String {
             CallError::Link(e) => e,
         }
     }
+}
+
+/// A message without a leading repeat of its code (`unsupported: …`,
+/// `timed out: …` under `timeout`), which would read doubled after it.
+fn without_code<'m>(code: &str, message: &'m str) -> &'m str {
+    let spoken = code.replace('_', " ");
+    let repeats: &[&str] = match code {
+        "timeout" => &["timed out", "timeout"],
+        _ => &[code, spoken.as_str()],
+    };
+    repeats
+        .iter()
+        .find_map(|r| message.strip_prefix(r)?.strip_prefix(": "))
+        .unwrap_or(message)
 }
 
 impl Client {
@@ -323,18 +358,71 @@ fn parse_button(name: &str) -> Result<Button, String> {
     }
 }
 
+/// A text as a line shows it: quoted, and past 80 characters cut with the
+/// count of what was cut, unless `full`.
+fn quoted(text: &str, full: bool) -> String {
+    let count = text.chars().count();
+    if full || count <= CUT_AT {
+        return format!("{text:?}");
+    }
+    let kept: String = text.chars().take(CUT_AT).collect();
+    format!(
+        "{:?} (+{} chars)",
+        format!("{kept}…"),
+        thousands(count - CUT_AT)
+    )
+}
+
+/// A count with thousands separated: 1,043.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What names an element in its line: its label; for a control whose label
+/// says nothing, the words a person would use, marked with where they come
+/// from (`~"Name"` for a label beside it, `(description "…")`, `(icon "…")`).
+fn naming(n: &Element, full: bool) -> Option<String> {
+    if let Some(label) = n.label.as_ref().filter(|_| !n.label_is_class_name) {
+        return Some(quoted(label, full));
+    }
+    let fallback = n.label_fallback.as_ref()?;
+    let text = quoted(&fallback.text, full);
+    Some(match fallback.from.as_str() {
+        "labelledBy" | "beside" => format!("~{text}"),
+        from => format!("({from} {text})"),
+    })
+}
+
 /// The one-line form of an element: ref, role, label, value, key, states
 /// (with `focused` for the element that has the keyboard focus).
-fn line(r: u64, n: &Element, focused: bool) -> String {
+fn line(r: u64, n: &Element, focused: bool, full: bool) -> String {
     let role = if n.role.is_empty() { "?" } else { &n.role };
     let mut s = format!("@e{r} [{role}]");
-    if let Some(label) = n.label.as_deref().filter(|l| !l.is_empty()) {
-        s.push_str(&format!(" {label:?}"));
+    if let Some(name) = naming(n, full) {
+        s.push_str(&format!(" {name}"));
     }
-    if let Some(value) = n.value.as_deref().filter(|v| !v.is_empty()) {
-        s.push_str(&format!(" value={value:?}"));
+    let password = n.states.iter().any(|s| s == "password");
+    match n.value.as_deref().filter(|v| !v.is_empty()) {
+        // A password's value is counted, never printed.
+        Some(value) if password => {
+            s.push_str(&format!(" value=•••• ({} chars)", value.chars().count()))
+        }
+        Some(value) => s.push_str(&format!(" value={}", quoted(value, full))),
+        None => {}
     }
-    if let Some(now) = n.now {
+    // A stepper's value is its number: said once.
+    if let Some(now) = n
+        .now
+        .filter(|now| n.value.as_deref() != Some(&now.to_string()))
+    {
         s.push_str(&format!(" now={now}"));
     }
     if let Some(key) = n.key.as_deref().filter(|k| !k.is_empty()) {
@@ -344,7 +432,13 @@ fn line(r: u64, n: &Element, focused: bool) -> String {
         .states
         .iter()
         .map(String::as_str)
-        .filter(|s| !matches!(*s, "focusable" | "selectable" | "horizontal" | "vertical"))
+        // What does not show is said once, by where a snapshot lists it.
+        .filter(|s| {
+            !matches!(
+                *s,
+                "focusable" | "selectable" | "horizontal" | "vertical" | "offscreen"
+            )
+        })
         .collect();
     if focused {
         shown.insert(0, "focused");
@@ -355,11 +449,24 @@ fn line(r: u64, n: &Element, focused: bool) -> String {
     s
 }
 
+/// The ref of an element, given when it is first printed and never reused.
+fn ref_of(state: &mut State, id: &str) -> u64 {
+    if let Some(r) = state.refs.get(id) {
+        return *r;
+    }
+    state.next_ref += 1;
+    state.refs.insert(id.to_string(), state.next_ref);
+    state.next_ref
+}
+
 /// An element as a snapshot shows it.
 struct Shown {
     id: String,
     line: String,
     control: bool,
+    /// Offscreen, as the session tells: on a hidden page, in a closed
+    /// popover, scrolled out of view, or without a size.
+    hidden: bool,
 }
 
 /// A control: an element with actions, or one that takes the keyboard focus.
@@ -367,43 +474,54 @@ fn is_control(n: &Element) -> bool {
     !n.actions.is_empty() || n.states.iter().any(|s| s == "focusable")
 }
 
-/// Worth a line: a label, a value or a key to read, or a control to act on.
+/// Worth a line: a label (a toolkit's class name is none), a value or a key
+/// to read, or a control to act on.
 fn worth_a_line(n: &Element) -> bool {
     let has = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
-    has(&n.label) || has(&n.value) || has(&n.key) || is_control(n)
+    (has(&n.label) && !n.label_is_class_name) || has(&n.value) || has(&n.key) || is_control(n)
 }
 
-/// Read the tree and give refs to the elements worth a line. The tree comes
-/// back as the app wrote it too.
-fn snapshot(client: &mut Client, state: &mut State) -> Result<(Value, Vec<Shown>), String> {
+/// Read the tree and write the elements worth a line (those with a label, a
+/// value or actions), hidden ones only when `hidden` asks for them. The
+/// tree comes back as the app wrote it too.
+fn snapshot(
+    client: &mut Client,
+    state: &mut State,
+    hidden: bool,
+    full: bool,
+) -> Result<(Value, Vec<Shown>), String> {
     let raw = client.call(Call::Tree {
         window: state.window,
     })?;
     let tree: TreeAnswer = typed(raw.clone())?;
     let mut shown = Vec::new();
-    for n in tree.nodes.iter().filter(|n| worth_a_line(n)) {
+    for n in &tree.nodes {
+        if !worth_a_line(n) {
+            continue;
+        }
         let control = is_control(n);
-        let r = match state.refs.get(&n.id) {
-            Some(r) => *r,
-            None => {
-                state.next_ref += 1;
-                state.refs.insert(n.id.clone(), state.next_ref);
-                state.next_ref
-            }
+        let offscreen = n.states.iter().any(|s| s == "offscreen");
+        let line = if offscreen && !hidden {
+            String::new()
+        } else {
+            let focused = tree.focus.as_deref() == Some(n.id.as_str());
+            line(ref_of(state, &n.id), n, focused, full)
         };
-        let focused = tree.focus.as_deref() == Some(n.id.as_str());
         shown.push(Shown {
-            line: line(r, n, focused),
             id: n.id.clone(),
+            line,
             control,
+            hidden: offscreen,
         });
     }
     Ok((raw, shown))
 }
 
+/// What the next diff compares with: the lines of what shows.
 fn remember(state: &mut State, shown: &[Shown]) {
     state.last = shown
         .iter()
+        .filter(|s| !s.hidden)
         .map(|s| (s.id.clone(), s.line.clone()))
         .collect();
 }
@@ -474,8 +592,51 @@ fn called_as() -> String {
         .unwrap_or_else(|| "wayrig".into())
 }
 
-/// Wait to settle, then print what changed since the last snapshot.
-fn settle_and_diff(client: &mut Client, state: &mut State) -> Result<(), String> {
+/// The lines of a diff: each changed element as `- old` and `+ new`, new
+/// ones as `+`, gone ones (or ones that no longer show) as `-`, and
+/// `context` unchanged neighbours around each change as `=`.
+fn diff(before: &[(String, String)], now: &[(String, String)], context: usize) -> Vec<String> {
+    let then: BTreeMap<&str, &str> = before
+        .iter()
+        .map(|(id, l)| (id.as_str(), l.as_str()))
+        .collect();
+    let changed: Vec<bool> = now
+        .iter()
+        .map(|(id, l)| then.get(id.as_str()) != Some(&l.as_str()))
+        .collect();
+    let near_change = |i: usize| {
+        let from = i.saturating_sub(context);
+        let to = (i + context).min(now.len() - 1);
+        context > 0 && changed[from..=to].iter().any(|c| *c)
+    };
+    let mut out = Vec::new();
+    for (i, (id, l)) in now.iter().enumerate() {
+        match then.get(id.as_str()) {
+            Some(old) if *old == l => {
+                if near_change(i) {
+                    out.push(format!("= {l}"));
+                }
+            }
+            Some(old) => {
+                out.push(format!("- {old}"));
+                out.push(format!("+ {l}"));
+            }
+            None => out.push(format!("+ {l}")),
+        }
+    }
+    let after: std::collections::BTreeSet<&str> = now.iter().map(|(id, _)| id.as_str()).collect();
+    out.extend(
+        before
+            .iter()
+            .filter(|(id, _)| !after.contains(id.as_str()))
+            .map(|(_, old)| format!("- {old}")),
+    );
+    out
+}
+
+/// Wait to settle, then print what changed since the last snapshot among
+/// the elements that show; `(no change)` when nothing did.
+fn settle_and_diff(client: &mut Client, state: &mut State, how: Settle) -> Result<(), String> {
     // A window that animates forever never settles: after the wait, what
     // changed is still the answer, with a note that it may go on changing.
     let idle = Call::Idle {
@@ -488,41 +649,40 @@ fn settle_and_diff(client: &mut Client, state: &mut State) -> Result<(), String>
         }
         eprintln!("note: the window did not settle within {SETTLE_MS} ms; changes since then are not shown");
     }
-    let before: BTreeMap<String, String> = state.last.iter().cloned().collect();
-    let (_, shown) = snapshot(client, state)?;
+    let (_, shown) = snapshot(client, state, false, how.full)?;
     let now: Vec<(String, String)> = shown
-        .iter()
-        .map(|s| (s.id.clone(), s.line.clone()))
+        .into_iter()
+        .filter(|s| !s.hidden)
+        .map(|s| (s.id, s.line))
         .collect();
-    let after: BTreeMap<String, String> = now.iter().cloned().collect();
-    for (i, (id, line)) in now.iter().enumerate() {
-        match before.get(id) {
-            Some(old) if old == line => {
-                // Context: unchanged neighbours of a change.
-                let near = |j: usize| {
-                    now.get(j)
-                        .is_some_and(|(nid, nl)| before.get(nid) != Some(nl))
-                };
-                if (i > 0 && near(i - 1)) || near(i + 1) {
-                    state.print(format!("= {line}"));
-                }
-            }
-            Some(old) => {
-                state.print(format!("- {old}"));
-                state.print(format!("+ {line}"));
-            }
-            None => state.print(format!("+ {line}")),
-        }
+    let lines = diff(&state.last, &now, how.context);
+    if lines.is_empty() {
+        state.print("(no change)".to_string());
     }
-    let gone: Vec<String> = state
-        .last
-        .iter()
-        .filter(|(id, _)| !after.contains_key(id))
-        .map(|(_, old)| format!("- {old}"))
-        .collect();
-    state.out.extend(gone);
+    state.out.extend(lines);
     state.last = now;
     Ok(())
+}
+
+/// An error's message as an agent reads it: the elements it names by the
+/// refs the agent knows them by, rather than by their ids.
+fn with_refs(state: &State, message: &str) -> String {
+    let mut out = String::new();
+    let mut digits = String::new();
+    for c in message.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        match state.refs.get(&digits) {
+            Some(r) => out.push_str(&format!("@e{r}")),
+            None => out.push_str(&digits),
+        }
+        digits.clear();
+        out.push(c);
+    }
+    out.pop();
+    out
 }
 
 pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
@@ -576,13 +736,13 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
     for line in &state.out {
         println!("{line}");
     }
-    result
+    result.map_err(|e| with_refs(&state, &e))
 }
 
 /// After an action: the diff once settled, or just "ok".
-fn finish(client: &mut Client, state: &mut State, settle: bool) -> Result<(), String> {
-    if settle {
-        settle_and_diff(client, state)
+fn finish(client: &mut Client, state: &mut State, how: Settle) -> Result<(), String> {
+    if how.settle {
+        settle_and_diff(client, state, how)
     } else {
         state.print("ok".to_string());
         Ok(())
@@ -594,25 +754,44 @@ fn act(
     state: &mut State,
     t: &str,
     action: Action,
-    settle: bool,
+    how: Settle,
 ) -> Result<(), String> {
     let window = state.window;
     let tree: TreeAnswer = client.call_as(Call::Tree { window })?;
     let element = target(state, t, &tree)?;
+    // What was set into a password field is confirmed, never echoed.
+    let secret = match (&action, &element) {
+        (Action::SetValue { text }, ElementPick::Id(id)) => tree
+            .nodes
+            .iter()
+            .find(|n| n.id == id.to_string() && n.states.iter().any(|s| s == "password"))
+            .map(|n| Element {
+                value: Some(text.clone()),
+                ..n.clone()
+            }),
+        _ => None,
+    };
     client.call(Call::Act {
         window,
         element,
         action,
     })?;
-    finish(client, state, settle)
+    if let Some(field) = secret {
+        let r = ref_of(state, &field.id);
+        state.print(line(r, &field, false, how.full));
+        if !how.settle {
+            return Ok(());
+        }
+    }
+    finish(client, state, how)
 }
 
-fn input(client: &mut Client, state: &mut State, event: Event, settle: bool) -> Result<(), String> {
+fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> Result<(), String> {
     client.call(Call::Input {
         window: state.window,
         events: vec![event],
     })?;
-    finish(client, state, settle)
+    finish(client, state, how)
 }
 
 fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> Result<(), String> {
@@ -626,13 +805,43 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         mods: Mods::default(),
     };
     match command {
-        C::Snapshot { interactive, json } => {
-            let (tree, shown) = snapshot(client, state)?;
+        C::Snapshot {
+            interactive,
+            json,
+            full,
+        } => {
+            // Without -i every element is listed, hidden ones too.
+            let (tree, shown) = snapshot(client, state, !interactive, full)?;
             if json {
                 state.print(format!("{tree}"));
-            } else {
-                for s in shown.iter().filter(|s| s.control || !interactive) {
+            } else if interactive {
+                let controls = shown.iter().filter(|s| s.control);
+                let (hidden, showing): (Vec<&Shown>, Vec<&Shown>) =
+                    controls.partition(|s| s.hidden);
+                for s in showing {
                     state.print(s.line.clone());
+                }
+                if !hidden.is_empty() {
+                    state.print(format!(
+                        "({} controls that do not show left out: hidden pages, closed popups, scrolled away)",
+                        hidden.len()
+                    ));
+                }
+            } else {
+                // What shows, then what does not, each in tree order.
+                let (hidden, showing): (Vec<&Shown>, Vec<&Shown>) =
+                    shown.iter().partition(|s| s.hidden);
+                for s in showing {
+                    state.print(s.line.clone());
+                }
+                if !hidden.is_empty() {
+                    state.print(
+                        "(not showing: on hidden pages, in closed popups, scrolled away)"
+                            .to_string(),
+                    );
+                    for s in hidden {
+                        state.print(s.line.clone());
+                    }
                 }
             }
             remember(state, &shown);
@@ -757,6 +966,7 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wayrig_proto::mygo::LabelFallback;
 
     #[test]
     fn lines_are_short_and_leave_out_what_is_empty() {
@@ -768,11 +978,11 @@ mod tests {
             ..Element::default()
         };
         assert_eq!(
-            line(2, &n, false),
+            line(2, &n, false, false),
             r#"@e2 [button] "Add" key=add (disabled)"#
         );
         assert_eq!(
-            line(2, &n, true),
+            line(2, &n, true, false),
             r#"@e2 [button] "Add" key=add (focused disabled)"#
         );
         let n = Element {
@@ -781,9 +991,12 @@ mod tests {
             value: Some("Ada".into()),
             ..Element::default()
         };
-        assert_eq!(line(3, &n, false), r#"@e3 [textField] "Name" value="Ada""#);
         assert_eq!(
-            line(3, &n, true),
+            line(3, &n, false, false),
+            r#"@e3 [textField] "Name" value="Ada""#
+        );
+        assert_eq!(
+            line(3, &n, true, false),
             r#"@e3 [textField] "Name" value="Ada" (focused)"#
         );
     }
@@ -796,7 +1009,7 @@ mod tests {
             states: vec!["focusable".into()],
             ..Element::default()
         };
-        assert_eq!(line(4, &entry, false), "@e4 [textField]");
+        assert_eq!(line(4, &entry, false, false), "@e4 [textField]");
         assert!(worth_a_line(&entry), "a focusable field is a control");
         let spacer = Element {
             role: "group".into(),
@@ -824,6 +1037,90 @@ mod tests {
         // The spec: don't open a context menu with a right click through input.
         assert!(!SKILL.contains("open them with `click --button right`"));
         assert!(SKILL.contains("do not open one with a right click"));
+    }
+
+    #[test]
+    fn long_values_are_cut_with_the_count_of_what_was_cut() {
+        let long = "x".repeat(1123);
+        let cut = quoted(&long, false);
+        assert_eq!(cut, format!("\"{}…\" (+1,043 chars)", "x".repeat(80)));
+        assert_eq!(quoted(&long, true), format!("{long:?}"));
+        assert_eq!(quoted("short", false), "\"short\"");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+    }
+
+    #[test]
+    fn unlabeled_controls_read_by_their_fallback_and_say_where_it_comes_from() {
+        let fallback = |from: &str, text: &str| Element {
+            role: "button".into(),
+            label: Some("GtkToggleButton".into()),
+            label_is_class_name: true,
+            label_fallback: Some(LabelFallback {
+                from: from.into(),
+                text: text.into(),
+            }),
+            ..Element::default()
+        };
+        assert_eq!(
+            line(5, &fallback("icon", "edit-clear"), false, false),
+            r#"@e5 [button] (icon "edit-clear")"#
+        );
+        assert_eq!(
+            line(5, &fallback("beside", "Name"), false, false),
+            r#"@e5 [button] ~"Name""#
+        );
+        let nothing = Element {
+            label_fallback: None,
+            ..fallback("icon", "")
+        };
+        assert_eq!(line(5, &nothing, false, false), "@e5 [button]");
+        let password = Element {
+            role: "textField".into(),
+            value: Some("hunter2".into()),
+            states: vec!["password".into()],
+            ..Element::default()
+        };
+        assert_eq!(
+            line(7, &password, false, false),
+            "@e7 [textField] value=•••• (7 chars) (password)"
+        );
+    }
+
+    #[test]
+    fn diffs_print_changes_only_and_neighbours_when_asked() {
+        let lines = |ls: &[(&str, &str)]| -> Vec<(String, String)> {
+            ls.iter()
+                .map(|(id, l)| (id.to_string(), l.to_string()))
+                .collect()
+        };
+        let before = lines(&[("1", "a"), ("2", "b"), ("3", "c"), ("4", "gone")]);
+        let now = lines(&[("1", "a"), ("2", "B"), ("3", "c"), ("5", "new")]);
+        assert_eq!(diff(&before, &now, 0), ["- b", "+ B", "+ new", "- gone"]);
+        assert_eq!(
+            diff(&before, &now, 1),
+            ["= a", "- b", "+ B", "= c", "+ new", "- gone"]
+        );
+        assert!(diff(&now, &now, 2).is_empty());
+    }
+
+    #[test]
+    fn errors_name_refs_and_say_their_code_once() {
+        assert_eq!(
+            without_code("unsupported", "unsupported: no such thing"),
+            "no such thing"
+        );
+        assert_eq!(without_code("timeout", "timed out: slow"), "slow");
+        assert_eq!(without_code("no_element", "no element 5"), "no element 5");
+        let mut state = State::default();
+        state.refs.insert("1234567890123456789".into(), 14);
+        assert_eq!(
+            with_refs(
+                &state,
+                "failed: element 1234567890123456789 is gone (1 of 2)"
+            ),
+            "failed: element @e14 is gone (1 of 2)"
+        );
     }
 
     #[test]

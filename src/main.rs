@@ -354,6 +354,9 @@ async fn drive(
     listeners: Listeners,
     mut stop: StopSignals,
 ) -> Result<(), String> {
+    // The Bus faces answer every request they accepted before Wayrig stops.
+    let (stop_bus, bus_stopped) = tokio::sync::watch::channel(false);
+    let mut bus_faces = Vec::new();
     if let Some(bus) = bus {
         let mygo_listener = match args.mygo_socket() {
             Some(path) => Some((mygo::bind(&path).await?, path)),
@@ -381,24 +384,26 @@ async fn drive(
         }
         if let Some(listener) = listeners.bus {
             let addr = listener.addr;
-            tokio::spawn(wayrig_bus::serve(
+            bus_faces.push(tokio::spawn(wayrig_bus::serve(
                 listener,
                 session.clone(),
                 args.bus_name.clone(),
                 |name, pid, app_id| {
                     eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
                 },
-            ));
+                bus_stopped.clone(),
+            )));
             eprintln!("wayrig: bus listens at ws://{addr}/ws");
         }
         if let Some(url) = args.bus_connect.clone() {
             eprintln!("wayrig: bus connects to {url}");
-            tokio::spawn(wayrig_bus::connect(
+            bus_faces.push(tokio::spawn(wayrig_bus::connect(
                 url.clone(),
                 session.clone(),
                 args.bus_name.clone(),
                 move |notice| bus_notice(&url, notice),
-            ));
+                bus_stopped.clone(),
+            )));
         }
     }
     let session = host.session();
@@ -453,6 +458,7 @@ async fn drive(
             println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
         }
         if args.once {
+            stop_faces(&stop_bus, bus_faces).await;
             host.shutdown().await;
             return Ok(());
         }
@@ -468,6 +474,18 @@ async fn drive(
             _ = stop.recv() => break,
         }
     }
+    stop_faces(&stop_bus, bus_faces).await;
     host.shutdown().await;
     Ok(())
+}
+
+/// Tell the Bus faces to stop and wait while they answer what they accepted.
+async fn stop_faces(
+    stop_bus: &tokio::sync::watch::Sender<bool>,
+    bus_faces: Vec<tokio::task::JoinHandle<()>>,
+) {
+    let _ = stop_bus.send(true);
+    for face in bus_faces {
+        let _ = face.await;
+    }
 }

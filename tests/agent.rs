@@ -69,9 +69,16 @@ fn an_agent_drives_the_app_with_short_commands() {
     let press = ref_of(&snap, &["[button]", "\"Press\""]);
     let second = ref_of(&snap, &["[textField]", "\"Second\""]);
     assert!(press.starts_with("@e") && second.starts_with("@e"));
+    // Compact lines only, and one closing line counting what does not show
+    // (the list's rows scrolled out of view).
+    let (lines, last) = snap.trim_end().rsplit_once('\n').unwrap();
     assert!(
-        snap.lines().all(|l| l.starts_with("@e")),
+        lines.lines().all(|l| l.starts_with("@e")),
         "compact lines only:\n{snap}"
+    );
+    assert!(
+        last.contains("controls that do not show left out"),
+        "{last}"
     );
 
     // Press with --settle: the changed element as - and + lines.
@@ -263,4 +270,148 @@ fn version_names_the_command_it_was_called_as() {
         let said = String::from_utf8(out.stdout).unwrap();
         assert_eq!(said, format!("{name} {}\n", env!("CARGO_PKG_VERSION")));
     }
+}
+
+/// The lines of `snapshot -i` an agent reads on gtk4-widget-factory's first
+/// page: every control it shows, none of the hidden pages' or of closed
+/// popovers', GTK's class names and mnemonic markers gone, long values cut.
+#[test]
+fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "Widget Factory");
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let count = |parts: &[&str]| {
+        snap.lines()
+            .filter(|l| parts.iter().all(|p| l.contains(p)))
+            .count()
+    };
+    // The first page's controls, as a person sees them there.
+    assert_eq!(count(&["[checkBox] \"checkbutton\""]), 6, "{snap}");
+    assert_eq!(count(&["[checkBox] \"radiobutton\""]), 6, "{snap}");
+    assert_eq!(count(&["[button] \"togglebutton\""]), 4, "{snap}");
+    assert_eq!(count(&["[link] \"link button\""]), 1, "{snap}");
+    assert_eq!(count(&["[textField]", "value=\"entry\""]), 2, "{snap}");
+    // The page switcher's tabs read as they show, without "_".
+    for page in ["Page 1", "Page 2", "Page 3"] {
+        assert_eq!(count(&["[tab]", &format!("\"{page}\"")]), 1, "{snap}");
+    }
+    // Nothing of the hidden pages (page 2's dialog buttons, its notebook's
+    // "News" tab) nor of the closed primary menu (Transition Pages).
+    for elsewhere in ["Inform", "News", "Transition Pages"] {
+        assert_eq!(count(&[elsewhere]), 0, "{elsewhere}:\n{snap}");
+    }
+    let last = snap.lines().last().unwrap();
+    assert!(
+        last.contains("controls that do not show left out"),
+        "{last}"
+    );
+    // No class names where a label would be.
+    assert_eq!(count(&["\"Gtk"]), 0, "{snap}");
+    // The text view's long text is cut, with what was cut counted; --full
+    // and the JSON keep it whole.
+    let cut = snap
+        .lines()
+        .find(|l| l.contains("value=\"Lorem ipsum"))
+        .unwrap_or_else(|| panic!("the text view:\n{snap}"));
+    assert!(cut.contains("…\" (+") && cut.contains(" chars)"), "{cut}");
+    assert!(cut.chars().count() < 160, "{cut}");
+    let whole = ok(&cache, &["snapshot", "-i", "--full"]);
+    assert!(whole.contains("accumsan cursus."), "--full prints it whole");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&cache, &["snapshot", "--json"])).unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    assert!(nodes.iter().any(|n| n["value"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("Lorem ipsum") && v.ends_with("accumsan cursus."))));
+    // The JSON keeps the toolkit's name, marked for what it is.
+    assert!(nodes
+        .iter()
+        .any(|n| n["label"] == "GtkToggleButton" && n["labelIsClassName"] == true));
+    // Without -i every element is listed, after those that show those
+    // that do not.
+    let all = ok(&cache, &["snapshot"]);
+    let (showing, not_showing) = all.split_once("(not showing: ").unwrap();
+    assert!(showing.contains("\"checkbutton\""));
+    assert!(!showing.contains("\"Inform Inform\""));
+    assert!(not_showing.contains("\"Inform Inform\""));
+
+    // A password is confirmed, not echoed.
+    let password = ref_of(&snap, &["[textField]", "(password"]);
+    let set = ok(&cache, &["fill", &password, "hunter2"]);
+    assert!(set.contains("value=•••• (7 chars)"), "{set}");
+    assert!(!set.contains("hunter2"), "{set}");
+}
+
+/// `--settle` prints what changed and nothing else: a popover opening and
+/// closing, `(no change)`, neighbours only when asked; errors read once and
+/// by ref.
+#[test]
+fn settle_prints_only_what_changed() {
+    let wayrig = Wayrig::start();
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
+    ok(&cache, &["wait"]);
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    // The menu button's popover is closed: its items are not listed.
+    assert!(!snap.contains("Alpha"), "{snap}");
+    let press = ref_of(&snap, &["[button]", "\"Press\""]);
+    let diff = ok(&cache, &["press", &press, "--settle"]);
+    assert!(
+        diff.lines()
+            .all(|l| l.starts_with("- ") || l.starts_with("+ ")),
+        "{diff}"
+    );
+    assert!(diff.contains(&format!("+ {press} [button] \"Press\" (focused)")));
+    // Nothing changed the second time.
+    assert_eq!(
+        ok(&cache, &["press", &press, "--settle"]).trim(),
+        "(no change)"
+    );
+    // With context, the unchanged neighbours of a change.
+    let second = ref_of(&snap, &["[textField]", "\"Second\""]);
+    let diff = ok(
+        &cache,
+        &["fill", &second, "Ada", "--settle", "--context", "1"],
+    );
+    assert!(diff.contains(&format!("+ {second} [textField] \"Second\" value=\"Ada\"")));
+    assert!(diff.lines().any(|l| l.starts_with("= ")), "{diff}");
+    // A popover that opens is a change; its items show, and go when it closes.
+    let menu = ref_of(&snap, &["[button]", "\"Menu\""]);
+    let opened = ok(&cache, &["press", &menu, "--settle"]);
+    assert!(
+        opened
+            .lines()
+            .any(|l| l.starts_with("+ ") && l.contains("[menuItem] \"Alpha\"")),
+        "{opened}"
+    );
+    let closed = ok(&cache, &["key", "Escape", "--settle"]);
+    let alpha = |l: &str| l.contains("[menuItem] \"Alpha\"");
+    assert!(
+        closed.lines().any(|l| l.starts_with("- ") && alpha(l))
+            && !closed.lines().any(|l| l.starts_with("+ ") && alpha(l)),
+        "{closed}"
+    );
+    assert!(!ok(&cache, &["snapshot", "-i"]).contains("Alpha"));
+
+    // Errors name the ref given, and their code once.
+    let refused = err(&cache, &["expand", &press]);
+    assert!(refused.contains(&format!("element {press} ")), "{refused}");
+    let unsupported = err(&cache, &["eval", "1+1"]);
+    assert!(
+        unsupported.contains("unsupported: the window"),
+        "{unsupported}"
+    );
+    assert!(
+        !unsupported.contains("unsupported: unsupported"),
+        "{unsupported}"
+    );
 }

@@ -227,6 +227,27 @@ impl Client {
 }
 
 impl Client {
+    /// Send a request without waiting for its answer; its id.
+    async fn send(&mut self, to: &str, command: &str, body: Value) -> String {
+        let id = self.next_id.to_string();
+        self.next_id += 1;
+        let frame = Frame::request(command, &self.name, to, &id).with_body(body.to_string());
+        self.send_text(frame.serialize()).await;
+        id
+    }
+
+    /// The answers to requests sent, by id, in the order they came.
+    async fn answers(&mut self, ids: &[String]) -> Vec<Frame> {
+        let mut got = Vec::new();
+        while got.len() < ids.len() {
+            let frame = self.receive().await;
+            if frame.id().is_some_and(|id| ids.iter().any(|i| i == id)) {
+                got.push(frame);
+            }
+        }
+        got
+    }
+
     /// `ui.tree` until `done` holds of it (an app may fill its window late).
     async fn tree_until(&mut self, app: &str, body: Value, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + APP_START;
@@ -1070,4 +1091,344 @@ fn bus_connect_excludes_bus_listen_and_takes_only_ws_urls() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+}
+
+/// The body of an answer, as JSON.
+fn body(frame: &Frame) -> Value {
+    serde_json::from_str(&frame.body).expect("a JSON body")
+}
+
+/// The answer to the request with this id.
+fn answer_of<'a>(answers: &'a [Frame], id: &str) -> &'a Frame {
+    answers
+        .iter()
+        .find(|a| a.id() == Some(id))
+        .unwrap_or_else(|| panic!("no answer to {id}"))
+}
+
+#[test]
+fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
+    // Hidden windows throttled: the queued input must still drain.
+    let hosted = Hosted::fixture(&["--bus-name", "fx", "--throttle-hidden"]);
+    let app = hosted.first_name();
+    let pid: i32 = hosted
+        .stderr
+        .wait_for(BUS_NAME_LINE, "the app's pid")
+        .split(" for pid ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|pid| pid.parse().ok())
+        .expect("wayrig prints the app's pid");
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        let tree = c.tree(&app, json!({})).await;
+        let first = nodes(&tree)
+            .iter()
+            .find(|n| n["role"] == "TextInput" && n["label"] == "First")
+            .unwrap_or_else(|| panic!("the First field in {tree}"))
+            .clone();
+        c.ok(&app, "ui.click", json!({"id": first["id"]})).await;
+
+        // Type, then read, sent together: the read waits for the typing.
+        let typed = c.send(&app, "fx.ui.type", json!({"text": "queued"})).await;
+        let read = c
+            .send(&app, "fx.ui.tree", json!({"role": "TextInput"}))
+            .await;
+        let got = c.answers(&[typed.clone(), read.clone()]).await;
+        assert_eq!(got[0].id(), Some(typed.as_str()), "answers come in order");
+        let field = nodes(&body(answer_of(&got, &read)))
+            .iter()
+            .find(|n| n["id"] == first["id"])
+            .cloned()
+            .unwrap();
+        assert_eq!(field["value"], "queued", "the read saw the typed text");
+
+        // 40 inputs at once: 32 are held (the running one among them), 8 refused.
+        let mut ids = Vec::new();
+        for _ in 0..40 {
+            ids.push(c.send(&app, "fx.ui.type", json!({"text": "x"})).await);
+        }
+        let got = c.answers(&ids).await;
+        let busy: Vec<Value> = got
+            .iter()
+            .filter(|a| a.rc() == Some(Rc::Error))
+            .map(body)
+            .collect();
+        assert_eq!(busy.len(), 8, "{busy:?}");
+        assert!(busy.iter().all(|b| b["error_code"] == "BUSY"
+            && b["message"].as_str().unwrap().contains("32 input requests")));
+        let after = c.tree(&app, json!({"role": "TextInput"})).await;
+        let field = nodes(&after)
+            .iter()
+            .find(|n| n["id"] == first["id"])
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            field["value"],
+            format!("queued{}", "x".repeat(32)),
+            "every accepted input ran, once"
+        );
+
+        // A traced click: one pass per frame it ran, with what the seat sent.
+        let traced = c
+            .ok(&app, "ui.click", json!({"label": "Press", "trace": true}))
+            .await;
+        let passes = traced["passes"].as_array().expect("passes");
+        assert_eq!(
+            passes.len(),
+            2,
+            "the move, then the press and release: {traced}"
+        );
+        assert!(
+            passes[0]["events"][0]["PointerMoved"].is_array(),
+            "{traced}"
+        );
+        let presses = passes[1]["events"].as_array().unwrap();
+        assert_eq!(presses[0]["PointerButton"]["pressed"], true);
+        assert_eq!(presses[1]["PointerButton"]["pressed"], false);
+        assert_eq!(presses[0]["PointerButton"]["button"], "primary");
+        assert!(passes[1]["time"].as_f64() >= passes[0]["time"].as_f64());
+        assert_eq!(passes[1]["down"], false);
+        assert_eq!(passes[1]["pointer"], traced["at"]);
+        assert!(passes[1]["hit"].is_string(), "{traced}");
+        let plain = c.ok(&app, "ui.click", json!({"label": "Press"})).await;
+        assert!(plain.get("passes").is_none(), "no trace unless asked");
+        let clicks_before = clicked_count(&hosted);
+
+        // Minimize with clicks queued: they are settled at once (cancelled, or
+        // answered if only their redraw was left); none leaves a button down.
+        let mut clicks = Vec::new();
+        for _ in 0..6 {
+            clicks.push(c.send(&app, "fx.ui.click", json!({"label": "Press"})).await);
+        }
+        let minimize = c
+            .send(&app, "fx.window", json!({"action": "minimize"}))
+            .await;
+        let mut all = clicks.clone();
+        all.push(minimize.clone());
+        let got = c.answers(&all).await;
+        let minimized = body(answer_of(&got, &minimize));
+        assert_eq!(minimized["minimized"], true, "{minimized}");
+        let answered = clicks
+            .iter()
+            .filter(|id| answer_of(&got, id).rc() == Some(Rc::Ok))
+            .count();
+        let cancelled = clicks
+            .iter()
+            .map(|id| answer_of(&got, id))
+            .filter(|a| a.rc() == Some(Rc::Error))
+            .inspect(|a| assert_eq!(body(a)["error_code"], "CANCELLED", "{}", a.body))
+            .count();
+        assert!(
+            cancelled >= 4,
+            "queued clicks were cancelled: {answered} answered"
+        );
+        let hidden = c.refused(&app, "ui.click", json!({"label": "Press"})).await;
+        assert_eq!(hidden["error_code"], "BUSY", "new input to a hidden window");
+        assert!(hidden["message"].as_str().unwrap().contains("minimized"));
+        c.ok(&app, "window", json!({"action": "restore"})).await;
+        let moved = c
+            .ok(
+                &app,
+                "ui.pointer",
+                json!({"x": 5, "y": 5, "action": "move", "trace": true}),
+            )
+            .await;
+        assert_eq!(moved["passes"][0]["down"], false, "no button left down");
+        // A cancelled press never completed a click.
+        c.ok(&app, "ui.click", json!({"id": first["id"]})).await;
+        assert_eq!(
+            clicked_count(&hosted),
+            clicks_before + answered,
+            "only the answered clicks clicked"
+        );
+
+        // The app dies mid-type: the typing answers `closing` and
+        // `interrupted`, queued input is CANCELLED, a queued read BUSY.
+        c.ok(&app, "ui.key", json!({"key": "A", "modifiers": ["ctrl"]}))
+            .await;
+        c.ok(&app, "ui.type", json!({"text": "z"})).await;
+        let long = "a\n".repeat(60);
+        let typing = c.send(&app, "fx.ui.type", json!({"text": long})).await;
+        let queued = c.send(&app, "fx.ui.type", json!({"text": "never"})).await;
+        let read = c.send(&app, "fx.window.state", json!({})).await;
+        hosted
+            .stdout
+            .wait_for(r#""text": "za""#, "the typing under way");
+        // SAFETY: kill(2) on the app wayrig started for this test.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let got = c
+            .answers(&[typing.clone(), queued.clone(), read.clone()])
+            .await;
+        let typing = answer_of(&got, &typing);
+        assert_eq!(typing.rc(), Some(Rc::Ok), "{}", typing.body);
+        assert_eq!(body(typing)["closing"], true, "{}", typing.body);
+        assert_eq!(body(typing)["interrupted"], true, "{}", typing.body);
+        let queued = answer_of(&got, &queued);
+        assert_eq!(body(queued)["error_code"], "CANCELLED", "{}", queued.body);
+        let read = answer_of(&got, &read);
+        assert_eq!(body(read)["error_code"], "BUSY", "{}", read.body);
+    });
+}
+
+/// How many clicks the fixture has reported.
+fn clicked_count(hosted: &Hosted) -> usize {
+    hosted
+        .stdout
+        .lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains(r#""ev": "clicked""#))
+        .count()
+}
+
+/// A node of a tree by role and label.
+fn node<'a>(tree: &'a Value, role: &str, label: &str) -> &'a Value {
+    nodes(tree)
+        .iter()
+        .find(|n| n["role"] == role && n["label"] == label)
+        .unwrap_or_else(|| panic!("no {role} {label:?} in {tree}"))
+}
+
+/// The egui fixture's status line, as its tree reports it.
+fn egui_status(tree: &Value) -> Option<String> {
+    nodes(tree)
+        .iter()
+        .filter_map(|n| n["label"].as_str())
+        .find(|l| l.starts_with("presses "))
+        .map(str::to_string)
+}
+
+#[test]
+fn every_drive_verb_answers_for_an_egui_app() {
+    let fixture = support::workspace_binary("egui-fixture");
+    let xdg = std::env::temp_dir().join(format!("wayrig-bus-egui-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&xdg);
+    std::fs::create_dir_all(&xdg).unwrap();
+    let hosted = Hosted::start_with_env(
+        &["--bus-name", "eg"],
+        &[fixture.to_str().unwrap()],
+        &[("XDG_RUNTIME_DIR", &xdg)],
+    );
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "agent").await;
+        let help = c.request(&app, "HELP", json!({})).await;
+        assert_eq!(help.rc(), Some(Rc::Ok));
+
+        // AccessKit's tree, under AccessKit's role names.
+        let tree = c
+            .tree_until(&app, json!({}), |t| egui_status(t).is_some())
+            .await;
+        assert_eq!(
+            egui_status(&tree).unwrap(),
+            r#"presses 0, enabled false, name "", amount 0"#
+        );
+        node(&tree, "CheckBox", "Enabled");
+        node(&tree, "Slider", "Amount");
+        let field = nodes(&tree)
+            .iter()
+            .find(|n| n["role"] == "TextInput")
+            .unwrap_or_else(|| panic!("the name field in {tree}"))
+            .clone();
+        assert_eq!(field["placeholder"], "Your name", "{field}");
+
+        // Click by label, then read the effect.
+        let press = node(&tree, "Button", "Press").clone();
+        let clicked = c.ok(&app, "ui.click", json!({"label": "Press"})).await;
+        assert_eq!(clicked["target"], press["id"]);
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.starts_with("presses 1,"))
+        })
+        .await;
+
+        // Click by placeholder, type, select all with `command`, type over
+        // it; the newline presses Enter, which ends the edit.
+        let focused = c.ok(&app, "ui.click", json!({"label": "Your name"})).await;
+        assert_eq!(focused["target"], field["id"], "the placeholder matched");
+        // AccessKit may report the focus on a node inside the field.
+        let editing = focused["focused"].clone();
+        assert!(editing.is_string(), "the field took focus: {focused}");
+        c.ok(&app, "ui.type", json!({"text": "Ada"})).await;
+        c.ok(
+            &app,
+            "ui.key",
+            json!({"key": "A", "modifiers": ["command"]}),
+        )
+        .await;
+        let typed = c
+            .ok(&app, "ui.type", json!({"text": "Grüße\n", "trace": true}))
+            .await;
+        let passes = typed["passes"].as_array().unwrap();
+        assert_eq!(passes.len(), 2, "the text, then Enter: {typed}");
+        assert_eq!(passes[0]["events"][0]["Text"], "Grüße");
+        assert_eq!(passes[1]["events"][0]["Key"]["key"], "Enter");
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.contains(r#"name "Grüße""#))
+        })
+        .await;
+
+        // The check box, by id as an integer.
+        let enabled = node(&tree, "CheckBox", "Enabled")["id"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap();
+        c.ok(&app, "ui.click", json!({"id": enabled})).await;
+        let checked = c
+            .tree_until(&app, json!({"role": "CheckBox"}), |t| {
+                node(t, "CheckBox", "Enabled")["checked"] == "true"
+            })
+            .await;
+        assert_eq!(node(&checked, "CheckBox", "Enabled")["enabled"], true);
+
+        // Press and release as two requests click too.
+        let r: Vec<f64> = press["rect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let (x, y) = ((r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0);
+        for action in ["press", "release"] {
+            c.ok(
+                &app,
+                "ui.pointer",
+                json!({"x": x, "y": y, "action": action}),
+            )
+            .await;
+        }
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.starts_with("presses 2,"))
+        })
+        .await;
+        let scrolled = c
+            .ok(
+                &app,
+                "ui.scroll",
+                json!({"x": x, "y": y, "dy": 40, "trace": true}),
+            )
+            .await;
+        let wheel = &scrolled["passes"][0]["events"][1]["MouseWheel"];
+        assert_eq!(wheel["delta"][1], 1.0 * 40.0, "egui's sign: {scrolled}");
+
+        // Capture, window state and window commands.
+        let shot = c.ok(&app, "ui.capture", json!({"name": "egui.png"})).await;
+        assert_eq!(
+            PathBuf::from(shot["path"].as_str().unwrap()),
+            xdg.join("eg/captures/egui.png")
+        );
+        let state = c.ok(&app, "window.state", json!({})).await;
+        assert_eq!(state["size"], json!([shot["width"], shot["height"]]));
+        let maximized = c.ok(&app, "window", json!({"action": "maximize"})).await;
+        assert_eq!(maximized["maximized"], true, "{maximized}");
+        let restored = c.ok(&app, "window", json!({"action": "restore"})).await;
+        assert_eq!(restored["maximized"], false, "{restored}");
+
+        // egui draws its menus inside its window: none is open.
+        let menu = c.ok(&app, "ui.menu", json!({})).await;
+        assert_eq!(menu["menu"], Value::Null);
+    });
+    let _ = std::fs::remove_dir_all(&xdg);
 }

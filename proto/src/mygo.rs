@@ -823,6 +823,15 @@ pub struct TreeAnswer {
     pub announcements: Vec<String>,
 }
 
+/// The words for an unlabeled control: `from` is `labelledBy` (the text of
+/// the element that labels it), `description` (GTK's tooltip), `icon` (its
+/// icon's name) or `beside` (the label just before it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelFallback {
+    pub from: String,
+    pub text: String,
+}
+
 /// One element of `tree`, with what it has; ids are strings of digits.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -833,8 +842,17 @@ pub struct Element {
     pub role: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// The accessible label, as the app gave it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The label is only the toolkit's class name, as GTK names a widget
+    /// nobody labeled (`GtkToggleButton`): it says nothing. Wayrig's own.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub label_is_class_name: bool,
+    /// For an unlabeled control, what a person would call it and where that
+    /// comes from; never put in `label`. Wayrig's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_fallback: Option<LabelFallback>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -14,7 +14,7 @@ use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
 use crate::facts::{bounds, lasting, Lasting};
-use crate::model::{is_layout, Error, Node, Role, States};
+use crate::model::{is_class_name, is_layout, without_mnemonics, Error, Node, Role, States};
 use crate::objects::{node_id, object_proxy, ref_id};
 use wayrig_host::Rect;
 
@@ -298,6 +298,21 @@ impl A11y {
                     return false;
                 }
             }
+        };
+        tokio::time::timeout(timeout, seen).await.unwrap_or(false)
+    }
+
+    /// Wait until any accessibility event arrives after change count `since`;
+    /// whether one did within `timeout`.
+    pub async fn wait_change(&self, since: u64, timeout: Duration) -> bool {
+        let mut read = self.read.clone();
+        let seen = async move {
+            while self.changes() <= since {
+                if read.changed().await.is_err() {
+                    return false;
+                }
+            }
+            true
         };
         tokio::time::timeout(timeout, seen).await.unwrap_or(false)
     }
@@ -998,13 +1013,26 @@ fn to_node(
     if annotations.has_popup.is_none() && it.states.contains(State::HasPopup) {
         annotations.has_popup = Some("menu".into());
     }
+    let gtk = lasting
+        .toolkit
+        .as_deref()
+        .is_some_and(|t| t.eq_ignore_ascii_case("gtk"));
+    // GTK 4.8 names some controls by their label as written, mnemonic
+    // marker and all ("Page _1"); text shown as text carries none.
+    let name = if gtk && takes_mnemonic(role) {
+        without_mnemonics(&it.short_name)
+    } else {
+        it.short_name.clone()
+    };
     Node {
         id,
         parent,
         children,
         role,
         native_role: it.role.name().to_string(),
-        name: it.short_name.clone(),
+        name_is_class: gtk && is_class_name(&name),
+        name,
+        label_fallback: None,
         description: it.name.clone(),
         key: lasting.key,
         states,
@@ -1017,6 +1045,30 @@ fn to_node(
         relations: lasting.relations,
         annotations,
     }
+}
+
+/// Controls (and the pages they switch) whose label a toolkit may write
+/// with a mnemonic marker.
+fn takes_mnemonic(role: Role) -> bool {
+    matches!(
+        role,
+        Role::Button
+            | Role::ToggleButton
+            | Role::CheckBox
+            | Role::RadioButton
+            | Role::Switch
+            | Role::MenuButton
+            | Role::ComboBox
+            | Role::Tab
+            | Role::MenuItem
+            | Role::CheckMenuItem
+            | Role::RadioMenuItem
+            | Role::Menu
+            // A stack page is named by its title, written as its tab's.
+            | Role::Group
+            | Role::Panel
+            | Role::TabPanel
+    )
 }
 
 fn states(s: &StateSet) -> States {

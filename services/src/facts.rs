@@ -35,6 +35,8 @@ pub struct Lasting {
     pub value: Option<String>,
     /// Selected characters of a text field; the caret when empty.
     pub selection: Option<(i32, i32)>,
+    /// The toolkit that made the object, as its attributes name it ("GTK").
+    pub toolkit: Option<String>,
 }
 
 /// Read the lasting facts of one object, its calls side by side. The text
@@ -127,6 +129,7 @@ pub async fn lasting(
             RelationType::ControllerFor => facts.relations.controls.extend(ids),
             RelationType::DescribedBy => facts.relations.described_by.extend(ids),
             RelationType::ErrorMessage => facts.relations.error_message.extend(ids),
+            RelationType::LabelledBy => facts.relations.labelled_by.extend(ids),
             _ => {}
         }
     }
@@ -178,6 +181,7 @@ pub fn from_attributes(a: &HashMap<String, String>) -> Lasting {
         },
         sort,
         role: text(&["xml-roles"]).and_then(|r| xml_role(&r)),
+        toolkit: text(&["toolkit"]),
         ..Lasting::default()
     }
 }
@@ -356,6 +360,7 @@ mod tests {
         assert_eq!(f.annotations.auto_complete.as_deref(), Some("list"));
         assert_eq!(f.sort, Some(Sort::Ascending));
         assert_eq!(f.role, Some(Role::Navigation));
+        assert_eq!(f.toolkit.as_deref(), Some("GTK"));
         let none = from_attributes(&HashMap::new());
         assert_eq!(none, Lasting::default());
     }

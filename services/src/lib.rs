@@ -20,5 +20,5 @@ pub use session::{
     CloseOutcome, Delivery, Element, ElementRef, ImageFormat, Launch, Launched, LogicalRect, Menu,
     MenuPath, MenuRow, Offered, OpenMenu, OpenTarget, Path, Query, ReadOptions, Screenshot,
     Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step, StepReport, WindowFilter,
-    WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT,
+    WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT, QUEUE_LIMIT,
 };

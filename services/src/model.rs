@@ -156,6 +156,8 @@ pub struct Place {
 #[serde(rename_all = "camelCase", default)]
 pub struct Relations {
     pub controls: Vec<u64>,
+    /// The elements whose text labels it (a field's label, as aria-labelledby).
+    pub labelled_by: Vec<u64>,
     pub described_by: Vec<u64>,
     pub error_message: Vec<u64>,
 }
@@ -176,6 +178,41 @@ pub struct Annotations {
     pub key_shortcuts: Option<String>,
 }
 
+/// Where the words come from that name an element whose own name says
+/// nothing, most telling first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LabelSource {
+    /// The text of the element its labelled-by relation names.
+    LabelledBy,
+    /// Its description (GTK gives a widget's tooltip as its description).
+    Description,
+    /// The name of the icon it shows.
+    Icon,
+    /// The text of the label just before it: left of it, else above it.
+    Beside,
+}
+
+impl LabelSource {
+    /// Its name in camelCase, as the faces' JSON writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LabelSource::LabelledBy => "labelledBy",
+            LabelSource::Description => "description",
+            LabelSource::Icon => "icon",
+            LabelSource::Beside => "beside",
+        }
+    }
+}
+
+/// The words a person would use for an element whose name says nothing,
+/// and where they come from: never its accessible name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelFallback {
+    pub source: LabelSource,
+    pub text: String,
+}
+
 /// One element of a window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
@@ -186,7 +223,14 @@ pub struct Node {
     pub role: Role,
     /// The toolkit's own role name ("push button").
     pub native_role: String,
+    /// The accessible name, with the toolkit's mnemonic markers removed
+    /// where its names carry them ("Page _1" reads "Page 1").
     pub name: String,
+    /// The name is only the toolkit's class, as GTK names a widget nobody
+    /// labeled ("GtkToggleButton"): it says nothing of what it is for.
+    pub name_is_class: bool,
+    /// For a control whose name says nothing: what a person would call it.
+    pub label_fallback: Option<LabelFallback>,
     pub description: String,
     /// The app's own name for the element (AccessibleId, GtkBuildable id, objectName).
     pub key: Option<String>,
@@ -212,6 +256,12 @@ impl Node {
     /// A container that only lays others out: an unnamed panel or group.
     pub fn is_layout(&self) -> bool {
         is_layout(self.role, &self.name)
+    }
+
+    /// The name, when it says what the element is: not empty, not only the
+    /// toolkit's class.
+    pub fn label(&self) -> Option<&str> {
+        (!self.name.is_empty() && !self.name_is_class).then_some(self.name.as_str())
     }
 
     /// Checked, unchecked or mixed; `None` for what cannot be checked.
@@ -256,6 +306,25 @@ pub fn is_class_name(name: &str) -> bool {
         rest.starts_with(|c: char| c.is_ascii_uppercase())
             && rest.chars().all(|c| c.is_ascii_alphanumeric())
     })
+}
+
+/// A name as a person reads it, without the mnemonic markers a toolkit's
+/// labels carry: a `_` before a character goes, `__` is a literal `_`.
+pub fn without_mnemonics(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '_' {
+            match chars.next() {
+                Some(next) => out.push(next),
+                // A trailing `_` marks nothing.
+                None => out.push('_'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A ranged value.
@@ -331,6 +400,14 @@ pub enum Error {
     /// Accepted, but never delivered.
     #[error("cancelled: {0}")]
     Cancelled(String),
+    /// The window went away while its input ran: `sent` of `total` steps
+    /// had been delivered.
+    #[error("interrupted: window {window} closed after {sent} of {total} input steps")]
+    Interrupted {
+        window: String,
+        sent: usize,
+        total: usize,
+    },
     #[error("unsupported: {0}")]
     Unsupported(String),
     #[error("timed out: {0}")]
@@ -365,5 +442,14 @@ mod tests {
         assert!(!is_class_name("Gtkwave"));
         assert!(!is_class_name("GtkWave viewer"));
         assert!(!is_class_name("File"));
+    }
+
+    #[test]
+    fn mnemonic_markers_go_and_doubled_underscores_stay_single() {
+        assert_eq!(without_mnemonics("Page _1"), "Page 1");
+        assert_eq!(without_mnemonics("_Inform Inform"), "Inform Inform");
+        assert_eq!(without_mnemonics("snake__case"), "snake_case");
+        assert_eq!(without_mnemonics("end_"), "end_");
+        assert_eq!(without_mnemonics("Plain"), "Plain");
     }
 }

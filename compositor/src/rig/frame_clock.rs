@@ -57,7 +57,8 @@ pub struct FrameClock {
     clock: Clock<Monotonic>,
     pacing: Pacing,
     frame_interval: Duration,
-    /// Minimized and fully covered windows keep receiving frame callbacks.
+    /// Minimized and fully covered windows keep receiving frame callbacks
+    /// (when false, only while someone waits on their frames).
     frames_for_hidden: bool,
     frame_seq: u64,
     settle_waiters: Vec<SettleWaiter>,
@@ -98,7 +99,13 @@ impl FrameClock {
             return 0;
         };
         let on_screen = rec.announced().is_some_and(|info| info.on_screen);
-        if !self.frames_for_hidden && !on_screen {
+        // Input waiting on the window's next frames gets them even when hidden
+        // windows are throttled, or its answer could never come.
+        let awaited = self
+            .settle_waiters
+            .iter()
+            .any(|w| w.handle.id == id && w.until != FrameWait::Settled);
+        if !self.frames_for_hidden && !on_screen && !awaited {
             return 0;
         }
         let root = rec.surface.surface.wl_surface();

@@ -1,23 +1,49 @@
 //! The hosted apps on the Bus, for the broker and the connector alike: each named
 //! when its first window shows, answering its requests in order on a worker of its own.
+//!
+//! The spec's ordering lives here: input and captures join a queue of 32 per
+//! app, a hidden window refuses new input and cancels what waits, and closing
+//! (the app's or Wayrig's) answers every request accepted.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use wayrig_host::WindowKind;
+use tokio::task::JoinHandle;
+use wayrig_host::{WindowInfo, WindowKind};
 use wayrig_proto::abp::{Frame, Rc, Refusal};
-use wayrig_services::Session;
+use wayrig_services::{Session, QUEUE_LIMIT};
 
 use crate::names::Names;
 use crate::verbs;
 
-/// Requests one app may hold waiting; more are refused BUSY.
-const APP_BACKLOG: usize = 64;
+/// Requests of any kind one app may hold; more are refused BUSY.
+const REQUEST_LIMIT: usize = 256;
+/// How long stopping waits for the requests in progress to be answered.
+const FINISH_LIMIT: Duration = Duration::from_secs(5);
+
+/// The verbs that join an app's input queue: one step per frame.
+const INPUT_VERBS: &[&str] = &[
+    "ui.click",
+    "ui.pointer",
+    "ui.scroll",
+    "ui.key",
+    "ui.type",
+    "ui.capture",
+];
 
 /// A request for an app's worker, with where its answer goes.
 struct Job {
     request: Frame,
+    /// The verb, the app's prefix taken off.
+    verb: String,
+    /// Joined the input queue (counted in `AppState::inputs`).
+    input: bool,
+    /// The app's hide count when the request was accepted.
+    hides: u64,
     reply: mpsc::UnboundedSender<String>,
 }
 
@@ -25,10 +51,39 @@ struct Job {
 pub(crate) enum Routed {
     /// Queued; the answer goes to the reply channel when the app gave it.
     Queued,
-    /// Refused at once (the app's queue is full or it is closing).
+    /// Refused at once (the app's queue is full, its window hidden, or it is closing).
     Refused(Frame),
     /// No hosted app has that name.
     NoSuchApp,
+}
+
+/// What the Bus knows of one named app, shared by its router and worker.
+struct AppState {
+    pid: u32,
+    /// The app's front top-level window, `None` while it shows none.
+    window: Mutex<Option<WindowInfo>>,
+    /// Input requests accepted and not yet answered.
+    inputs: AtomicUsize,
+    /// Bumped whenever the window is hidden: input accepted before that is cancelled.
+    hides: AtomicU64,
+}
+
+impl AppState {
+    fn hidden(&self) -> bool {
+        self.window.lock().unwrap().as_ref().is_some_and(is_hidden)
+    }
+}
+
+/// A window that draws nothing a person sees: minimized or fully covered.
+fn is_hidden(w: &WindowInfo) -> bool {
+    w.minimized || !w.on_screen
+}
+
+/// A named app: its state and its worker's queue.
+struct App {
+    state: Arc<AppState>,
+    jobs: mpsc::Sender<Job>,
+    worker: JoinHandle<()>,
 }
 
 /// The hosted apps' names and workers.
@@ -36,8 +91,10 @@ pub(crate) struct Apps {
     session: Arc<Session>,
     /// The Bus's names; for the broker, the clients' registrations too.
     pub(crate) names: Mutex<Names>,
-    /// Each named app's worker, by Bus name.
-    workers: Mutex<HashMap<String, mpsc::Sender<Job>>>,
+    /// Each named app, by Bus name.
+    apps: Mutex<HashMap<String, App>>,
+    /// Wayrig is stopping: new requests are refused, queued ones settled.
+    stopping: Arc<AtomicBool>,
 }
 
 impl Apps {
@@ -46,20 +103,23 @@ impl Apps {
         Arc::new(Apps {
             session,
             names: Mutex::new(Names::new(first_name)),
-            workers: Mutex::new(HashMap::new()),
+            apps: Mutex::new(HashMap::new()),
+            stopping: Arc::new(AtomicBool::new(false)),
         })
     }
 
     /// Give each app a Bus name and a worker when its first top-level window
-    /// shows; `on_named` hears of each. Returns when the session ends.
+    /// shows, and follow each named app's front window; `on_named` hears of
+    /// each name. Returns when the session ends.
     pub(crate) async fn name_apps(self: Arc<Self>, on_named: impl Fn(&str, u32, &str)) {
         let mut windows = self.session.watch_windows();
         loop {
             let list = windows.borrow_and_update().clone();
-            for w in list
+            let tops: Vec<&WindowInfo> = list
                 .iter()
                 .filter(|w| matches!(w.kind, WindowKind::Normal | WindowKind::Dialog))
-            {
+                .collect();
+            for w in &tops {
                 let Some(pid) = w.pid else { continue };
                 let named = self.names.lock().unwrap().name_app(pid, &w.app_id);
                 if let Some(name) = named {
@@ -67,58 +127,236 @@ impl Apps {
                     on_named(&name, pid, &w.app_id);
                 }
             }
+            self.follow_windows(&tops);
             if windows.changed().await.is_err() {
                 return;
             }
         }
     }
 
+    /// Record each app's front window; one newly hidden cancels the input
+    /// that waits for it (a hidden window's input would never be drawn).
+    fn follow_windows(&self, tops: &[&WindowInfo]) {
+        for app in self.apps.lock().unwrap().values() {
+            let front = tops
+                .iter()
+                .find(|w| w.pid == Some(app.state.pid))
+                .map(|w| (*w).clone());
+            let was_hidden = app.state.hidden();
+            if let Some(w) = front.as_ref().filter(|w| is_hidden(w) && !was_hidden) {
+                app.state.hides.fetch_add(1, Ordering::SeqCst);
+                self.session.cancel_input(w.handle);
+            }
+            *app.state.window.lock().unwrap() = front;
+        }
+    }
+
     fn start_worker(&self, name: &str, pid: u32) {
-        let (tx, mut rx) = mpsc::channel::<Job>(APP_BACKLOG);
-        self.workers.lock().unwrap().insert(name.to_string(), tx);
+        let (jobs, mut rx) = mpsc::channel::<Job>(REQUEST_LIMIT);
+        let state = Arc::new(AppState {
+            pid,
+            window: Mutex::new(None),
+            inputs: AtomicUsize::new(0),
+            hides: AtomicU64::new(0),
+        });
         let session = self.session.clone();
-        let name = name.to_string();
-        tokio::spawn(async move {
+        let stopping = self.stopping.clone();
+        let app = name.to_string();
+        let worker_state = state.clone();
+        let worker = tokio::spawn(async move {
             while let Some(job) = rx.recv().await {
-                let answer = app_answer(&session, &name, pid, &job.request).await;
+                let answer = app_answer(&session, &app, &worker_state, &stopping, &job).await;
+                if job.input {
+                    worker_state.inputs.fetch_sub(1, Ordering::SeqCst);
+                }
                 let _ = job.reply.send(answer.serialize());
             }
         });
+        self.apps.lock().unwrap().insert(
+            name.to_string(),
+            App {
+                state,
+                jobs,
+                worker,
+            },
+        );
     }
 
     /// Queue a request for the app its `to` names; its answer goes to `reply`.
     pub(crate) fn route(&self, request: &Frame, reply: &mpsc::UnboundedSender<String>) -> Routed {
         let to = request.to().unwrap_or_default();
-        let Some(worker) = self.workers.lock().unwrap().get(to).cloned() else {
+        let busy =
+            |why: String| Routed::Refused(Frame::refusal_to(request, &Refusal::new("BUSY", why)));
+        if self.stopping.load(Ordering::SeqCst) {
+            return busy("Wayrig is stopping; it takes no more requests".into());
+        }
+        let apps = self.apps.lock().unwrap();
+        let Some(app) = apps.get(to) else {
             return Routed::NoSuchApp;
         };
+        let verb = verb_of(to, request.command().unwrap_or_default());
+        let input = INPUT_VERBS.contains(&verb.as_str());
+        let window = app.state.window.lock().unwrap().clone();
+        let Some(window) = window else {
+            return busy(format!(
+                "{to} shows no window now (it is closing, or has not drawn one yet)"
+            ));
+        };
+        if input && is_hidden(&window) {
+            return busy(format!(
+                "{to}'s window is {}: input to it would never be drawn; send {to}.window \
+                 {{\"action\": \"focus\"}} first",
+                if window.minimized {
+                    "minimized"
+                } else {
+                    "covered"
+                }
+            ));
+        }
+        if input && app.state.inputs.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
+            app.state.inputs.fetch_sub(1, Ordering::SeqCst);
+            return busy(format!(
+                "{to} already holds {QUEUE_LIMIT} input requests; wait for their answers"
+            ));
+        }
+        if verb == "window" && is_minimize(&request.body) {
+            // A minimized window draws no frames: its queued input is settled
+            // now, not after it.
+            app.state.hides.fetch_add(1, Ordering::SeqCst);
+            self.session.cancel_input(window.handle);
+        }
         let job = Job {
             request: request.clone(),
+            verb,
+            input,
+            hides: app.state.hides.load(Ordering::SeqCst),
             reply: reply.clone(),
         };
-        let why = match worker.try_send(job) {
-            Ok(()) => return Routed::Queued,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                format!("{to} already holds {APP_BACKLOG} requests; wait for their answers")
+        match app.jobs.try_send(job) {
+            Ok(()) => Routed::Queued,
+            Err(e) => {
+                if input {
+                    app.state.inputs.fetch_sub(1, Ordering::SeqCst);
+                }
+                busy(match e {
+                    mpsc::error::TrySendError::Full(_) => format!(
+                        "{to} already holds {REQUEST_LIMIT} requests; wait for their answers"
+                    ),
+                    mpsc::error::TrySendError::Closed(_) => format!("{to} is closing"),
+                })
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => format!("{to} is closing"),
+        }
+    }
+
+    /// Wayrig stops: every request accepted is answered (input in progress
+    /// `closing`, queued input CANCELLED, the rest BUSY), new ones refused BUSY.
+    pub(crate) async fn finish(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        let workers: Vec<JoinHandle<()>> = {
+            let mut apps = self.apps.lock().unwrap();
+            for app in apps.values() {
+                if let Some(w) = app.state.window.lock().unwrap().as_ref() {
+                    self.session.cancel_input(w.handle);
+                }
+            }
+            // Each worker ends once it has answered what its queue holds.
+            apps.drain().map(|(_, app)| app.worker).collect()
         };
-        Routed::Refused(Frame::refusal_to(request, &Refusal::new("BUSY", why)))
+        let all = futures_util::future::join_all(workers);
+        if tokio::time::timeout(FINISH_LIMIT, all).await.is_err() {
+            tracing::warn!("Bus requests still unanswered after {FINISH_LIMIT:?}; stopping anyway");
+        }
     }
 }
 
-/// An app's answer to a request routed to it.
-async fn app_answer(session: &Arc<Session>, app: &str, pid: u32, request: &Frame) -> Frame {
-    let command = request.command().unwrap_or_default();
-    let verb = match command {
-        "HELP" => "HELP",
-        c => c
-            .strip_prefix(app)
-            .and_then(|v| v.strip_prefix('.'))
-            .unwrap_or(c),
-    };
-    match verbs::answer(session, app, pid, verb, &request.body).await {
-        Ok(body) => Frame::response_to(request, Rc::Ok, body.to_string()),
+/// The verb a command names for app `to`: its prefix taken off (`HELP` has none).
+fn verb_of(to: &str, command: &str) -> String {
+    command
+        .strip_prefix(to)
+        .and_then(|v| v.strip_prefix('.'))
+        .unwrap_or(command)
+        .to_string()
+}
+
+/// The body asks `window` to minimize.
+fn is_minimize(body: &str) -> bool {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("action").cloned())
+        == Some(Value::String("minimize".into()))
+}
+
+/// An app's answer to a request routed to it, under the ordering rules.
+async fn app_answer(
+    session: &Arc<Session>,
+    app: &str,
+    state: &AppState,
+    stopping: &AtomicBool,
+    job: &Job,
+) -> Frame {
+    let request = &job.request;
+    let refused = |code: &str, why: String| Frame::refusal_to(request, &Refusal::new(code, why));
+    if stopping.load(Ordering::SeqCst) {
+        return if job.input {
+            refused(
+                "CANCELLED",
+                "Wayrig stopped before this input was sent".into(),
+            )
+        } else {
+            refused("BUSY", "Wayrig is stopping".into())
+        };
+    }
+    if job.input && job.hides != state.hides.load(Ordering::SeqCst) {
+        return refused(
+            "CANCELLED",
+            format!("{app}'s window was minimized or covered before this input was sent"),
+        );
+    }
+    if state.window.lock().unwrap().is_none() {
+        return if job.input {
+            refused(
+                "CANCELLED",
+                format!("{app} closed before this input was sent"),
+            )
+        } else {
+            refused("BUSY", format!("{app} is closing"))
+        };
+    }
+    let answer = verbs::answer(session, app, state.pid, &job.verb, &request.body).await;
+    let stopped = stopping.load(Ordering::SeqCst);
+    match answer {
+        Ok(mut body) => {
+            if stopped && job.input {
+                body["closing"] = Value::Bool(true);
+            }
+            Frame::response_to(request, Rc::Ok, body.to_string())
+        }
+        // Input that Wayrig's stop cut short is answered, not refused.
+        Err(r) if stopped && job.input && r.error_code == "CANCELLED" => Frame::response_to(
+            request,
+            Rc::Ok,
+            json!({"closing": true, "interrupted": true, "menu": null, "focused": null, "pointer": null})
+                .to_string(),
+        ),
         Err(refusal) => Frame::refusal_to(request, &refusal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verb_is_the_command_without_the_apps_prefix() {
+        assert_eq!(verb_of("calc", "calc.ui.click"), "ui.click");
+        assert_eq!(verb_of("calc", "HELP"), "HELP");
+        assert_eq!(verb_of("calc", "other.ui.click"), "other.ui.click");
+    }
+
+    #[test]
+    fn only_a_window_minimize_settles_input_early() {
+        assert!(is_minimize(r#"{"action":"minimize"}"#));
+        assert!(!is_minimize(r#"{"action":"maximize"}"#));
+        assert!(!is_minimize("not json"));
     }
 }

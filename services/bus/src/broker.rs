@@ -11,7 +11,7 @@ use std::sync::Arc;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -61,32 +61,47 @@ struct Broker {
     next_client: AtomicU64,
 }
 
-/// Serve the Bus until the task is dropped. `first_name` names the first app
-/// that shows a window; `on_named` hears of each app's Bus name.
+/// Serve the Bus until `stop` turns true; then answer every request accepted,
+/// write the answers and close the connections. `first_name` names the first
+/// app that shows a window; `on_named` hears of each app's Bus name.
 pub async fn serve(
     listener: BusListener,
     session: Arc<Session>,
     first_name: Option<String>,
     on_named: impl Fn(&str, u32, &str) + Send + Sync + 'static,
+    mut stop: watch::Receiver<bool>,
 ) {
     let apps = Apps::new(session, first_name);
     let broker = Arc::new(Broker {
         apps: apps.clone(),
         next_client: AtomicU64::new(1),
     });
-    let naming = tokio::spawn(apps.name_apps(on_named));
+    let naming = tokio::spawn(apps.clone().name_apps(on_named));
+    let (closing, closed) = watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
     loop {
-        match listener.listener.accept().await {
-            Ok((stream, _)) => {
-                let broker = broker.clone();
-                tokio::spawn(async move { connection(broker, stream).await });
-            }
-            Err(e) => {
-                tracing::warn!(%e, "Bus accept failed");
+        tokio::select! {
+            accepted = listener.listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let broker = broker.clone();
+                    let closed = closed.clone();
+                    connections.spawn(async move { connection(broker, stream, closed).await });
+                }
+                Err(e) => {
+                    tracing::warn!(%e, "Bus accept failed");
+                    break;
+                }
+            },
+            changed = stop.changed() => if changed.is_err() || *stop.borrow() {
                 break;
-            }
+            },
         }
     }
+    // Connections still read (what arrives now is refused BUSY) while the
+    // apps answer what they accepted; then they write it all and close.
+    apps.finish().await;
+    let _ = closing.send(true);
+    while connections.join_next().await.is_some() {}
     naming.abort();
 }
 
@@ -217,8 +232,9 @@ fn malformed(seen: &Frame, message: &str) -> Frame {
     )
 }
 
-/// One client connection: frames read in order, answers written as they come.
-async fn connection(broker: Arc<Broker>, stream: TcpStream) {
+/// One client connection: frames read in order, answers written as they come,
+/// until the client goes or `closed` turns true.
+async fn connection(broker: Arc<Broker>, stream: TcpStream, mut closed: watch::Receiver<bool>) {
     // The handshake callback's type is tungstenite's: its error is a response.
     #[allow(clippy::result_large_err)]
     let check_path = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
@@ -253,8 +269,16 @@ async fn connection(broker: Arc<Broker>, stream: TcpStream) {
                 return;
             }
         }
+        let _ = sink.close().await;
     });
-    while let Some(message) = source.next().await {
+    loop {
+        let message = tokio::select! {
+            message = source.next() => match message {
+                Some(message) => message,
+                None => break,
+            },
+            _ = closed.wait_for(|closed| *closed) => break,
+        };
         let answer = match message {
             Ok(Message::Text(text)) => broker.handle(client, text.as_str(), &tx),
             Ok(Message::Binary(_)) => Some(malformed(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
@@ -103,13 +103,15 @@ enum Ended {
 }
 
 /// Register the hosted apps with the broker at `url` and answer what it
-/// forwards, connecting again whenever it goes away, until the session ends.
+/// forwards, connecting again whenever it goes away, until the session ends or
+/// `stop` turns true (then every request accepted is answered first).
 /// `first_name` names the first app that shows a window.
 pub async fn connect(
     url: String,
     session: Arc<Session>,
     first_name: Option<String>,
     notify: impl Fn(Notice) + Send + Sync + 'static,
+    mut stop: watch::Receiver<bool>,
 ) {
     let apps = Apps::new(session, first_name);
     let (named_tx, mut named_rx) = mpsc::unbounded_channel::<Named>();
@@ -130,7 +132,7 @@ pub async fn connect(
                 backoff.reset();
                 told_lost = false;
                 notify(Notice::Connected);
-                match serve(ws, &apps, &mut known, &mut named_rx, &notify).await {
+                match serve(ws, &apps, &mut known, &mut named_rx, &notify, &mut stop).await {
                     Ended::Session => break,
                     Ended::Lost(why) => why,
                 }
@@ -149,6 +151,11 @@ pub async fn connect(
         loop {
             tokio::select! {
                 _ = &mut wait => break,
+                _ = stopped(&mut stop) => {
+                    apps.finish().await;
+                    naming.abort();
+                    return;
+                }
                 named = named_rx.recv() => match named {
                     Some(named) => known.push(named),
                     None => {
@@ -160,6 +167,11 @@ pub async fn connect(
         }
     }
     naming.abort();
+}
+
+/// Wait until `stop` turns true (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stop| *stop).await;
 }
 
 type Ws =
@@ -184,6 +196,7 @@ async fn serve(
     known: &mut Vec<Named>,
     named_rx: &mut mpsc::UnboundedReceiver<Named>,
     notify: &impl Fn(Notice),
+    stop: &mut watch::Receiver<bool>,
 ) -> Ended {
     let (mut sink, mut source) = ws.split();
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
@@ -193,6 +206,7 @@ async fn serve(
                 return;
             }
         }
+        let _ = sink.close().await;
     });
     let mut link = Link {
         tx,
@@ -205,6 +219,14 @@ async fn serve(
     }
     let ended = loop {
         tokio::select! {
+            _ = stopped(stop) => {
+                // Requests the broker forwards meanwhile wait in the socket;
+                // what was accepted is answered and written before it closes.
+                apps.finish().await;
+                drop(link);
+                let _ = writer.await;
+                return Ended::Session;
+            }
             named = named_rx.recv() => match named {
                 Some(named) => {
                     link.register(&named);

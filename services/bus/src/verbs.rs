@@ -41,7 +41,7 @@ fn refusal(e: Error) -> Refusal {
         | Error::NotFound(_)
         | Error::StaleGeometry(_) => "ARGUMENT",
         Error::NoWindow(_) | Error::StaleWindow(_) | Error::Busy(_) | Error::Timeout(_) => "BUSY",
-        Error::Cancelled(_) => "CANCELLED",
+        Error::Cancelled(_) | Error::Interrupted { .. } => "CANCELLED",
         Error::Unsupported(_) | Error::Failed(_) => "UNAVAILABLE",
     };
     let message = match &e {
@@ -58,6 +58,8 @@ struct Verb {
     name: &'static str,
     description: &'static str,
     read_only: bool,
+    /// Takes `trace: true` (the input verbs).
+    traced: bool,
     args: &'static [(&'static str, &'static str, bool, &'static str)],
 }
 
@@ -66,6 +68,7 @@ const VERBS: &[Verb] = &[
         name: "ui.tree",
         description: "The window's widget tree, depth first from the root: {root, focus, nodes}.",
         read_only: true,
+        traced: false,
         args: &[
             ("label", "string", false, "a case-insensitive substring of the label"),
             ("exact", "bool", false, "label matches the whole label, case and all"),
@@ -76,6 +79,7 @@ const VERBS: &[Verb] = &[
         name: "ui.click",
         description: "Moves to a node's centre in one frame, presses and releases in the next: {target, at, menu, focused, pointer}.",
         read_only: false,
+        traced: true,
         args: &[
             ("label", "string", false, "the exact label (else placeholder); give label or id"),
             ("id", "string|integer", false, "a node id as decimal text; give label or id"),
@@ -87,6 +91,7 @@ const VERBS: &[Verb] = &[
         name: "ui.pointer",
         description: "One pointer event at a point in the window's points: {menu, focused, pointer}. Press and release are separate requests, so a caller can drag.",
         read_only: false,
+        traced: true,
         args: &[
             ("x", "number", true, "points from the window's left"),
             ("y", "number", true, "points from the window's top"),
@@ -98,6 +103,7 @@ const VERBS: &[Verb] = &[
         name: "ui.scroll",
         description: "Moves the pointer to x, y and scrolls there by dx, dy points; a positive dy reveals what is above: {menu, focused, pointer}.",
         read_only: false,
+        traced: true,
         args: &[
             ("x", "number", true, "points from the window's left"),
             ("y", "number", true, "points from the window's top"),
@@ -109,6 +115,7 @@ const VERBS: &[Verb] = &[
         name: "ui.key",
         description: "Presses and releases one key with modifiers: {menu, focused, pointer}.",
         read_only: false,
+        traced: true,
         args: &[
             ("key", "string", true, "an egui key name: Enter, Escape, Tab, ArrowDown, A, Num0, F1, ..."),
             ("modifiers", "list", false, "ctrl, shift, alt or command (Ctrl off macOS)"),
@@ -118,24 +125,28 @@ const VERBS: &[Verb] = &[
         name: "ui.type",
         description: "Types text into the focused widget; a newline presses Enter: {menu, focused, pointer}.",
         read_only: false,
+        traced: true,
         args: &[("text", "string", true, "any Unicode text")],
     },
     Verb {
         name: "ui.menu",
         description: "The open menu: {menu: {menu, path, depth}}, or {menu: null}.",
         read_only: true,
+        traced: false,
         args: &[],
     },
     Verb {
         name: "ui.menu.list",
         description: "Every menu as the menu bar draws it: {menus: [{title, rows}]}.",
         read_only: true,
+        traced: false,
         args: &[],
     },
     Verb {
         name: "ui.menu.open",
         description: "Opens a menu and submenus by label and highlights the last row without running it: the open menu.",
         read_only: false,
+        traced: false,
         args: &[
             ("path", "list", false, "a menu title, then a row's label at each level; give path or menu"),
             ("menu", "string", false, "a menu title alone; give path or menu"),
@@ -145,12 +156,14 @@ const VERBS: &[Verb] = &[
         name: "ui.menu.close",
         description: "Closes every open menu: {closed}, whether one was open.",
         read_only: false,
+        traced: false,
         args: &[],
     },
     Verb {
         name: "ui.capture",
         description: "A screenshot of the window, written to a new PNG file under $XDG_RUNTIME_DIR/<app>/captures/: {path, width, height}, in physical pixels.",
         read_only: false,
+        traced: false,
         args: &[(
             "name",
             "string",
@@ -162,6 +175,7 @@ const VERBS: &[Verb] = &[
         name: "window",
         description: "A window command, answered with the window state then plus requested.",
         read_only: false,
+        traced: false,
         args: &[(
             "action",
             "string",
@@ -173,18 +187,21 @@ const VERBS: &[Verb] = &[
         name: "window.state",
         description: "{size, outer_size, maximized, minimized, fullscreen, focused, pixels_per_point}.",
         read_only: true,
+        traced: false,
         args: &[],
     },
     Verb {
         name: "app.describe",
-        description: "Every verb with its arguments. The compositor cannot see egui's own verdicts (clicked, hovered), so trace is not offered.",
+        description: "Every verb with its arguments. Traces give what the seat delivered in each frame; egui's own verdicts (clicked, hovered, no_longer_a_click) are not visible to a compositor and are left out.",
         read_only: true,
+        traced: false,
         args: &[],
     },
     Verb {
         name: "HELP",
         description: "Every verb with its arguments, as app.describe.",
         read_only: true,
+        traced: false,
         args: &[],
     },
 ];
@@ -199,18 +216,34 @@ pub fn describe(app: &str) -> Value {
             } else {
                 format!("{app}.{}", v.name)
             };
+            let mut args: Vec<Value> = v
+                .args
+                .iter()
+                .map(|(n, t, required, d)| {
+                    json!({"name": n, "type": t, "required": required, "description": d})
+                })
+                .collect();
+            if v.traced {
+                args.push(json!({
+                    "name": "trace", "type": "bool", "required": false,
+                    "description": TRACE_ARG,
+                }));
+            }
             json!({
                 "name": name,
                 "description": v.description,
                 "read_only": v.read_only,
-                "args": v.args.iter().map(|(n, t, required, d)| json!({
-                    "name": n, "type": t, "required": required, "description": d,
-                })).collect::<Vec<_>>(),
+                "args": args,
             })
         })
         .collect();
     json!({"app": app, "verbs": verbs})
 }
+
+/// What `trace: true` adds, as `HELP` says it.
+const TRACE_ARG: &str = "answer with passes: per frame the request ran, the events the seat \
+     delivered (in order), the frame time in seconds, the pointer, whether a button is down \
+     and the window hit; egui's own verdicts are not visible to a compositor";
 
 /// A request's arguments: its body as a JSON object, only known keys.
 #[derive(Debug)]
@@ -228,13 +261,7 @@ impl Args {
             return Err(argument("the body is a JSON object of arguments"));
         };
         for key in map.keys() {
-            if key == "trace" {
-                if map[key] == Value::Bool(true) {
-                    return Err(refuse(
-                        "UNAVAILABLE",
-                        "trace: Wayrig does not offer input traces yet; send the verb without it",
-                    ));
-                }
+            if key == "trace" && verb.traced {
                 continue;
             }
             if !verb.args.iter().any(|(n, ..)| n == key) {
@@ -341,9 +368,13 @@ fn rect(n: &Node) -> Value {
     })
 }
 
-/// The label MixOS reports: the name, or a text node's text.
+/// The label MixOS reports: the name, or a text node's text; for a control
+/// whose name says nothing, the words a person would use (marked in the
+/// node by `labelFrom`).
 fn label_of(n: &Node) -> String {
-    if n.name.is_empty() && is_text(n.role) {
+    if let (None, Some(f)) = (n.label(), &n.label_fallback) {
+        f.text.clone()
+    } else if n.name.is_empty() && is_text(n.role) {
         n.value.clone().unwrap_or_default()
     } else {
         n.name.clone()
@@ -357,7 +388,7 @@ fn node_wire(e: &Element, children: &[String]) -> Value {
         wayrig_services::Checked::False => "false",
         wayrig_services::Checked::Mixed => "mixed",
     });
-    json!({
+    let mut node = json!({
         "id": n.id.to_string(),
         "role": accesskit_role(n.role),
         "label": label_of(n),
@@ -370,7 +401,12 @@ fn node_wire(e: &Element, children: &[String]) -> Value {
         "checked": checked,
         "children": children,
         "depth": e.depth,
-    })
+    });
+    // A label the toolkit did not give says where it comes from.
+    if let (None, Some(f)) = (n.label(), &n.label_fallback) {
+        node["labelFrom"] = f.source.as_str().into();
+    }
+    node
 }
 
 async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
@@ -513,11 +549,10 @@ async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusa
         Step::drawn(vec![InputEvent::PointerMove { x, y, mods }]),
         Step::drawn(press),
     ];
-    let reports = session
+    let outcome = session
         .input_steps(handle, steps, InputOptions::default())
-        .await
-        .map_err(refusal)?;
-    let mut answer = after_input(session, handle, &reports).await;
+        .await;
+    let mut answer = input_answer(session, pid, handle, outcome, args.bool("trace")?).await?;
     answer["target"] = Value::String(target.id.to_string());
     answer["at"] = json!([x, y]);
     Ok(answer)
@@ -587,22 +622,130 @@ async fn menu_open(session: &Session, pid: u32, args: &Args) -> Result<Value, Re
 
 /// What input left: the open menu, the focused node and the pointer in the
 /// window's points.
-async fn after_input(session: &Session, handle: WindowHandle, reports: &[StepReport]) -> Value {
+async fn after_input(session: &Session, window: &WindowInfo, reports: &[StepReport]) -> Value {
+    let handle = window.handle;
+    // The app's accessibility events up to now are in before focus is read.
+    if let Err(e) = session.sync_apps(handle).await {
+        tracing::debug!(%e, "no accessibility sync after input");
+    }
     let menu = open_menu_wire(session.shown_menu(handle).await.ok().flatten());
     let focused = match session.snapshot(handle, &ReadOptions::default()).await {
         Ok(read) => focused_id(&read.elements),
         Err(_) => Value::Null,
     };
-    let window = session.window(&WindowPick::Handle(handle)).await.ok();
     let pointer = match reports.last().map(|r| r.pointer.clone()) {
         Some(p) => Some(p),
         None => session.pointer().await.ok(),
     };
-    let pointer = match (pointer, window) {
-        (Some(p), Some(w)) => json!([p.x - f64::from(w.content.x), p.y - f64::from(w.content.y)]),
-        _ => Value::Null,
-    };
+    let pointer = pointer.map_or(Value::Null, |p| json!(window_point(window, p.x, p.y)));
     json!({"menu": menu, "focused": focused, "pointer": pointer})
+}
+
+/// A global point in a window's points.
+fn window_point(window: &WindowInfo, x: f64, y: f64) -> [f64; 2] {
+    [
+        x - f64::from(window.content.x),
+        y - f64::from(window.content.y),
+    ]
+}
+
+/// The answer to input on `handle`: what it left, `closing` when the app has
+/// no window left, `interrupted` when part of it was never sent, and with
+/// `trace` its passes.
+async fn input_answer(
+    session: &Session,
+    pid: u32,
+    handle: WindowHandle,
+    outcome: Result<Vec<StepReport>, Error>,
+    trace: bool,
+) -> Result<Value, Refusal> {
+    let (reports, interrupted) = match outcome {
+        Ok(reports) => (reports, false),
+        Err(Error::Interrupted { .. }) => (Vec::new(), true),
+        Err(e) => return Err(refusal(e)),
+    };
+    let closed = interrupted || reports.last().is_some_and(|r| r.window_closed);
+    // A window the input closed answers with the app's window now, if any.
+    let now = if closed {
+        app_window(session, pid).await.ok()
+    } else {
+        session.window(&WindowPick::Handle(handle)).await.ok()
+    };
+    let mut answer = match &now {
+        Some(window) => after_input(session, window, &reports).await,
+        None => json!({"menu": null, "focused": null, "pointer": null}),
+    };
+    if now.is_none() {
+        answer["closing"] = Value::Bool(true);
+    }
+    if interrupted {
+        answer["interrupted"] = Value::Bool(true);
+    }
+    if trace {
+        answer["passes"] =
+            Value::Array(reports.iter().map(|r| pass_wire(r, now.as_ref())).collect());
+    }
+    Ok(answer)
+}
+
+/// One pass of a trace: a step's events as the seat delivered them, with the
+/// frame it was answered in.
+fn pass_wire(report: &StepReport, window: Option<&WindowInfo>) -> Value {
+    let p = &report.pointer;
+    json!({
+        "events": report.events.iter().flat_map(event_wire).collect::<Vec<_>>(),
+        "time": report.at.as_secs_f64(),
+        "frames": report.commits,
+        "pointer": window.map(|w| window_point(w, p.x, p.y)),
+        "down": !p.buttons.is_empty(),
+        "hit": p.window.map(|h| h.to_string()),
+    })
+}
+
+fn button_word(button: Button) -> &'static str {
+    match button {
+        Button::Left => "primary",
+        Button::Right => "secondary",
+        Button::Middle => "middle",
+    }
+}
+
+/// An input event under egui's event names, in the window's points; a key
+/// or click is its presses and releases, as the seat sends them.
+fn event_wire(event: &InputEvent) -> Vec<Value> {
+    let button = |x: f64, y: f64, button: Button, pressed: bool| json!({"PointerButton": {"pos": [x, y], "button": button_word(button), "pressed": pressed}});
+    let key = |key: &str, pressed: bool| json!({"Key": {"key": key, "pressed": pressed}});
+    match event {
+        InputEvent::PointerMove { x, y, .. } => vec![json!({"PointerMoved": [x, y]})],
+        InputEvent::PointerDown {
+            x, y, button: b, ..
+        } => vec![button(*x, *y, *b, true)],
+        InputEvent::PointerUp {
+            x, y, button: b, ..
+        } => vec![button(*x, *y, *b, false)],
+        InputEvent::Click {
+            x,
+            y,
+            button: b,
+            clicks,
+            ..
+        } => {
+            let mut events = vec![json!({"PointerMoved": [x, y]})];
+            for _ in 0..*clicks {
+                events.push(button(*x, *y, *b, true));
+                events.push(button(*x, *y, *b, false));
+            }
+            events
+        }
+        // The seat's wheel runs against egui's sign.
+        InputEvent::Wheel { dx, dy, .. } => {
+            vec![json!({"MouseWheel": {"unit": "Line", "delta": [-dx, -dy]}})]
+        }
+        InputEvent::KeyDown { key: k } => vec![key(k, true)],
+        InputEvent::KeyUp { key: k } => vec![key(k, false)],
+        InputEvent::Key { key: k } => vec![key(k, true), key(k, false)],
+        InputEvent::Text { text } => vec![json!({"Text": text})],
+    }
 }
 
 fn modifiers(args: &Args) -> Result<Vec<String>, Refusal> {
@@ -641,13 +784,17 @@ impl Args {
 }
 
 /// One step of input on the app's window, answered with what it left.
-async fn one_step(session: &Session, pid: u32, events: Vec<InputEvent>) -> Result<Value, Refusal> {
+async fn one_step(
+    session: &Session,
+    pid: u32,
+    args: &Args,
+    events: Vec<InputEvent>,
+) -> Result<Value, Refusal> {
     let handle = app_window(session, pid).await?.handle;
-    let reports = session
+    let outcome = session
         .input_steps(handle, vec![Step::drawn(events)], InputOptions::default())
-        .await
-        .map_err(refusal)?;
-    Ok(after_input(session, handle, &reports).await)
+        .await;
+    input_answer(session, pid, handle, outcome, args.bool("trace")?).await
 }
 
 async fn pointer(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
@@ -676,7 +823,7 @@ async fn pointer(session: &Session, pid: u32, args: &Args) -> Result<Value, Refu
             )))
         }
     };
-    one_step(session, pid, vec![event]).await
+    one_step(session, pid, args, vec![event]).await
 }
 
 async fn scroll(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
@@ -699,6 +846,7 @@ async fn scroll(session: &Session, pid: u32, args: &Args) -> Result<Value, Refus
     one_step(
         session,
         pid,
+        args,
         vec![
             InputEvent::PointerMove {
                 x,
@@ -713,7 +861,7 @@ async fn scroll(session: &Session, pid: u32, args: &Args) -> Result<Value, Refus
 
 async fn key(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal> {
     let chord = keys::chord(args.required_str("key")?, &modifiers(args)?).map_err(argument)?;
-    one_step(session, pid, vec![InputEvent::Key { key: chord }]).await
+    one_step(session, pid, args, vec![InputEvent::Key { key: chord }]).await
 }
 
 /// Text as steps: each line typed in one, each newline pressed as Enter in the next.
@@ -742,11 +890,10 @@ async fn type_text(session: &Session, pid: u32, args: &Args) -> Result<Value, Re
         return Err(argument("text is empty: give the text to type"));
     }
     let handle = app_window(session, pid).await?.handle;
-    let reports = session
+    let outcome = session
         .input_steps(handle, text_steps(text), InputOptions::default())
-        .await
-        .map_err(refusal)?;
-    Ok(after_input(session, handle, &reports).await)
+        .await;
+    input_answer(session, pid, handle, outcome, args.bool("trace")?).await
 }
 
 /// A PNG of the app's window, written where MixOS confines captures.
@@ -851,6 +998,36 @@ mod tests {
     }
 
     #[test]
+    fn a_control_named_only_by_its_class_reports_its_fallback_and_where_from() {
+        let node: Node = serde_json::from_value(json!({
+            "id": 7, "parent": null, "children": [], "role": "textInput",
+            "native_role": "text", "name": "GtkEntry", "name_is_class": true,
+            "label_fallback": {"source": "beside", "text": "Name"},
+            "description": "", "key": null, "states": {}, "value": "Ada",
+            "range": null, "selection": null, "bounds": null, "actions": [],
+            "place": {}, "relations": {}, "annotations": {}
+        }))
+        .unwrap();
+        let element = Element {
+            node,
+            parent: None,
+            depth: 0,
+        };
+        let wire = node_wire(&element, &[]);
+        assert_eq!(
+            (&wire["label"], &wire["labelFrom"]),
+            (&json!("Name"), &json!("beside"))
+        );
+        // A label the toolkit gave is reported as it is, with no labelFrom.
+        let mut labeled = element.clone();
+        labeled.node.name = "Surname".into();
+        labeled.node.name_is_class = false;
+        let wire = node_wire(&labeled, &[]);
+        assert_eq!(wire["label"], "Surname");
+        assert!(wire.get("labelFrom").is_none());
+    }
+
+    #[test]
     fn ids_are_decimal_text_or_exact_integers() {
         assert_eq!(node_id(&json!("18446744073709551615")).unwrap(), u64::MAX);
         assert_eq!(node_id(&json!(42)).unwrap(), 42);
@@ -889,11 +1066,13 @@ mod tests {
             "ARGUMENT"
         );
         assert_eq!(Args::parse("{", click).unwrap_err().error_code, "ARGUMENT");
+        assert!(Args::parse(r#"{"trace":true}"#, click).is_ok());
+        let state = VERBS.iter().find(|v| v.name == "window.state").unwrap();
         assert_eq!(
-            Args::parse(r#"{"trace":true}"#, click)
+            Args::parse(r#"{"trace":true}"#, state)
                 .unwrap_err()
                 .error_code,
-            "UNAVAILABLE"
+            "ARGUMENT"
         );
     }
 

@@ -69,7 +69,9 @@ pub fn from_session(e: Error, feature: &str) -> Status {
         Error::Ambiguous { .. } | Error::InvalidRequest(_) => invalid(message),
         Error::NotFound(_) => status(Code::NotFound, Reason::PathNotFound, message),
         Error::Busy(_) => status(Code::Unavailable, Reason::TargetUnavailable, message),
-        Error::Cancelled(_) => status(Code::Aborted, Reason::DeliveryFailed, message),
+        Error::Cancelled(_) | Error::Interrupted { .. } => {
+            status(Code::Aborted, Reason::DeliveryFailed, message)
+        }
         Error::Unsupported(_) => unsupported(Code::FailedPrecondition, feature, message),
         Error::Timeout(_) => status(Code::DeadlineExceeded, Reason::DeliveryFailed, message),
         Error::Failed(_) => status(Code::Internal, Reason::Internal, message),

@@ -13,7 +13,7 @@ use wayrig_host::{InputEvent, InputOptions, WindowInfo};
 use wayrig_proto::mygo::{
     self as wire, Call, CaptureAnswer, Code, ElementPick, TreeAnswer, WindowsAnswer, WireError,
 };
-use wayrig_services::model::{Place, Sort};
+use wayrig_services::model::{LabelFallback, Place, Sort};
 use wayrig_services::session::{offered, Offered};
 use wayrig_services::{
     ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, Node, Query, ReadOptions,
@@ -26,7 +26,7 @@ const IDLE_FOREVER: Duration = Duration::from_secs(24 * 3600);
 /// The session's errors as MyGo's codes.
 fn wire_error(e: Error) -> WireError {
     let code = match &e {
-        Error::NoWindow(_) | Error::StaleWindow(_) => Code::NoWindow,
+        Error::NoWindow(_) | Error::StaleWindow(_) | Error::Interrupted { .. } => Code::NoWindow,
         Error::NoElement(_) | Error::StaleElement(_) | Error::Ambiguous { .. } => Code::NoElement,
         Error::Unsupported(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,
@@ -382,6 +382,13 @@ fn inside_a_scroll_area(e: &Element, by_id: &HashMap<u64, &Element>) -> bool {
     false
 }
 
+fn fallback_wire(f: &LabelFallback) -> wire::LabelFallback {
+    wire::LabelFallback {
+        from: f.source.as_str().into(),
+        text: f.text.clone(),
+    }
+}
+
 fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> TreeAnswer {
     let by_id: HashMap<u64, &Element> = elements.iter().map(|e| (e.node.id, e)).collect();
     let left_out: HashSet<u64> = elements
@@ -430,6 +437,8 @@ fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> T
                 role: role_word(n.role).into(),
                 key: n.key.clone(),
                 label: (!n.name.is_empty()).then(|| n.name.clone()),
+                label_is_class_name: n.name_is_class,
+                label_fallback: n.label_fallback.as_ref().map(fallback_wire),
                 description: (!n.description.is_empty()).then(|| n.description.clone()),
                 value: n.value.clone(),
                 bounds: n.bounds.as_ref().map(rect_wire),

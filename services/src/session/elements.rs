@@ -1,6 +1,7 @@
 //! Elements: one query layer for every face (role, names, values, states,
-//! label or placeholder, keys), with its ambiguity rule, and pre-order reads
-//! that leave out layout-only containers and, when asked, hidden elements.
+//! label, placeholder or the words beside it, keys), with its ambiguity rule,
+//! and pre-order reads that leave out layout-only containers and, when
+//! asked, hidden elements.
 
 use wayrig_host::{Rect, WindowHandle};
 
@@ -22,7 +23,9 @@ pub struct Query {
     pub value_contains: Option<String>,
     /// The app's own name for the element.
     pub key: Option<String>,
-    /// The whole label, else (when no element has it) the whole placeholder.
+    /// The whole label, else (when no element has it) the whole placeholder,
+    /// else the words a control without a label is read by (the label
+    /// beside it, its tooltip).
     pub label: Option<String>,
     /// States that must hold.
     pub states: Vec<StateFlag>,
@@ -161,7 +164,7 @@ fn is_pressable(role: Role) -> bool {
 
 /// A control, as opposed to text that may repeat a control's name (its
 /// tooltip, the label beside it).
-fn is_control(n: &Node) -> bool {
+pub(crate) fn is_control(n: &Node) -> bool {
     is_pressable(n.role)
         || matches!(
             n.role,
@@ -183,52 +186,6 @@ pub fn is_hidden(n: &Node, window: &Rect) -> bool {
             None => true,
             Some(b) => b.is_empty() || !b.intersects(&content),
         }
-}
-
-/// Mark what the user cannot see as offscreen: what its toolkit says is not
-/// showing, what has no size or lies wholly outside the window, and all that
-/// is inside such an element. An element without bounds of its own (a stack
-/// page) shows while something inside it shows.
-pub(crate) fn mark_unseen(nodes: &mut [Node], window: &Rect) {
-    let content = Rect::new(0, 0, window.width, window.height);
-    let index: std::collections::HashMap<u64, usize> =
-        nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
-    let mut visited = std::collections::HashSet::new();
-    // Whether node `i` shows, marking it and its subtree on the way back.
-    fn shows(
-        i: usize,
-        hidden_above: bool,
-        nodes: &mut [Node],
-        index: &std::collections::HashMap<u64, usize>,
-        visited: &mut std::collections::HashSet<u64>,
-        content: &Rect,
-    ) -> bool {
-        if !visited.insert(nodes[i].id) {
-            return false;
-        }
-        let n = &nodes[i];
-        let hidden = hidden_above
-            || n.states.offscreen
-            || n.bounds
-                .is_some_and(|b| b.is_empty() || !b.intersects(content));
-        let laid_out = n.bounds.is_some();
-        let children: Vec<usize> = n
-            .children
-            .iter()
-            .filter_map(|c| index.get(c))
-            .copied()
-            .collect();
-        let mut inside_shows = false;
-        for c in children {
-            inside_shows |= shows(c, hidden, nodes, index, visited, content);
-        }
-        let shown = !hidden && (laid_out || inside_shows);
-        nodes[i].states.offscreen = !shown;
-        shown
-    }
-    if !nodes.is_empty() {
-        shows(0, false, nodes, &index, &mut visited, &content);
-    }
 }
 
 impl Query {
@@ -313,9 +270,18 @@ impl Query {
         if !named.is_empty() {
             return named;
         }
+        let placeheld: Vec<&Node> = candidates
+            .iter()
+            .copied()
+            .filter(|n| n.annotations.placeholder.as_deref() == Some(label))
+            .collect();
+        if !placeheld.is_empty() {
+            return placeheld;
+        }
+        // A control named by nothing but what a person reads beside it.
         candidates
             .into_iter()
-            .filter(|n| n.annotations.placeholder.as_deref() == Some(label))
+            .filter(|n| n.label_fallback.as_ref().is_some_and(|f| f.text == label))
             .collect()
     }
 
@@ -420,6 +386,8 @@ pub(crate) mod tests {
             role,
             native_role: String::new(),
             name: name.into(),
+            name_is_class: false,
+            label_fallback: None,
             description: String::new(),
             key: None,
             states: States::default(),
@@ -508,38 +476,6 @@ pub(crate) mod tests {
             Role::ScrollBar,
         ];
         assert_eq!(roles, want);
-    }
-
-    #[test]
-    fn what_the_user_cannot_see_is_offscreen() {
-        let mut page = node(2, Some(1), Role::Panel, "");
-        page.bounds = None;
-        let mut hidden_page = node(4, Some(1), Role::Panel, "");
-        hidden_page.bounds = None;
-        let mut on_hidden_page = node(5, Some(4), Role::CheckBox, "Bold");
-        on_hidden_page.bounds = None;
-        let mut below = node(6, Some(1), Role::ListItem, "row 250");
-        below.bounds = Some(Rect::new(0, 4000, 200, 20));
-        let mut in_below = node(7, Some(6), Role::Label, "row 250");
-        in_below.bounds = Some(Rect::new(0, 50, 10, 10));
-        let mut tree = tree_of(vec![
-            node(1, None, Role::Window, "Main"),
-            page,
-            node(3, Some(2), Role::Button, "Save"),
-            hidden_page,
-            on_hidden_page,
-            below,
-            in_below,
-        ]);
-        let window = tree.window.content;
-        mark_unseen(&mut tree.nodes, &window);
-        let offscreen: Vec<u64> = tree
-            .nodes
-            .iter()
-            .filter(|n| n.states.offscreen)
-            .map(|n| n.id)
-            .collect();
-        assert_eq!(offscreen, [4, 5, 6, 7]);
     }
 
     #[test]

@@ -49,6 +49,10 @@ pub struct StepReport {
     /// Frames the window committed while the step waited.
     pub commits: u64,
     pub waited: Duration,
+    /// When the step was answered, from the session's start.
+    pub at: Duration,
+    /// The window went away before drawing: the app closed it in answer.
+    pub window_closed: bool,
     /// The pointer once the step was answered: where, buttons down, and the
     /// window under it.
     pub pointer: PointerState,
@@ -93,6 +97,11 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// The error says the window is gone (closed, or unmapped and mapped again).
+fn window_gone(e: &Error) -> bool {
+    matches!(e, Error::NoWindow(_) | Error::StaleWindow(_))
 }
 
 /// Where a held press was made, from the events sent so far.
@@ -144,29 +153,54 @@ impl Session {
         let total = steps.len();
         let mut reports = Vec::with_capacity(total);
         let mut pressed = None;
-        for (done, step) in steps.into_iter().enumerate() {
+        let interrupted = |sent| Error::Interrupted {
+            window: window.to_string(),
+            sent,
+            total,
+        };
+        for (sent, step) in steps.into_iter().enumerate() {
             let cancelled = || {
                 Error::Cancelled(format!(
-                    "input to window {window} was cancelled after {done} of {total} steps"
+                    "input to window {window} was cancelled after {sent} of {total} steps"
                 ))
             };
             if cancels.has_changed().unwrap_or(true) {
                 self.release_safely(window, pressed).await;
                 return Err(cancelled());
             }
-            self.input(window, step.events.clone(), options).await?;
+            match self.input(window, step.events.clone(), options).await {
+                Err(e) if sent > 0 && window_gone(&e) => return Err(interrupted(sent)),
+                other => {
+                    other?;
+                }
+            }
             track_press(&mut pressed, &step.events);
-            let waited = tokio::select! {
-                waited = self.host.wait_frames(window, step.then, STEP_LIMIT) => waited?,
-                _ = cancels.changed() => {
-                    self.release_safely(window, pressed).await;
-                    return Err(cancelled());
+            let wait = self.host.wait_frames(window, step.then, STEP_LIMIT);
+            let waited = if sent + 1 == total {
+                // All input is in: a cancel no longer stops the request; it is
+                // answered once the app drew (or its window went away).
+                match wait.await {
+                    Err(wayrig_host::HostError::NoWindow(_)) => None,
+                    other => Some(other?),
+                }
+            } else {
+                tokio::select! {
+                    waited = wait => match waited {
+                        Err(wayrig_host::HostError::NoWindow(_)) => return Err(interrupted(sent + 1)),
+                        other => Some(other?),
+                    },
+                    _ = cancels.changed() => {
+                        self.release_safely(window, pressed).await;
+                        return Err(cancelled());
+                    }
                 }
             };
             reports.push(StepReport {
                 events: step.events,
-                commits: waited.commits,
-                waited: waited.waited,
+                commits: waited.as_ref().map_or(0, |w| w.commits),
+                waited: waited.as_ref().map_or(Duration::ZERO, |w| w.waited),
+                at: self.started.elapsed(),
+                window_closed: waited.is_none(),
                 pointer: self.host.pointer().await?,
             });
         }
@@ -174,7 +208,8 @@ impl Session {
     }
 
     /// Cancel the window's input: what waits is never sent, what runs stops
-    /// before its next step. Answers whether anything was waiting or running.
+    /// before its next step (one whose input is all sent is still answered
+    /// once the app drew). Answers whether anything was waiting or running.
     pub fn cancel_input(&self, window: WindowHandle) -> bool {
         let queue = self.input_queues.of(window);
         let busy = queue.waiting.load(Ordering::SeqCst) > 0 || queue.turn.try_lock().is_err();

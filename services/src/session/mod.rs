@@ -2,8 +2,9 @@
 //! API a face sees. Its methods are split across this folder by concern.
 //!
 //! windows: the kept window list, selection and window operations; tree: reading
-//! a window's elements; elements: queries and pre-order reads; snapshots: named
-//! reads and staleness; act: actions on elements; menus: the app's menus;
+//! a window's elements; seen: what of them shows, and what names an unlabeled
+//! control; elements: queries and pre-order reads; snapshots: named reads and
+//! staleness; act: actions on elements; menus: the app's menus;
 //! launch: starting apps and opening files as a desktop does; input: input in
 //! steps, one frame each, queued per window and cancellable; clipboard: the
 //! clipboard's text; screenshots: displays and windows as images, kept to map
@@ -19,6 +20,7 @@ mod input;
 mod launch;
 mod menus;
 mod screenshots;
+mod seen;
 mod snapshots;
 mod tree;
 mod windows;
@@ -99,6 +101,8 @@ pub struct Session {
     /// The session bus the apps are on (for the menus they export).
     session_bus: Option<zbus::Connection>,
     _buses: Option<Buses>,
+    /// When the session began: the zero of the times its reports give.
+    started: std::time::Instant,
 }
 
 impl Session {
@@ -135,6 +139,7 @@ impl Session {
             desktop_dirs: Default::default(),
             session_bus: None,
             _buses: None,
+            started: std::time::Instant::now(),
         })
     }
 
@@ -168,7 +173,7 @@ impl Session {
 
     /// Wait until every accessibility event the window's app sent before now
     /// has arrived.
-    pub(crate) async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
+    pub async fn sync_apps(&self, handle: WindowHandle) -> Result<(), Error> {
         let Some(a11y) = &self.a11y else {
             return Ok(());
         };

@@ -1,9 +1,8 @@
 //! Reading a window's elements: its app found by pid, its AT-SPI frame matched
 //! to the surface, bounds made relative to the window's content, reads kept.
 
-use wayrig_host::{Rect, WindowHandle, WindowInfo};
+use wayrig_host::{Rect, WindowHandle, WindowInfo, WindowKind};
 
-use super::elements::mark_unseen;
 use super::windows::is_top_level;
 use super::Session;
 use crate::a11y::{Frame, FrameHead, Read};
@@ -11,12 +10,16 @@ use crate::model::{Error, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
 const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a registered app with no frame yet (AccessKit, building its tree
+/// on first request) may take to show one.
+const FIRST_FRAME_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// The longest a tree read may take.
 const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Session {
-    /// A window with its elements; bounds relative to the window's content.
-    /// Read again only when the window drew a new frame or an app reported a
+    /// A window with its elements; bounds relative to the window's content,
+    /// what does not show marked offscreen, controls whose name says nothing
+    /// given the words a person would use (see `seen`). Read again only when the window drew a new frame or an app reported a
     /// change since the last read; else the mirror is what the user sees.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let changes = self.a11y()?.changes();
@@ -55,26 +58,38 @@ impl Session {
                 "window {handle} has no known process, so no accessibility"
             ))
         })?;
-        let mut apps = Vec::new();
         let a11y = self.a11y()?;
-        for app in a11y.wait_for_app(pid, APP_REGISTRATION).await? {
-            apps.push(a11y.read_items(&app, Read::Bulk).await?);
-        }
-        let heads: Vec<(usize, FrameHead)> = apps
-            .iter()
-            .enumerate()
-            .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
-            .collect();
-        // The same app's top-level windows, in the order they were made, for
-        // matching by order.
-        let mut siblings: Vec<&WindowInfo> = windows
-            .iter()
-            .filter(|w| w.pid == Some(pid) && is_top_level(w))
-            .collect();
-        siblings.sort_by_key(|w| w.handle.id);
-        let titled = heads_titled(&heads, &window.title);
-        let (app, head) = pick_frame(heads, &window, &siblings).ok_or_else(|| {
-            if titled > 1 {
+        // AccessKit (egui, winit apps) builds its tree only once a client
+        // asks: an app with no frame yet is read again on its next events.
+        let first_frame_by = std::time::Instant::now() + FIRST_FRAME_LIMIT;
+        let (apps, app, head) = loop {
+            let since = a11y.changes();
+            let mut apps = Vec::new();
+            for app in a11y.wait_for_app(pid, APP_REGISTRATION).await? {
+                apps.push(a11y.read_items(&app, Read::Bulk).await?);
+            }
+            let heads: Vec<(usize, FrameHead)> = apps
+                .iter()
+                .enumerate()
+                .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
+                .collect();
+            let no_frames = heads.is_empty();
+            // The same app's top-level windows, in the order they were made,
+            // for matching by order.
+            let mut siblings: Vec<&WindowInfo> = windows
+                .iter()
+                .filter(|w| w.pid == Some(pid) && is_top_level(w))
+                .collect();
+            siblings.sort_by_key(|w| w.handle.id);
+            let titled = heads_titled(&heads, &window.title);
+            if let Some((app, head)) = pick_frame(heads, &window, &siblings) {
+                break (apps, app, head);
+            }
+            let left = first_frame_by.saturating_duration_since(std::time::Instant::now());
+            if no_frames && !left.is_zero() && a11y.wait_change(since, left).await {
+                continue;
+            }
+            return Err(if titled > 1 {
                 Error::Failed(format!(
                     "window {handle} (pid {pid}): {titled} accessibility frames are titled {:?} \
                      and they cannot be told apart from its other windows",
@@ -84,12 +99,12 @@ impl Session {
                 Error::Unsupported(format!(
                     "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
                 ))
-            }
-        })?;
+            });
+        };
         // Only the picked frame's elements cost per-node calls.
         let frame = a11y.read_frame(&apps[app], &head).await;
         let offset = surface_offset(&frame, &window);
-        let mut nodes: Vec<_> = frame
+        let nodes = frame
             .nodes
             .into_iter()
             .map(|mut n| {
@@ -99,8 +114,14 @@ impl Session {
                 n
             })
             .collect();
-        mark_unseen(&mut nodes, &window.content);
-        Ok(Tree { window, nodes })
+        // GTK 4 keeps a popover's elements in its window's frame: they show
+        // only while the app has a popup on screen.
+        let popup_open = windows
+            .iter()
+            .any(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu);
+        let mut tree = Tree { window, nodes };
+        super::seen::as_seen(&mut tree, popup_open);
+        Ok(tree)
     }
 }
 
@@ -180,7 +201,6 @@ fn pick_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wayrig_host::WindowKind;
 
     fn window(id: u64, title: &str, kind: WindowKind) -> WindowInfo {
         crate::session::windows::tests::window(id, title, kind, 0)

@@ -1,0 +1,310 @@
+//! A window as a person sees it: which elements show (hidden, unsized,
+//! scrolled out of view are offscreen), and what names a control whose name says nothing.
+//!
+//! Applied to every tree the session reads, so every face tells the same.
+
+use std::collections::HashMap;
+
+use wayrig_host::Rect;
+
+use super::elements::{is_control, is_hidden};
+use crate::model::{LabelFallback, LabelSource, Node, Role, Tree};
+
+/// How far a label may sit from the field it names, in points: left of it on
+/// the same row, or above it.
+const BESIDE_GAP: i32 = 120;
+const ABOVE_GAP: i32 = 40;
+
+/// Mark what does not show as offscreen, and give each control whose name
+/// says nothing the words a person would use for it. `popup_open`: the
+/// window's app shows a popup (menu, popover) now.
+pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
+    mark_offscreen(tree, popup_open);
+    let fallbacks: Vec<(usize, LabelFallback)> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.label().is_none() && is_control(n))
+        .filter_map(|(i, n)| Some((i, label_fallback(tree, n)?)))
+        .collect();
+    for (i, fallback) in fallbacks {
+        tree.nodes[i].label_fallback = Some(fallback);
+    }
+}
+
+/// Offscreen: what the toolkit says is, what has no size or lies outside
+/// the window, what lies wholly outside a scrolled view around it, and what
+/// is in a popover while no popup shows (GTK 4 keeps a popover's last
+/// layout once it closed).
+fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
+    let window = tree.window.content;
+    let index: HashMap<u64, usize> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+    let hidden: Vec<bool> = tree
+        .nodes
+        .iter()
+        .map(|n| {
+            is_hidden(n, &window)
+                || scrolled_away(tree, &index, n)
+                || (!popup_open && in_popover(tree, &index, n))
+        })
+        .collect();
+    for (n, hidden) in tree.nodes.iter_mut().zip(hidden) {
+        n.states.offscreen = hidden;
+    }
+}
+
+/// The element lies wholly outside a scrolled view it is in. A popup
+/// (menu, popover, tooltip) is a surface of its own, measured apart: the
+/// views around where it was opened do not clip it.
+fn scrolled_away(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let Some(bounds) = n.bounds else {
+        return false;
+    };
+    let mut parent = n.parent;
+    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
+        match p.role {
+            Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip => return false,
+            Role::ScrollView => {
+                if let Some(view) = p.bounds {
+                    if !view.is_empty() && !bounds.intersects(&view) {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        parent = p.parent;
+    }
+    false
+}
+
+/// The element is in a popover: below a menu that is not laid out in the
+/// window (GTK 4's popover root reports no size, open or closed).
+fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let mut parent = n.parent;
+    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
+        if p.role == Role::Menu && p.bounds.is_none() {
+            return true;
+        }
+        parent = p.parent;
+    }
+    false
+}
+
+/// The words that name a control whose name says nothing: the text its
+/// labelled-by relation points at, its description (GTK's tooltip), the
+/// name of the icon it shows, else the label just before it.
+fn label_fallback(tree: &Tree, n: &Node) -> Option<LabelFallback> {
+    let found = |source, text: &str| {
+        let text = text.trim();
+        (!text.is_empty()).then(|| LabelFallback {
+            source,
+            text: text.to_string(),
+        })
+    };
+    let labelled_by = n
+        .relations
+        .labelled_by
+        .iter()
+        .filter_map(|id| tree.node(*id))
+        .find_map(|l| l.label().or(l.value.as_deref()));
+    if let Some(f) = labelled_by.and_then(|t| found(LabelSource::LabelledBy, t)) {
+        return Some(f);
+    }
+    if let Some(f) = found(LabelSource::Description, &n.description) {
+        return Some(f);
+    }
+    if let Some(f) = icon_name(tree, n).and_then(|t| found(LabelSource::Icon, &t)) {
+        return Some(f);
+    }
+    label_before(tree, n).and_then(|t| found(LabelSource::Beside, t))
+}
+
+/// The name of the icon a button shows: an image inside it that says what
+/// it shows (GTK 4.8 names none, but gives a colour swatch its colour).
+fn icon_name(tree: &Tree, n: &Node) -> Option<String> {
+    if !matches!(n.role, Role::Button | Role::ToggleButton | Role::MenuButton) {
+        return None;
+    }
+    let mut stack: Vec<u64> = n.children.clone();
+    while let Some(id) = stack.pop() {
+        let Some(child) = tree.node(id) else {
+            continue;
+        };
+        if child.role == Role::Image {
+            let text = child.label().unwrap_or(child.description.as_str());
+            if !text.is_empty() {
+                return Some(text.to_string());
+            }
+        }
+        stack.extend(child.children.iter().copied());
+    }
+    None
+}
+
+/// The text of the label nearest before the element as a person reads: on
+/// its row and left of it, else just above it and over it.
+fn label_before<'t>(tree: &'t Tree, n: &Node) -> Option<&'t str> {
+    let field = n.bounds.filter(|_| !n.states.offscreen)?;
+    // Text of its own (a button's caption, a slider's value) names no other.
+    let labels = tree.nodes.iter().filter(|l| {
+        l.role == Role::Label
+            && !l.states.offscreen
+            && l.label().is_some()
+            && !inside_a_control(tree, l)
+    });
+    let mut left: Option<(i32, &Node)> = None;
+    let mut above: Option<(i32, &Node)> = None;
+    for l in labels {
+        let Some(b) = l.bounds else { continue };
+        let same_row = b.y < bottom(&field) && bottom(&b) > field.y;
+        let same_column = b.x < right(&field) && right(&b) > field.x;
+        let gap_left = field.x - right(&b);
+        let gap_above = field.y - bottom(&b);
+        if same_row
+            && (0..=BESIDE_GAP).contains(&gap_left)
+            && left.is_none_or(|(g, _)| gap_left < g)
+        {
+            left = Some((gap_left, l));
+        } else if same_column
+            && (0..=ABOVE_GAP).contains(&gap_above)
+            && above.is_none_or(|(g, _)| gap_above < g)
+        {
+            above = Some((gap_above, l));
+        }
+    }
+    left.or(above).and_then(|(_, l)| l.label())
+}
+
+/// Whether a control holds the element.
+fn inside_a_control(tree: &Tree, n: &Node) -> bool {
+    let mut parent = n.parent;
+    while let Some(p) = parent.and_then(|p| tree.node(p)) {
+        if is_control(p) {
+            return true;
+        }
+        parent = p.parent;
+    }
+    false
+}
+
+fn right(r: &Rect) -> i32 {
+    r.x + r.width
+}
+
+fn bottom(r: &Rect) -> i32 {
+    r.y + r.height
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::elements::tests::{node, tree_of};
+
+    fn at(mut n: Node, x: i32, y: i32, w: i32, h: i32) -> Node {
+        n.bounds = Some(Rect::new(x, y, w, h));
+        n
+    }
+
+    #[test]
+    fn hidden_pages_and_scrolled_out_rows_are_offscreen() {
+        let mut page = node(3, Some(1), Role::Button, "On a hidden page");
+        page.bounds = Some(Rect::new(10, 57, 0, 0));
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            at(node(2, Some(1), Role::ScrollView, ""), 0, 0, 200, 50),
+            page,
+            at(
+                node(4, Some(2), Role::ListItem, "Shown row"),
+                0,
+                10,
+                200,
+                20,
+            ),
+            at(
+                node(5, Some(2), Role::ListItem, "Row below"),
+                0,
+                70,
+                200,
+                20,
+            ),
+            at(node(6, Some(2), Role::Menu, ""), 0, 60, 100, 40),
+            at(
+                node(7, Some(6), Role::MenuItem, "In a popover"),
+                0,
+                70,
+                100,
+                20,
+            ),
+        ]);
+        let mut closed = tree.clone();
+        as_seen(&mut tree, true);
+        let offscreen = |id| tree.node(id).unwrap().states.offscreen;
+        assert!(offscreen(3), "unsized: a hidden page");
+        assert!(!offscreen(4));
+        assert!(offscreen(5), "scrolled out of its view");
+        assert!(
+            !offscreen(7),
+            "a popup is not clipped by the view it opened from"
+        );
+        // A popover that closed keeps its layout: no popup shows, so neither does it.
+        closed.nodes[5].bounds = None;
+        as_seen(&mut closed, false);
+        assert!(closed.node(7).unwrap().states.offscreen);
+        assert!(!closed.node(4).unwrap().states.offscreen);
+    }
+
+    #[test]
+    fn a_control_named_after_its_class_is_read_by_what_a_person_sees() {
+        let mut tooltip = at(node(2, Some(1), Role::Button, "GtkButton"), 0, 0, 20, 20);
+        tooltip.name_is_class = true;
+        tooltip.description = "Primary menu".into();
+        let mut icon = at(node(3, Some(1), Role::Button, ""), 30, 0, 20, 20);
+        icon.children = vec![4];
+        let mut image = node(4, Some(3), Role::Image, "");
+        image.description = "edit-clear".into();
+        let field = at(node(6, Some(1), Role::TextInput, ""), 60, 40, 100, 20);
+        let above = at(node(8, Some(1), Role::TextInput, ""), 0, 82, 100, 16);
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            tooltip,
+            icon,
+            image,
+            at(node(5, Some(1), Role::Label, "Name"), 0, 40, 50, 20),
+            field,
+            at(node(7, Some(1), Role::Label, "Address"), 0, 64, 80, 16),
+            above,
+            at(
+                node(9, Some(1), Role::ToggleButton, "Caption"),
+                200,
+                0,
+                40,
+                20,
+            ),
+            at(node(10, Some(9), Role::Label, "Caption"), 200, 0, 40, 20),
+            at(node(11, Some(1), Role::ComboBox, ""), 200, 30, 40, 20),
+        ]);
+        // tree_of pushes children again: keep the image once.
+        tree.nodes[2].children = vec![4];
+        as_seen(&mut tree, false);
+        let fallback = |id| {
+            let f = tree.node(id).unwrap().label_fallback.clone().unwrap();
+            (f.source, f.text)
+        };
+        assert_eq!(
+            fallback(2),
+            (LabelSource::Description, "Primary menu".into())
+        );
+        assert_eq!(fallback(3), (LabelSource::Icon, "edit-clear".into()));
+        assert_eq!(fallback(6), (LabelSource::Beside, "Name".into()));
+        assert_eq!(fallback(8), (LabelSource::Beside, "Address".into()));
+        assert!(tree.node(5).unwrap().label_fallback.is_none());
+        // A button's own caption names nothing below it.
+        assert!(tree.node(11).unwrap().label_fallback.is_none());
+    }
+}
