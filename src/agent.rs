@@ -46,17 +46,18 @@ pub struct Common {
     /// Session name (default: MYGO_AUTOMATION_SESSION, else "default").
     #[arg(long, global = true, env = "MYGO_AUTOMATION_SESSION")]
     pub session: Option<String>,
+    /// Window id: the session uses it from now on (default: the window it opened).
+    #[arg(long, global = true)]
+    pub window: Option<u64>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum AgentCommand {
-    /// Start a session on an automation socket.
+    /// Start a session on an automation socket, on the window `--window`
+    /// names, else the focused one.
     Open {
         #[arg(long)]
         socket: PathBuf,
-        /// Window id (default: the focused window).
-        #[arg(long)]
-        window: Option<u64>,
     },
     /// Print the window's elements, a line each, with refs.
     Snapshot {
@@ -205,6 +206,7 @@ pub enum AgentCommand {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct State {
     socket: PathBuf,
+    /// The session's window: the one it opened, until `--window` names another.
     window: Option<u64>,
     /// Element id -> ref number; refs are never given to another element.
     refs: BTreeMap<String, u64>,
@@ -272,17 +274,19 @@ enum CallError {
     Link(String),
 }
 
+/// An error as `code: message`, the code as the wire spells it.
+fn coded(e: WireError) -> String {
+    let code = serde_json::to_value(e.code)
+        .ok()
+        .and_then(|c| c.as_str().map(str::to_string))
+        .unwrap_or_else(|| "error".into());
+    format!("{code}: {}", without_code(&code, &e.message))
+}
+
 impl From<CallError> for String {
-    /// The app's errors as `code: message`, the code as the wire spells it.
     fn from(e: CallError) -> String {
         match e {
-            CallError::App(e) => {
-                let code = serde_json::to_value(e.code)
-                    .ok()
-                    .and_then(|c| c.as_str().map(str::to_string))
-                    .unwrap_or_else(|| "error".into());
-                format!("{code}: {}", without_code(&code, &e.message))
-            }
+            CallError::App(e) => coded(e),
             CallError::Link(e) => e,
         }
     }
@@ -406,7 +410,7 @@ fn line(r: u64, n: &Element, focused: bool, full: bool) -> String {
         s.push_str(&format!(" {name}"));
     }
     let password = n.states.iter().any(|s| s == "password");
-    match &n.value {
+    match n.value.as_deref().filter(|v| !v.is_empty()) {
         // A password's value is counted, never printed.
         Some(value) if password => {
             s.push_str(&format!(" value=•••• ({} chars)", value.chars().count()))
@@ -421,7 +425,7 @@ fn line(r: u64, n: &Element, focused: bool, full: bool) -> String {
     {
         s.push_str(&format!(" now={now}"));
     }
-    if let Some(key) = &n.key {
+    if let Some(key) = n.key.as_deref().filter(|k| !k.is_empty()) {
         s.push_str(&format!(" key={key}"));
     }
     let mut shown: Vec<&str> = n
@@ -465,6 +469,18 @@ struct Shown {
     hidden: bool,
 }
 
+/// A control: an element with actions, or one that takes the keyboard focus.
+fn is_control(n: &Element) -> bool {
+    !n.actions.is_empty() || n.states.iter().any(|s| s == "focusable")
+}
+
+/// Worth a line: a label (a toolkit's class name is none), a value or a key
+/// to read, or a control to act on.
+fn worth_a_line(n: &Element) -> bool {
+    let has = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
+    (has(&n.label) && !n.label_is_class_name) || has(&n.value) || has(&n.key) || is_control(n)
+}
+
 /// Read the tree and write the elements worth a line (those with a label, a
 /// value or actions), hidden ones only when `hidden` asks for them. The
 /// tree comes back as the app wrote it too.
@@ -480,12 +496,10 @@ fn snapshot(
     let tree: TreeAnswer = typed(raw.clone())?;
     let mut shown = Vec::new();
     for n in &tree.nodes {
-        let control = !n.actions.is_empty();
-        // A toolkit's class name is no label.
-        let labeled = n.label.is_some() && !n.label_is_class_name;
-        if !labeled && n.value.is_none() && !control {
+        if !worth_a_line(n) {
             continue;
         }
+        let control = is_control(n);
         let offscreen = n.states.iter().any(|s| s == "offscreen");
         let line = if offscreen && !hidden {
             String::new()
@@ -512,24 +526,27 @@ fn remember(state: &mut State, shown: &[Shown]) {
         .collect();
 }
 
-/// Resolve @ref, key=<key> or id=<digits> to the element `act` names.
+/// Resolve @ref, key=<key> or id=<digits> to the element `act` names; a
+/// ref that names no element shown is `no_element`, as the app would say.
 fn target(state: &State, t: &str, tree: &TreeAnswer) -> Result<ElementPick, String> {
+    let invalid = |m: String| coded(WireError::new(Code::InvalidRequest, m));
+    let no_element = |m: String| coded(WireError::new(Code::NoElement, m));
     if let Some(r) = t.strip_prefix("@e") {
-        let r: u64 = r.parse().map_err(|_| format!("bad ref {t}"))?;
+        let r: u64 = r.parse().map_err(|_| invalid(format!("bad ref {t}")))?;
         let id = state
             .refs
             .iter()
             .find(|(_, v)| **v == r)
             .map(|(k, _)| k.as_str())
-            .ok_or_else(|| format!("unknown ref {t}: take a snapshot"))?;
+            .ok_or_else(|| no_element(format!("unknown ref {t}: take a snapshot")))?;
         if !tree.nodes.iter().any(|n| n.id == id) {
-            return Err(format!(
+            return Err(no_element(format!(
                 "stale ref {t}: its element went; take a new snapshot"
-            ));
+            )));
         }
         let id = id
             .parse()
-            .map_err(|_| format!("the app gave {t} the id {id:?}, not digits"))?;
+            .map_err(|_| invalid(format!("the app gave {t} the id {id:?}, not digits")))?;
         return Ok(ElementPick::Id(id));
     }
     if let Some(k) = t.strip_prefix("key=") {
@@ -537,16 +554,42 @@ fn target(state: &State, t: &str, tree: &TreeAnswer) -> Result<ElementPick, Stri
     }
     if let Some(id) = t.strip_prefix("id=") {
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
-            return Err(format!("bad id {id:?}: digits only"));
+            return Err(invalid(format!("bad id {id:?}: digits only")));
         }
         let id = id
             .parse()
-            .map_err(|_| format!("bad id {id:?}: too large for an id"))?;
+            .map_err(|_| invalid(format!("bad id {id:?}: too large for an id")))?;
         return Ok(ElementPick::Id(id));
     }
-    Err(format!(
+    Err(invalid(format!(
         "bad target {t:?}: use @eN, key=<key> or id=<digits>"
-    ))
+    )))
+}
+
+/// The window a session opens on: the one named, else the focused one, else
+/// the first; none while the app has no window yet.
+fn window_to_keep(client: &mut Client, named: Option<u64>) -> Result<Option<u64>, String> {
+    if named.is_some() {
+        return Ok(named);
+    }
+    let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    Ok(windows
+        .iter()
+        .find(|w| w.focused)
+        .or(windows.first())
+        .map(|w| w.id))
+}
+
+/// The name the command was called by (`wayrig`, `mygo-automation`).
+fn called_as() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|a| {
+            Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "wayrig".into())
 }
 
 /// The lines of a diff: each changed element as `- old` and `+ new`, new
@@ -655,26 +698,24 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
             return Ok(());
         }
         AgentCommand::Version => {
-            println!("wayrig {}", env!("CARGO_PKG_VERSION"));
+            println!("{} {}", called_as(), env!("CARGO_PKG_VERSION"));
             return Ok(());
         }
         _ => {}
     }
     let name = common.session.unwrap_or_else(|| "default".into());
     let path = session_path(&name)?;
-    if let AgentCommand::Open { socket, window } = command {
+    if let AgentCommand::Open { socket } = command {
         let mut client = Client::connect(&socket)?;
-        let count = client
-            .call_as::<WindowsAnswer>(Call::Windows)?
-            .windows
-            .len();
+        let window = window_to_keep(&mut client, common.window)?;
         let state = State {
             socket: socket.clone(),
             window,
             ..State::default()
         };
         save(&path, &state)?;
-        println!("session {name}: {} ({count} windows)", socket.display());
+        let on = window.map_or("the first window it maps".into(), |w| format!("window {w}"));
+        println!("session {name}: {} on {on}", socket.display());
         return Ok(());
     }
     if let AgentCommand::Close = command {
@@ -684,6 +725,12 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
     }
     let mut state = load(&path)?;
     let mut client = Client::connect(&state.socket)?;
+    // Opened before the app mapped a window: the session keeps the first
+    // window it sees. A diff compares snapshots of one window only.
+    if common.window.is_some_and(|w| state.window != Some(w)) {
+        state.last.clear();
+    }
+    state.window = window_to_keep(&mut client, common.window.or(state.window))?;
     let result = command_on(&mut client, &mut state, command);
     save(&path, &state)?;
     for line in &state.out {
@@ -955,6 +1002,44 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_value_is_left_out_and_an_unnamed_control_still_gets_a_line() {
+        let entry = Element {
+            role: "textField".into(),
+            value: Some(String::new()),
+            states: vec!["focusable".into()],
+            ..Element::default()
+        };
+        assert_eq!(line(4, &entry, false, false), "@e4 [textField]");
+        assert!(worth_a_line(&entry), "a focusable field is a control");
+        let spacer = Element {
+            role: "group".into(),
+            value: Some(String::new()),
+            ..Element::default()
+        };
+        assert!(!worth_a_line(&spacer));
+    }
+
+    #[test]
+    fn the_guide_and_the_readme_stub_say_what_the_spec_says() {
+        let description = "description: Use when reading a MyGo app's native UI elements and \
+            acting on them, sending pointer, wheel, key and text input, choosing items of the \
+            application menu, evaluating scripts in pages, or taking screenshots of a running \
+            MyGo app.";
+        let readme = include_str!("../README.md");
+        for text in [SKILL, readme] {
+            assert!(text.contains(description), "the spec's description");
+        }
+        assert!(readme.contains(
+            "This file is a discovery stub, not the usage guide. Before running a \
+             mygo-automation command, load the actual workflow from the CLI:"
+        ));
+        assert!(readme.contains("Do not probe first with --help or --version."));
+        // The spec: don't open a context menu with a right click through input.
+        assert!(!SKILL.contains("open them with `click --button right`"));
+        assert!(SKILL.contains("do not open one with a right click"));
+    }
+
+    #[test]
     fn long_values_are_cut_with_the_count_of_what_was_cut() {
         let long = "x".repeat(1123);
         let cut = quoted(&long, false);
@@ -1058,10 +1143,13 @@ mod tests {
         assert_eq!(target(&state, "@e1", &shows).unwrap(), ElementPick::Id(111));
         assert!(target(&state, "@e1", &tree(&[]))
             .unwrap_err()
-            .contains("stale"));
+            .starts_with("no_element: stale ref @e1"));
         assert!(target(&state, "@e9", &shows)
             .unwrap_err()
-            .contains("unknown ref"));
+            .starts_with("no_element: unknown ref @e9"));
+        assert!(target(&state, "@ex", &shows)
+            .unwrap_err()
+            .starts_with("invalid_request: "));
         assert_eq!(
             target(&state, "key=add", &shows).unwrap(),
             ElementPick::Key("add".into())

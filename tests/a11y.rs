@@ -738,8 +738,9 @@ async fn gtk3_expanders_and_tree_rows_expand_and_collapse() {
         .unwrap();
     app.expect("tree", SHORT, |v| v["expanded"] == false);
 
+    // GTK 3's expander is an expandable toggle button: a disclosure.
     let more = tree
-        .find(Role::ToggleButton, "More")
+        .find(Role::Disclosure, "More")
         .next()
         .expect("the expander")
         .id;

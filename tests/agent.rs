@@ -224,6 +224,54 @@ fn a_reader_that_stops_early_does_not_cost_the_session_its_refs() {
     ok(&cache, &["focus", listed]);
 }
 
+/// A press that opens a second window leaves the session on its own window:
+/// its refs still act there, until `--window` moves the session.
+#[test]
+fn a_session_keeps_its_window_when_a_press_opens_another() {
+    let wayrig = Wayrig::start();
+    let cache = wayrig.dir.join("cache");
+    let socket = wayrig.socket.to_str().unwrap();
+    ok(&cache, &["open", "--socket", socket]);
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
+    ok(&cache, &["wait"]);
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let opener = ref_of(&snap, &["[button]", "\"Open window\""]);
+    let press = ref_of(&snap, &["[button]", "\"Press\""]);
+    ok(&cache, &["press", &opener]);
+    wait_for_window(&cache, "wayrig-gtk4-second");
+    let windows = ok(&cache, &["windows"]);
+    let second = windows
+        .lines()
+        .find(|l| l.contains("wayrig-gtk4-second"))
+        .unwrap();
+    assert!(second.contains("focused"), "{windows}");
+    // Still the first window: its ref acts, its snapshot is its own.
+    ok(&cache, &["press", &press]);
+    assert!(ok(&cache, &["snapshot"]).contains("\"Press\""));
+    // --window moves the session, and it stays there.
+    let id = second.split_whitespace().next().unwrap();
+    assert!(ok(&cache, &["--window", id, "snapshot"]).contains("Second window label"));
+    assert!(ok(&cache, &["snapshot"]).contains("Second window label"));
+    let stale = err(&cache, &["press", &press]);
+    assert!(
+        stale.starts_with("wayrig: no_element: stale ref"),
+        "{stale}"
+    );
+}
+
+/// `version` answers under the name the command was called by.
+#[test]
+fn version_names_the_command_it_was_called_as() {
+    for (program, name) in [
+        (env!("CARGO_BIN_EXE_wayrig"), "wayrig"),
+        (env!("CARGO_BIN_EXE_mygo-automation"), "mygo-automation"),
+    ] {
+        let out = Command::new(program).arg("version").output().unwrap();
+        let said = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(said, format!("{name} {}\n", env!("CARGO_PKG_VERSION")));
+    }
+}
+
 /// The lines of `snapshot -i` an agent reads on gtk4-widget-factory's first
 /// page: every control it shows, none of the hidden pages' or of closed
 /// popovers', GTK's class names and mnemonic markers gone, long values cut.

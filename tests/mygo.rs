@@ -264,6 +264,14 @@ fn the_protocol_end_to_end() {
         let answer = c.send_line(&json!({"id": id, "method": "windows"}).to_string());
         assert_eq!(answer["id"], id);
     }
+    // ... and exactly as written, past what a float holds; whole numbers
+    // written as floats are taken where the spec wants milliseconds or ids.
+    for raw in ["123456789012345678901234567890", "1e2", "7.0"] {
+        let answer = c.exchange(&format!(
+            "{{\"id\": {raw}, \"method\": \"idle\", \"params\": {{\"window\": {id}.0, \"timeout\": 10000.0}}}}\n"
+        ));
+        assert_eq!(answer, format!("{{\"id\":{raw},\"result\":{{}}}}\n"));
+    }
 
     // A line over the limit is refused; the connection goes on.
     let long = format!(
@@ -546,4 +554,281 @@ fn pressing_what_offers_no_press_is_refused_not_clicked() {
         action: Action::Press,
     });
     assert_eq!(code, Code::Unsupported);
+}
+
+fn nodes_of(c: &mut Client, window: u64) -> Vec<Value> {
+    c.call(tree_of(Some(window)))["nodes"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn has(n: &Value, list: &str, word: &str) -> bool {
+    n[list].as_array().is_some_and(|l| l.contains(&json!(word)))
+}
+
+/// The tree once `want` holds of it, reading again after each frame (or
+/// short idle) of a window that may never settle.
+fn tree_where(c: &mut Client, window: u64, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..100 {
+        let tree = c.call(tree_of(Some(window)));
+        if want(&tree) {
+            return tree;
+        }
+        let _ = c.answer(idle(Some(window), 100));
+    }
+    panic!("the tree never showed {what}")
+}
+
+fn node_by_id<'a>(tree: &'a Value, id: &Value) -> &'a Value {
+    tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == *id)
+        .expect("the element is still there")
+}
+
+/// insertText types where the field had its caret, not where a click to
+/// focus it would put it: in an entry and in a text view.
+#[test]
+fn insert_text_types_at_the_fields_caret() {
+    let wayrig = Wayrig::start();
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    c.call(idle(Some(id), 10000));
+    let nodes = nodes_of(&mut c, id);
+    let find = |role: &str, label: &str| {
+        nodes
+            .iter()
+            .find(|n| n["role"] == role && n["label"] == label)
+            .unwrap_or_else(|| panic!("no {role} {label:?}"))
+            .clone()
+    };
+    let first = find("textField", "First");
+    let press = find("button", "Press");
+    let view = nodes
+        .iter()
+        .find(|n| {
+            n["value"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("alpha beta"))
+        })
+        .expect("the text view")
+        .clone();
+    let act = |c: &mut Client, n: &Value, action: Action| {
+        c.call(Call::Act {
+            window: Some(id),
+            element: element_id(n),
+            action,
+        });
+        c.call(idle(Some(id), 10000));
+    };
+    act(
+        &mut c,
+        &first,
+        Action::SetValue {
+            text: "abcd".into(),
+        },
+    );
+    for (field, at) in [(&first, 2), (&view, 6)] {
+        act(&mut c, field, Action::SelectText { from: at, to: at });
+        // Focus goes elsewhere; the field keeps its caret.
+        act(&mut c, &press, Action::Press);
+        act(&mut c, field, Action::InsertText { text: "X".into() });
+    }
+    let tree = c.call(tree_of(Some(id)));
+    assert_eq!(node_by_id(&tree, &first["id"])["value"], "abXcd");
+    let text = node_by_id(&tree, &view["id"])["value"].clone();
+    assert!(
+        text.as_str().unwrap().starts_with("alpha Xbeta gamma"),
+        "{text}"
+    );
+}
+
+/// A window that draws every frame, forever, never settles: an action on it
+/// still acts. insertText into an unfocused field waits for the field's focus
+/// and the frame that shows it, not for the window to go quiet; so does
+/// scrollIntoView between its wheel steps.
+#[test]
+fn an_action_on_a_window_that_never_settles_still_acts() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let wayrig = Wayrig::start_with(
+        &["--env", "WAYRIG_FIXTURE_ANIMATE=1"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    assert_eq!(
+        c.error(idle(Some(id), 300)),
+        Code::Timeout,
+        "it never settles"
+    );
+    let tree = tree_where(&mut c, id, "the Second field", |t| {
+        t["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["label"] == "Second")
+    });
+    let nodes = tree["nodes"].as_array().unwrap();
+    let second = nodes
+        .iter()
+        .find(|n| n["label"] == "Second")
+        .unwrap()
+        .clone();
+    assert_ne!(tree["focus"], second["id"]);
+    c.call(Call::Act {
+        window: Some(id),
+        element: element_id(&second),
+        action: Action::InsertText { text: "zq".into() },
+    });
+    tree_where(&mut c, id, "the typed text", |t| {
+        node_by_id(t, &second["id"])["value"] == "zq"
+    });
+    let far = nodes
+        .iter()
+        .find(|n| n["label"] == "row 250")
+        .unwrap()
+        .clone();
+    c.call(Call::Act {
+        window: Some(id),
+        element: element_id(&far),
+        action: Action::ScrollIntoView,
+    });
+    tree_where(&mut c, id, "row 250 shown", |t| {
+        !has(node_by_id(t, &far["id"]), "states", "offscreen")
+    });
+}
+
+/// `focus` on a check box and a button of gtk4-widget-factory (GTK 4 refuses
+/// AT-SPI's GrabFocus on them) moves the keyboard focus there, as the Tab key
+/// would, without pressing them.
+#[test]
+fn focus_reaches_a_check_box_and_a_button_without_pressing_them() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    let shown = |n: &&Value| n.get("bounds").is_some() && !has(n, "states", "offscreen");
+    for role in ["checkBox", "button"] {
+        let nodes = nodes_of(&mut c, id);
+        let target = nodes
+            .iter()
+            .filter(shown)
+            .find(|n| n["role"] == role && has(n, "actions", "focus"))
+            .unwrap_or_else(|| panic!("a focusable {role}"))
+            .clone();
+        c.call(Call::Act {
+            window: Some(id),
+            element: element_id(&target),
+            action: Action::Focus,
+        });
+        let tree = tree_where(&mut c, id, &format!("the {role} focused"), |t| {
+            t["focus"] == target["id"]
+        });
+        let now = node_by_id(&tree, &target["id"]);
+        assert_eq!(
+            has(now, "states", "checked"),
+            has(&target, "states", "checked"),
+            "focus did not press the {role}"
+        );
+    }
+}
+
+/// Elements on gtk4-widget-factory's hidden stack pages are offscreen; those
+/// on the page shown are not.
+#[test]
+fn elements_on_hidden_pages_are_offscreen() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window();
+    let id = window["id"].as_u64().unwrap();
+    let (width, height) = (
+        window["contentBounds"]["width"].as_i64().unwrap(),
+        window["contentBounds"]["height"].as_i64().unwrap(),
+    );
+    let nodes = nodes_of(&mut c, id);
+    let inside = |n: &Value| {
+        let b = &n["bounds"];
+        let (x, y, w, h) = (
+            b["x"].as_i64().unwrap(),
+            b["y"].as_i64().unwrap(),
+            b["width"].as_i64().unwrap(),
+            b["height"].as_i64().unwrap(),
+        );
+        w > 0 && h > 0 && x < width && y < height && x + w > 0 && y + h > 0
+    };
+    let offscreen = |n: &Value| has(n, "states", "offscreen");
+    let controls: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| {
+            ["checkBox", "button", "textField", "slider"].contains(&n["role"].as_str().unwrap())
+        })
+        .collect();
+    for n in &controls {
+        let shows = n.get("bounds").is_some() && inside(n);
+        assert_ne!(shows, offscreen(n), "{n}");
+    }
+    let hidden = controls.iter().filter(|n| offscreen(n)).count();
+    assert!(
+        hidden > 20,
+        "{hidden} of {} controls offscreen",
+        controls.len()
+    );
+    assert!(hidden < controls.len(), "the first page's controls show");
+    assert!(nodes.iter().filter(|n| offscreen(n)).count() > nodes.len() / 3);
+}
+
+/// Roles say what gtk4-widget-factory's widgets are, in the spec's words:
+/// combo boxes without text to edit are pop-up buttons, an expander is a
+/// disclosure, scrolled windows are `scroll` and their bars are left out.
+#[test]
+fn roles_say_what_the_widgets_are() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    let nodes = nodes_of(&mut c, id);
+    let by_id: std::collections::HashMap<&str, &Value> = nodes
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let ancestors = |n: &Value| {
+        let mut up = Vec::new();
+        let mut p = n["parent"].as_str();
+        while let Some(parent) = p.and_then(|p| by_id.get(p)) {
+            up.push(*parent);
+            p = parent["parent"].as_str();
+        }
+        up
+    };
+    let with_role = |role: &'static str| nodes.iter().filter(move |n| n["role"] == role);
+    assert!(
+        with_role("popUpButton").count() > 0,
+        "GtkComboBox without entry"
+    );
+    for combo in with_role("comboBox") {
+        assert!(
+            nodes
+                .iter()
+                .any(|n| n["role"] == "textField" && ancestors(n).contains(&combo)),
+            "a comboBox has text to edit: {combo}"
+        );
+    }
+    assert!(with_role("disclosure").any(|n| n["label"] == "GtkExpander"));
+    let scrolls: Vec<&Value> = with_role("scroll").collect();
+    assert!(!scrolls.is_empty());
+    for s in &scrolls {
+        let in_area = ancestors(s).iter().any(|a| a["role"] == "scroll");
+        assert!(
+            !(in_area && s["label"] == "GtkScrollbar"),
+            "a bare scroll bar inside a scroll area: {s}"
+        );
+    }
+    // The factory's scrolled windows hold its lists and text views.
+    assert!(
+        scrolls
+            .iter()
+            .any(|s| s["bounds"]["height"].as_i64() > Some(50)),
+        "{scrolls:?}"
+    );
 }

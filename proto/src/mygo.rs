@@ -7,6 +7,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 /// The longest request line a server takes; longer ones are answered with an error.
@@ -64,6 +65,37 @@ impl fmt::Display for WireError {
 pub struct Request {
     pub id: Value,
     pub call: Call,
+}
+
+/// A request's id as its client wrote it, for the answer to repeat byte for
+/// byte: a 30-digit integer or `1e2` comes back as written, not as a float.
+#[derive(Debug, Clone)]
+pub struct RawId(Box<RawValue>);
+
+impl RawId {
+    /// The id of a line that is no JSON object, or that has none.
+    pub fn null() -> RawId {
+        RawId(RawValue::from_string("null".into()).expect("null is JSON"))
+    }
+
+    /// The id's JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+/// The id of a request line already known to be a JSON object.
+fn raw_id(line: &[u8]) -> RawId {
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: Option<Box<RawValue>>,
+    }
+    // A line naming its id twice fails here: its id is then null, as serde
+    // reads no duplicate field.
+    serde_json::from_slice::<IdOnly>(line)
+        .ok()
+        .and_then(|r| r.id)
+        .map_or_else(RawId::null, RawId)
 }
 
 /// What a request asks, with its params checked. `window` is the id `windows`
@@ -221,21 +253,19 @@ pub enum Event {
 }
 
 impl Request {
-    /// Parse one request line. A line that is no JSON object fails with its id
-    /// null; anything else wrong fails with the request's id.
-    pub fn parse(line: &[u8]) -> Result<Request, (Value, WireError)> {
-        let request: Map<String, Value> = match serde_json::from_slice::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            _ => {
-                return Err((
-                    Value::Null,
-                    WireError::new(Code::ParseError, "the line is not a JSON object"),
-                ))
-            }
-        };
-        let id = request.get("id").cloned().unwrap_or(Value::Null);
-        let call = Call::parse(&request).map_err(|e| (id.clone(), e))?;
-        Ok(Request { id, call })
+    /// Parse one request line into its id as written and its call. A line
+    /// that is no JSON object fails with its id null.
+    pub fn parse(line: &[u8]) -> (RawId, Result<Call, WireError>) {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(request)) => (raw_id(line), Call::parse(&request)),
+            _ => (
+                RawId::null(),
+                Err(WireError::new(
+                    Code::ParseError,
+                    "the line is not a JSON object",
+                )),
+            ),
+        }
     }
 
     /// The request as one line, newline included.
@@ -515,8 +545,8 @@ impl Params<'_> {
         let v = self
             .0
             .get(k)
-            .and_then(Value::as_i64)
-            .ok_or_else(|| WireError::invalid(format!("selectText needs {k}")))?;
+            .and_then(whole)
+            .ok_or_else(|| WireError::invalid(format!("selectText needs {k}, a rune index")))?;
         i32::try_from(v)
             .map_err(|_| WireError::invalid(format!("{k} {v} is past any text's length")))
     }
@@ -708,13 +738,27 @@ fn event_json(e: &Event) -> Value {
     }
 }
 
-/// The answer line to a request: its result or its error, newline included.
-pub fn answer_line(id: &Value, result: Result<Value, WireError>) -> String {
-    let mut line = match result {
-        Ok(result) => json!({"id": id, "result": result}),
-        Err(e) => json!({"id": id, "error": {"code": e.code, "message": e.message}}),
+/// The answer line to a request: its id as written, its result or its
+/// error, newline included.
+pub fn answer_line(id: &RawId, result: Result<Value, WireError>) -> String {
+    #[derive(Serialize)]
+    struct Answer<'a> {
+        id: &'a RawValue,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<WireError>,
     }
-    .to_string();
+    let (result, error) = match result {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(e)),
+    };
+    let mut line = serde_json::to_string(&Answer {
+        id: &id.0,
+        result,
+        error,
+    })
+    .expect("answers are plain data");
     line.push('\n');
     line
 }
@@ -881,15 +925,53 @@ mod tests {
     use super::*;
 
     fn parse(line: &str) -> Result<Call, WireError> {
-        Request::parse(line.as_bytes())
-            .map(|r| r.call)
-            .map_err(|(_, e)| e)
+        Request::parse(line.as_bytes()).1
     }
 
     #[test]
     fn a_line_that_is_no_object_is_a_parse_error_with_a_null_id() {
-        let (id, e) = Request::parse(b"[1, 2]").unwrap_err();
-        assert_eq!((id, e.code), (Value::Null, Code::ParseError));
+        let (id, call) = Request::parse(b"[1, 2]");
+        assert_eq!(
+            (id.as_str(), call.unwrap_err().code),
+            ("null", Code::ParseError)
+        );
+    }
+
+    #[test]
+    fn ids_come_back_exactly_as_written() {
+        for id in [
+            "123456789012345678901234567890",
+            "1e2",
+            "5000.0",
+            "-0",
+            r#""a""#,
+            r#"{"b": [1, 2.50]}"#,
+            "null",
+        ] {
+            let line = format!(r#"{{"id": {id}, "method": "nope"}}"#);
+            let (raw, call) = Request::parse(line.as_bytes());
+            assert_eq!(raw.as_str(), id);
+            let answer = answer_line(&raw, Ok(json!({})));
+            assert_eq!(answer, format!("{{\"id\":{id},\"result\":{{}}}}\n"));
+            assert_eq!(call.unwrap_err().code, Code::UnknownMethod);
+        }
+        let (raw, _) = Request::parse(br#"{"method": "windows"}"#);
+        assert_eq!(raw.as_str(), "null", "no id is a null id");
+    }
+
+    #[test]
+    fn rune_indexes_may_be_written_as_floats() {
+        let call = parse(
+            r#"{"method": "act", "params": {"id": "5", "action": "selectText", "from": 2.0, "to": 3}}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            call,
+            Call::Act {
+                action: Action::SelectText { from: 2, to: 3 },
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -1014,21 +1096,19 @@ mod tests {
                 call: call.clone(),
             }
             .to_line();
-            let back = Request::parse(line.trim_end().as_bytes()).unwrap();
-            assert_eq!(back.call, call, "{line}");
-            assert_eq!(back.id, json!(9));
+            let (id, back) = Request::parse(line.trim_end().as_bytes());
+            assert_eq!(back.unwrap(), call, "{line}");
+            assert_eq!(id.as_str(), "9");
         }
     }
 
     #[test]
     fn answers_read_back_with_their_error_codes() {
-        let line = answer_line(
-            &json!("a"),
-            Err(WireError::new(Code::NoWindow, "no window 7")),
-        );
+        let (id, _) = Request::parse(br#"{"id": "a"}"#);
+        let line = answer_line(&id, Err(WireError::new(Code::NoWindow, "no window 7")));
         assert_eq!(
             line,
-            "{\"error\":{\"code\":\"no_window\",\"message\":\"no window 7\"},\"id\":\"a\"}\n"
+            "{\"id\":\"a\",\"error\":{\"code\":\"no_window\",\"message\":\"no window 7\"}}\n"
         );
         let (id, result) = parse_answer(&line).unwrap();
         assert_eq!(id, json!("a"));

@@ -116,8 +116,8 @@ pub struct A11y {
     lasting: std::sync::Mutex<HashMap<String, LastingStore>>,
     /// The change count of the last event that named each object.
     dirty: Shared<HashMap<u64, u64>>,
-    /// What each app (by bus name) announced and nobody has read yet.
-    announcements: Shared<HashMap<String, Vec<String>>>,
+    /// What each app (by bus name) announced lately.
+    announcements: Shared<Announcements>,
     /// The change count and node id of the last object that gained focus.
     focus: tokio::sync::watch::Receiver<(u64, u64)>,
     /// The event task; its message stream holds the connection open.
@@ -134,8 +134,50 @@ type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;
 /// One app's lasting facts by node id, with the change count each was read at.
 type LastingStore = HashMap<u64, (u64, Lasting)>;
 
-/// Announcements kept per app until read; older ones are dropped.
+/// Announcements kept per app; older ones are dropped.
 const ANNOUNCEMENTS_KEPT: usize = 64;
+
+/// What apps announced, numbered in order per app (by bus name), so that
+/// each reader gets every announcement once, whatever other readers took.
+#[derive(Debug, Default)]
+pub struct Announcements {
+    by_app: HashMap<String, Announced>,
+}
+
+/// One app's latest announcements: `kept` ends with number `next - 1`.
+#[derive(Debug, Default)]
+struct Announced {
+    next: u64,
+    kept: std::collections::VecDeque<String>,
+}
+
+/// How far one reader (a client's connection) has read each app's
+/// announcements.
+#[derive(Debug, Default, Clone)]
+pub struct AnnouncementsRead(HashMap<String, u64>);
+
+impl Announcements {
+    fn push(&mut self, app: &str, text: String) {
+        let a = self.by_app.entry(app.to_string()).or_default();
+        a.kept.push_back(text);
+        a.next += 1;
+        if a.kept.len() > ANNOUNCEMENTS_KEPT {
+            a.kept.pop_front();
+        }
+    }
+
+    /// What `app` announced that `read` has not had yet, oldest first.
+    fn unread(&self, app: &str, read: &mut AnnouncementsRead) -> Vec<String> {
+        let Some(a) = self.by_app.get(app) else {
+            return Vec::new();
+        };
+        let seen = read.0.entry(app.to_string()).or_default();
+        let first_kept = a.next - a.kept.len() as u64;
+        let skip = seen.saturating_sub(first_kept) as usize;
+        *seen = a.next;
+        a.kept.iter().skip(skip).cloned().collect()
+    }
+}
 
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Failed(format!("{what}: {e}"))
@@ -164,7 +206,7 @@ impl A11y {
             .map_err(|e| failed("cannot reach the accessibility bus", e))?;
         let changes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let dirty: Shared<HashMap<u64, u64>> = Default::default();
-        let announcements: Shared<HashMap<String, Vec<String>>> = Default::default();
+        let announcements: Shared<Announcements> = Default::default();
         let (focus_to, focus) = tokio::sync::watch::channel((0, 0));
         let watch = Watch {
             changes: changes.clone(),
@@ -201,13 +243,12 @@ impl A11y {
         Ok(())
     }
 
-    /// What the app announced since this was last asked, oldest first.
-    pub fn take_announcements(&self, app: &App) -> Vec<String> {
+    /// What the app announced that this reader has not had, oldest first.
+    pub fn unread_announcements(&self, app: &App, read: &mut AnnouncementsRead) -> Vec<String> {
         self.announcements
             .lock()
             .unwrap()
-            .remove(&app.bus_name)
-            .unwrap_or_default()
+            .unread(&app.bus_name, read)
     }
 
     /// Wait until an event after change count `since` says the object `id`
@@ -221,6 +262,20 @@ impl A11y {
                 .is_ok()
         };
         tokio::time::timeout(timeout, gained).await.unwrap_or(false)
+    }
+
+    /// Wait until an event after change count `since` says some object gained
+    /// focus; the object, if one did within `timeout`.
+    pub async fn wait_any_focus(&self, since: u64, timeout: Duration) -> Option<u64> {
+        let mut focus = self.focus.clone();
+        let gained = async move {
+            focus
+                .wait_for(|&(at, _)| at > since)
+                .await
+                .ok()
+                .map(|seen| seen.1)
+        };
+        tokio::time::timeout(timeout, gained).await.ok().flatten()
     }
 
     /// Wait until an event after change count `since` names the object `id`;
@@ -450,7 +505,7 @@ impl A11y {
                 objects.insert(*id, (it.object.clone(), it.ifaces));
             }
         }
-        let nodes = order
+        let mut nodes: Vec<Node> = order
             .iter()
             .map(|id| {
                 let it = items.item(*id);
@@ -465,6 +520,7 @@ impl A11y {
                 )
             })
             .collect();
+        roles_by_content(&mut nodes);
         Frame {
             head: head.clone(),
             nodes,
@@ -710,6 +766,36 @@ impl A11y {
     }
 }
 
+/// Roles told by what an element holds: a combo box with no text field
+/// inside only pops up a list to choose from (a pop-up button), and a plain
+/// container holding scroll bars is a scroll area (GTK 4's scrolled window).
+/// `nodes` are in pre-order, a parent before its children.
+pub(crate) fn roles_by_content(nodes: &mut [Node]) {
+    let index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    let mut edits_text = vec![false; nodes.len()];
+    // Children after parents: walking backwards, a child is done before its parent.
+    for i in (0..nodes.len()).rev() {
+        let own = is_text_field(nodes[i].role) && nodes[i].role != Role::SpinButton;
+        let inside = nodes[i]
+            .children
+            .iter()
+            .filter_map(|c| index.get(c))
+            .any(|&c| c > i && edits_text[c]);
+        edits_text[i] = own || inside;
+        if nodes[i].role == Role::ComboBox && !edits_text[i] {
+            nodes[i].role = Role::PopUpButton;
+        }
+        let scrolls = nodes[i]
+            .children
+            .iter()
+            .filter_map(|c| index.get(c))
+            .any(|&c| nodes[c].role == Role::ScrollBar);
+        if scrolls && matches!(nodes[i].role, Role::Panel | Role::Group | Role::Unknown) {
+            nodes[i].role = Role::ScrollView;
+        }
+    }
+}
+
 /// Roles whose text is their value.
 pub fn is_text_field(role: Role) -> bool {
     matches!(
@@ -851,7 +937,7 @@ async fn watch_changes(
 struct Watch {
     changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     dirty: Shared<HashMap<u64, u64>>,
-    announcements: Shared<HashMap<String, Vec<String>>>,
+    announcements: Shared<Announcements>,
     /// The change count and node id of the last object that gained focus.
     focus: tokio::sync::watch::Sender<(u64, u64)>,
 }
@@ -889,12 +975,10 @@ impl Watch {
                 let Ok(text) = String::try_from(data) else {
                     return;
                 };
-                let mut all = self.announcements.lock().unwrap();
-                let list = all.entry(sender.to_string()).or_default();
-                list.push(text);
-                if list.len() > ANNOUNCEMENTS_KEPT {
-                    list.remove(0);
-                }
+                self.announcements
+                    .lock()
+                    .unwrap()
+                    .push(sender.as_str(), text);
             }
             _ => {}
         }
@@ -1020,8 +1104,15 @@ pub fn role(r: AtspiRole, states: &StateSet) -> Role {
     match r {
         A::Frame | A::Window | A::InternalFrame => Role::Window,
         A::Dialog | A::FileChooser | A::ColorChooser | A::FontChooser => Role::Dialog,
-        A::Alert | A::Notification => Role::Alert,
+        A::Alert => Role::AlertDialog,
+        A::Notification => Role::Alert,
         A::Application => Role::Application,
+        // An expander: a button that shows a section, not one that opens a popup.
+        A::Button | A::ToggleButton
+            if states.contains(State::Expandable) && !states.contains(State::HasPopup) =>
+        {
+            Role::Disclosure
+        }
         A::Button => Role::Button,
         A::PushButtonMenu => Role::MenuButton,
         A::ToggleButton if states.contains(State::HasPopup) => Role::MenuButton,
@@ -1095,6 +1186,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_reader_gets_every_announcement_once() {
+        let mut all = Announcements::default();
+        let (mut one, mut other) = (AnnouncementsRead::default(), AnnouncementsRead::default());
+        all.push(":1.5", "Saved".into());
+        assert_eq!(all.unread(":1.5", &mut one), ["Saved"]);
+        all.push(":1.5", "Copied".into());
+        // One reader's read takes nothing from the other's.
+        assert_eq!(all.unread(":1.5", &mut other), ["Saved", "Copied"]);
+        assert_eq!(all.unread(":1.5", &mut one), ["Copied"]);
+        assert!(all.unread(":1.5", &mut one).is_empty());
+        assert!(all.unread(":1.6", &mut one).is_empty());
+        // A reader that fell behind gets what is still kept.
+        for i in 0..ANNOUNCEMENTS_KEPT + 3 {
+            all.push(":1.5", format!("n{i}"));
+        }
+        let late = all.unread(":1.5", &mut other);
+        assert_eq!(late.len(), ANNOUNCEMENTS_KEPT);
+        assert_eq!(late[0], "n3");
+    }
+
+    #[test]
     fn node_ids_are_stable_and_distinct() {
         let a = node_id(":1.5", "/org/a11y/atspi/accessible/12");
         assert_eq!(a, node_id(":1.5", "/org/a11y/atspi/accessible/12"));
@@ -1102,6 +1214,18 @@ mod tests {
         assert_ne!(a, node_id(":1.5", "/org/a11y/atspi/accessible/1"));
         // The separator keeps ("a", "b/c") apart from ("ab", "/c").
         assert_ne!(node_id(":1.1", "2/x"), node_id(":1.12", "/x"));
+    }
+
+    #[test]
+    fn alerts_expanders_and_aria_groups_have_roles_of_their_own() {
+        let none = StateSet::empty();
+        assert_eq!(role(AtspiRole::Alert, &none), Role::AlertDialog);
+        assert_eq!(role(AtspiRole::Notification, &none), Role::Alert);
+        let expandable = StateSet::new(State::Expandable);
+        assert_eq!(role(AtspiRole::Button, &expandable), Role::Disclosure);
+        assert_eq!(role(AtspiRole::ToggleButton, &expandable), Role::Disclosure);
+        let popup = StateSet::new(State::Expandable | State::HasPopup);
+        assert_eq!(role(AtspiRole::ToggleButton, &popup), Role::MenuButton);
     }
 
     #[test]

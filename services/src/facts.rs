@@ -203,7 +203,11 @@ fn xml_role(roles: &str) -> Option<Role> {
             "switch" => Role::Switch,
             "meter" => Role::Meter,
             "separator" => Role::Separator,
-            "radiogroup" => Role::Group,
+            "radiogroup" => Role::RadioGroup,
+            "searchbox" => Role::SearchInput,
+            "alertdialog" => Role::AlertDialog,
+            "alert" => Role::Alert,
+            "tabpanel" => Role::TabPanel,
             _ => return None,
         })
     })

@@ -12,6 +12,7 @@ mod objects;
 pub mod session;
 pub mod sockets;
 
+pub use a11y::AnnouncementsRead;
 pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{

@@ -76,6 +76,14 @@ pub enum Role {
     Grid,
     TreeGrid,
     Splitter,
+    /// A group of radio buttons (ARIA radiogroup).
+    RadioGroup,
+    /// A dialog that alerts (ARIA alertdialog, AT-SPI's alert).
+    AlertDialog,
+    /// A combo box that only pops up a list to choose from: no text to edit.
+    PopUpButton,
+    /// A button that shows or hides a section (an expander).
+    Disclosure,
     Unknown,
 }
 
@@ -282,11 +290,12 @@ impl Node {
     }
 }
 
-/// Whether an element of this role and name only lays others out.
+/// Whether an element of this role and name only lays others out. A scroll
+/// area is not: it is what a user scrolls.
 pub fn is_layout(role: Role, name: &str) -> bool {
     matches!(
         role,
-        Role::Panel | Role::Group | Role::ScrollView | Role::Unknown | Role::Canvas
+        Role::Panel | Role::Group | Role::Unknown | Role::Canvas
     ) && name.is_empty()
 }
 

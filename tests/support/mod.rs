@@ -508,8 +508,8 @@ impl ProtocolClient {
         ProtocolClient { stream, reader }
     }
 
-    /// Write `line` (which ends in its newline) and read the answer line.
-    fn exchange(&mut self, line: &str) -> String {
+    /// Write `line` (which ends in its newline) and read the answer line as sent.
+    pub fn exchange(&mut self, line: &str) -> String {
         use std::io::Write;
         self.stream.write_all(line.as_bytes()).unwrap();
         let mut answer = String::new();

@@ -210,12 +210,16 @@ pub fn role(r: Role) -> &'static str {
         Role::Grid => "grid",
         Role::TreeGrid => "tree_grid",
         Role::Splitter => "splitter",
+        Role::RadioGroup => "radio_group",
+        Role::AlertDialog => "alert_dialog",
+        Role::PopUpButton => "pop_up_button",
+        Role::Disclosure => "disclosure",
         Role::Unknown => "unknown",
     }
 }
 
 #[cfg(test)]
-const ALL_ROLES: [Role; 67] = [
+const ALL_ROLES: [Role; 71] = [
     Role::Window,
     Role::Dialog,
     Role::Alert,
@@ -282,6 +286,10 @@ const ALL_ROLES: [Role; 67] = [
     Role::Grid,
     Role::TreeGrid,
     Role::Splitter,
+    Role::RadioGroup,
+    Role::AlertDialog,
+    Role::PopUpButton,
+    Role::Disclosure,
     Role::Unknown,
 ];
 

@@ -7,11 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use wayrig_proto::mygo::{answer_line, Code, Request, WireError, MAX_LINE};
-use wayrig_services::Session;
+use wayrig_proto::mygo::{answer_line, Code, RawId, Request, WireError, MAX_LINE};
+use wayrig_services::{AnnouncementsRead, Session};
 
 use crate::translate;
 
@@ -53,7 +52,9 @@ pub async fn serve(listener: Listener, session: Arc<Session>) {
 }
 
 /// One client: requests in order, each answered before the next is read.
+/// Its `tree`s carry the announcements it has not had yet.
 async fn connection(stream: UnixStream, session: Arc<Session>) {
+    let mut announced = AnnouncementsRead::default();
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
@@ -62,18 +63,20 @@ async fn connection(stream: UnixStream, session: Arc<Session>) {
         let out = match read_line(&mut reader, &mut line).await {
             Ok(Line::End) => return,
             Ok(Line::TooLong) => answer_line(
-                &Value::Null,
+                &RawId::null(),
                 Err(WireError::new(
                     Code::InvalidRequest,
                     format!("request line longer than {MAX_LINE} bytes"),
                 )),
             ),
-            Ok(Line::Complete) => match Request::parse(&line) {
-                Ok(request) => {
-                    answer_line(&request.id, translate::answer(&session, request.call).await)
-                }
-                Err((id, e)) => answer_line(&id, Err(e)),
-            },
+            Ok(Line::Complete) => {
+                let (id, call) = Request::parse(&line);
+                let answer = match call {
+                    Ok(call) => translate::answer(&session, &mut announced, call).await,
+                    Err(e) => Err(e),
+                };
+                answer_line(&id, answer)
+            }
             Err(_) => return,
         };
         if write.write_all(out.as_bytes()).await.is_err() {

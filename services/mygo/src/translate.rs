@@ -4,7 +4,7 @@
 //! No rule lives here: windows are picked, elements found and pruned, and
 //! actions offered by the session; this file only names them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use base64::Engine;
@@ -16,8 +16,8 @@ use wayrig_proto::mygo::{
 use wayrig_services::model::{LabelFallback, Place, Sort};
 use wayrig_services::session::{offered, Offered};
 use wayrig_services::{
-    ActOptions, Action, Element, ElementRef, Error, Node, Query, ReadOptions, Role, Session,
-    WindowFilter, WindowPick,
+    ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, Node, Query, ReadOptions,
+    Role, Session, WindowFilter, WindowPick,
 };
 
 /// `idle` without a timeout waits this long at most.
@@ -38,12 +38,20 @@ fn wire_error(e: Error) -> WireError {
     WireError::new(code, e.to_string())
 }
 
-/// Answer one call.
-pub async fn answer(session: &Session, call: Call) -> Result<Value, WireError> {
-    run(session, call).await.map_err(wire_error)
+/// Answer one call of a connection that has read `announced` so far.
+pub async fn answer(
+    session: &Session,
+    announced: &mut AnnouncementsRead,
+    call: Call,
+) -> Result<Value, WireError> {
+    run(session, announced, call).await.map_err(wire_error)
 }
 
-async fn run(session: &Session, call: Call) -> Result<Value, Error> {
+async fn run(
+    session: &Session,
+    announced: &mut AnnouncementsRead,
+    call: Call,
+) -> Result<Value, Error> {
     let named = call.window();
     let window = || async {
         session
@@ -65,7 +73,7 @@ async fn run(session: &Session, call: Call) -> Result<Value, Error> {
         Call::Tree { .. } => {
             let handle = window().await?.handle;
             let read = session.snapshot(handle, &ReadOptions::default()).await?;
-            let announcements = session.announcements(handle).await?;
+            let announcements = session.announcements(handle, announced).await?;
             Ok(value(tree_wire(&read.elements, handle.id, announcements)))
         }
         Call::Act {
@@ -259,7 +267,13 @@ pub fn role_word(role: Role) -> &'static str {
         Role::SpinButton => "stepper",
         Role::Slider => "slider",
         Role::ProgressBar => "progress",
-        Role::ScrollBar => "scroll",
+        // A scroll area; a scroll bar shows as one only where nothing else
+        // scrolls (see `tree_wire`).
+        Role::ScrollView | Role::ScrollBar => "scroll",
+        Role::RadioGroup => "radioGroup",
+        Role::AlertDialog => "alertDialog",
+        Role::PopUpButton => "popUpButton",
+        Role::Disclosure => "disclosure",
         Role::Label | Role::Paragraph => "text",
         Role::Heading => "heading",
         Role::Link => "link",
@@ -305,7 +319,6 @@ pub fn role_word(role: Role) -> &'static str {
         | Role::Application
         | Role::Group
         | Role::Panel
-        | Role::ScrollView
         | Role::Canvas
         | Role::Unknown => "group",
     }
@@ -356,6 +369,19 @@ fn action_word(a: Offered) -> &'static str {
     }
 }
 
+/// A scroll bar inside a scroll area: MyGo has no word for it, and the area,
+/// a `scroll` node itself, is what scrolls.
+fn inside_a_scroll_area(e: &Element, by_id: &HashMap<u64, &Element>) -> bool {
+    let mut up = e.parent;
+    while let Some(p) = up.and_then(|p| by_id.get(&p)) {
+        if p.node.role == Role::ScrollView {
+            return true;
+        }
+        up = p.parent;
+    }
+    false
+}
+
 fn fallback_wire(f: &LabelFallback) -> wire::LabelFallback {
     wire::LabelFallback {
         from: f.source.as_str().into(),
@@ -364,6 +390,24 @@ fn fallback_wire(f: &LabelFallback) -> wire::LabelFallback {
 }
 
 fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> TreeAnswer {
+    let by_id: HashMap<u64, &Element> = elements.iter().map(|e| (e.node.id, e)).collect();
+    let left_out: HashSet<u64> = elements
+        .iter()
+        .filter(|e| e.node.role == Role::ScrollBar && inside_a_scroll_area(e, &by_id))
+        .map(|e| e.node.id)
+        .collect();
+    let elements: Vec<&Element> = elements
+        .iter()
+        .filter(|e| !left_out.contains(&e.node.id))
+        .collect();
+    // The nearest ancestor still in the tree.
+    let parent_of = |e: &Element| {
+        let mut up = e.parent;
+        while let Some(p) = up.filter(|p| left_out.contains(p)) {
+            up = by_id.get(&p).and_then(|p| p.parent);
+        }
+        up
+    };
     let kept: HashSet<u64> = elements.iter().map(|e| e.node.id).collect();
     let ids = |ids: &[u64]| -> Vec<String> {
         ids.iter()
@@ -389,7 +433,7 @@ fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> T
             } = n.place;
             wire::Element {
                 id: n.id.to_string(),
-                parent: e.parent.map(|p| p.to_string()),
+                parent: parent_of(e).map(|p| p.to_string()),
                 role: role_word(n.role).into(),
                 key: n.key.clone(),
                 label: (!n.name.is_empty()).then(|| n.name.clone()),

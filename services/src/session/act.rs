@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
-use wayrig_host::{Button, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo};
+use wayrig_host::{
+    Button, FrameWait, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo,
+};
 
 use super::elements::{offered, Offered, Query};
 use super::snapshots::still_shown;
@@ -28,12 +30,20 @@ use crate::objects::object_proxy;
 /// How long a focus request may take to show as a focus event.
 const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Tab presses at most while looking for an element along the focus chain.
+const TAB_LIMIT: usize = 400;
+
 /// How long a toolkit may take to answer a text selection request.
 const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How long an element may take to report the effect of an accessibility
 /// request (an action that changes nothing waits this long).
 const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// How long an app may take to read an action's input and draw its answer.
+/// Only that frame is waited for, never the window going quiet: an action on
+/// a window that animates forever must still act.
+const DRAWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The element an action is for: its window, its node as last read, the
 /// AT-SPI object behind it, and how input reaches it.
@@ -546,7 +556,7 @@ impl Session {
             };
             self.deliver(target, vec![wheel]).await?;
             self.host
-                .settle(window, std::time::Duration::from_secs(5))
+                .wait_frames(window, FrameWait::Drawn, DRAWN_LIMIT)
                 .await?;
         }
         Err(Error::Unsupported(format!(
@@ -646,11 +656,79 @@ impl Session {
                 tracing::debug!(node = node.id, reported, "focused by a click");
                 Ok(path)
             }
-            _ => Err(Error::Unsupported(format!(
-                "element {} cannot be focused: its toolkit refuses GrabFocus and a click would press it",
-                node.id
-            ))),
+            // A click would press anything else: go along the focus chain.
+            _ => self.focus_by_tab(target).await,
         }
+    }
+
+    /// Tab along the window's focus chain until the element has the focus,
+    /// as a keyboard user does: each press waits for the focus event it
+    /// brings. Out of a text view, whose Tab types a tab, Ctrl+Tab moves on.
+    async fn focus_by_tab(&self, target: &Target<'_>) -> Result<Path, Error> {
+        let node = target.node;
+        let refused = |why: &str| {
+            Error::Unsupported(format!(
+                "element {} ({:?} {:?}) cannot be focused: {why}",
+                node.id, node.role, node.name
+            ))
+        };
+        if node.states.offscreen {
+            return Err(refused("it is not shown"));
+        }
+        let a11y = self.a11y()?;
+        let tree = self.tree(target.window).await?;
+        let types_tab = |id: Option<u64>| {
+            id.and_then(|id| tree.node(id))
+                .is_some_and(|n| n.states.multiline && n.states.editable)
+        };
+        let mut focused = tree.nodes.iter().find(|n| n.states.focused).map(|n| n.id);
+        let mut first = None;
+        for _ in 0..TAB_LIMIT {
+            let key = if types_tab(focused) {
+                "Ctrl+Tab"
+            } else {
+                "Tab"
+            };
+            let since = a11y.changes();
+            self.deliver(target, vec![InputEvent::Key { key: key.into() }])
+                .await?;
+            let Some(now) = a11y.wait_any_focus(since, FOCUS_LIMIT).await else {
+                return Err(refused("Tab moves the focus no further"));
+            };
+            if now == node.id {
+                return Ok(Path::Keyboard);
+            }
+            if first == Some(now) {
+                break;
+            }
+            first.get_or_insert(now);
+            focused = Some(now);
+        }
+        Err(refused("it is not on the window's focus chain"))
+    }
+
+    /// Where a text field has its caret, when it tells.
+    async fn caret(&self, target: &Target<'_>) -> Option<i32> {
+        if !target.ifaces.contains(Interface::Text) {
+            return None;
+        }
+        let conn = self.a11y().ok()?.connection();
+        let proxy = object_proxy::<TextProxy>(conn, target.obj).await.ok()?;
+        proxy.caret_offset().await.ok().filter(|at| *at >= 0)
+    }
+
+    /// Put a text field's caret at `at` through its Text interface; whether
+    /// the toolkit did.
+    async fn put_caret(&self, target: &Target<'_>, at: i32) -> bool {
+        let Ok(a11y) = self.a11y() else {
+            return false;
+        };
+        let Ok(proxy) = object_proxy::<TextProxy>(a11y.connection(), target.obj).await else {
+            return false;
+        };
+        let put = tokio::time::timeout(SELECT_LIMIT, proxy.set_caret_offset(at)).await;
+        tracing::debug!(id = target.node.id, at, ?put, "caret put back");
+        matches!(put, Ok(Ok(true)))
     }
 
     /// Select characters `from..to` as a person would: focus the field, go to
@@ -666,20 +744,34 @@ impl Session {
         Ok(Path::Keyboard)
     }
 
-    /// Focus a text field, optionally select all of it, and type.
+    /// Focus a text field, optionally select all of it, and type. Typing
+    /// goes where the field had its caret: focusing by a click moves the caret
+    /// under the pointer, so it is put back, through the Text interface or
+    /// else with the keys a person would use.
     async fn type_into(
         &self,
         target: &Target<'_>,
         replace: bool,
         text: String,
     ) -> Result<Path, Error> {
+        let mut events = Vec::new();
         if !target.node.states.focused {
+            let caret = match replace {
+                true => None,
+                false => self.caret(target).await,
+            };
             self.focus(target).await?;
             self.host
-                .settle(target.window, std::time::Duration::from_secs(5))
+                .wait_frames(target.window, FrameWait::Drawn, DRAWN_LIMIT)
                 .await?;
+            if let Some(at) = caret {
+                if !self.put_caret(target, at).await {
+                    let key = |key: &str| InputEvent::Key { key: key.into() };
+                    events.push(key("Ctrl+Home"));
+                    events.extend((0..at).map(|_| key("Right")));
+                }
+            }
         }
-        let mut events = Vec::new();
         if replace {
             events.push(InputEvent::Key {
                 key: "Ctrl+A".into(),

@@ -150,6 +150,8 @@ fn is_pressable(role: Role) -> bool {
             | Role::Switch
             | Role::MenuButton
             | Role::ComboBox
+            | Role::PopUpButton
+            | Role::Disclosure
             | Role::Link
             | Role::MenuItem
             | Role::CheckMenuItem
@@ -451,6 +453,29 @@ pub(crate) mod tests {
             hidden,
             keyed,
         ])
+    }
+
+    #[test]
+    fn roles_follow_what_an_element_holds() {
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            node(2, Some(1), Role::ComboBox, "Size"),
+            node(3, Some(1), Role::ComboBox, "Font"),
+            node(4, Some(3), Role::TextInput, ""),
+            node(5, Some(1), Role::Panel, "GtkScrolledWindow"),
+            node(6, Some(5), Role::ScrollBar, ""),
+        ]);
+        crate::a11y::roles_by_content(&mut tree.nodes);
+        let roles: Vec<Role> = tree.nodes.iter().map(|n| n.role).collect();
+        let want = [
+            Role::Window,
+            Role::PopUpButton,
+            Role::ComboBox,
+            Role::TextInput,
+            Role::ScrollView,
+            Role::ScrollBar,
+        ];
+        assert_eq!(roles, want);
     }
 
     #[test]

@@ -33,7 +33,7 @@ use wayrig_host::{
     Capabilities, Capability, Capture, Host, InputEvent, InputOptions, WindowHandle,
 };
 
-use crate::a11y::A11y;
+use crate::a11y::{A11y, AnnouncementsRead};
 use crate::bus::PrivateBus;
 use crate::model::{Error, Tree};
 
@@ -223,9 +223,15 @@ impl Session {
         Ok(())
     }
 
-    /// What the window's app announced to assistive technology since the last
-    /// time this was asked (AT-SPI announcement events), oldest first.
-    pub async fn announcements(&self, handle: WindowHandle) -> Result<Vec<String>, Error> {
+    /// What the window's app announced to assistive technology (AT-SPI
+    /// announcement events) that this reader has not had yet, oldest first.
+    /// Each reader keeps its own place: one client's read takes nothing
+    /// from another's.
+    pub async fn announcements(
+        &self,
+        handle: WindowHandle,
+        read: &mut AnnouncementsRead,
+    ) -> Result<Vec<String>, Error> {
         let (Some(a11y), Some(pid)) = (&self.a11y, self.pid_of(handle)) else {
             return Ok(Vec::new());
         };
@@ -234,7 +240,7 @@ impl Session {
             .await?
             .iter()
             .filter(|a| a.pid == Some(pid))
-            .flat_map(|a| a11y.take_announcements(a))
+            .flat_map(|a| a11y.unread_announcements(a, read))
             .collect())
     }
 
