@@ -10,9 +10,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::{Sink, SinkExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::Message;
 use wayrig_host::{WindowInfo, WindowKind};
 use wayrig_proto::abp::{Frame, Rc, Refusal};
 use wayrig_services::{Session, QUEUE_LIMIT};
@@ -45,6 +47,24 @@ struct Job {
     /// The app's hide count when the request was accepted.
     hides: u64,
     reply: mpsc::UnboundedSender<String>,
+}
+
+/// Write the text frames sent to the returned channel to a connection, in
+/// order, and close it once every sender is gone.
+pub(crate) fn spawn_writer<S>(mut sink: S) -> (mpsc::UnboundedSender<String>, JoinHandle<()>)
+where
+    S: Sink<Message> + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(text) = rx.recv().await {
+            if sink.send(Message::text(text)).await.is_err() {
+                return;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    (tx, writer)
 }
 
 /// What became of a request routed to an app.
@@ -348,12 +368,8 @@ async fn app_answer(
 
 /// The app shows no top-level window any more.
 async fn app_closed(session: &Session, pid: u32) -> bool {
-    let pick = wayrig_services::WindowPick::Filter(wayrig_services::WindowFilter {
-        pid: Some(pid),
-        ..Default::default()
-    });
     matches!(
-        session.window(&pick).await,
+        session.window(&verbs::app_pick(pid)).await,
         Err(wayrig_services::Error::NoWindow(_))
     )
 }

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
@@ -19,7 +19,7 @@ use tokio_tungstenite::tungstenite::Message;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
-use crate::apps::{Apps, Routed};
+use crate::apps::{spawn_writer, Apps, Routed};
 use crate::names::valid_name;
 
 /// The broker's own name, as MixOS's broker is called.
@@ -261,16 +261,8 @@ async fn connection(broker: Arc<Broker>, stream: TcpStream, mut closed: watch::R
         }
     };
     let client = broker.next_client.fetch_add(1, Ordering::Relaxed);
-    let (mut sink, mut source) = ws.split();
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(async move {
-        while let Some(text) = rx.recv().await {
-            if sink.send(Message::text(text)).await.is_err() {
-                return;
-            }
-        }
-        let _ = sink.close().await;
-    });
+    let (sink, mut source) = ws.split();
+    let (tx, writer) = spawn_writer(sink);
     loop {
         let message = tokio::select! {
             message = source.next() => match message {

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -14,7 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
-use crate::apps::{Apps, Routed};
+use crate::apps::{spawn_writer, Apps, Routed};
 
 /// The broker's own name on the Bus.
 const BROKER: &str = "noded";
@@ -198,16 +198,8 @@ async fn serve(
     notify: &impl Fn(Notice),
     stop: &mut watch::Receiver<bool>,
 ) -> Ended {
-    let (mut sink, mut source) = ws.split();
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(async move {
-        while let Some(text) = rx.recv().await {
-            if sink.send(Message::text(text)).await.is_err() {
-                return;
-            }
-        }
-        let _ = sink.close().await;
-    });
+    let (sink, mut source) = ws.split();
+    let (tx, writer) = spawn_writer(sink);
     let mut link = Link {
         tx,
         next_id: 1,

@@ -351,15 +351,17 @@ pub async fn answer(
     }
 }
 
+/// The pick of an app's frontmost top-level window.
+pub(crate) fn app_pick(pid: u32) -> WindowPick {
+    WindowPick::Filter(WindowFilter {
+        pid: Some(pid),
+        ..WindowFilter::default()
+    })
+}
+
 /// The app's frontmost top-level window.
 async fn app_window(session: &Session, pid: u32) -> Result<WindowInfo, Refusal> {
-    session
-        .window(&WindowPick::Filter(WindowFilter {
-            pid: Some(pid),
-            ..WindowFilter::default()
-        }))
-        .await
-        .map_err(refusal)
+    session.window(&app_pick(pid)).await.map_err(refusal)
 }
 
 fn rect(n: &Node) -> Value {
