@@ -277,11 +277,14 @@ impl Session {
 mod tests {
     use super::*;
 
+    /// A desktop of its own for each test: tests run in parallel and each
+    /// removes its directory when done.
     fn desktop_with(entries: &[(&str, &str)]) -> (Desktop, PathBuf) {
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let root = std::env::temp_dir().join(format!(
             "wayrig-launch-{}-{}",
             std::process::id(),
-            entries.len()
+            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         let apps = root.join("share/applications");
         std::fs::create_dir_all(&apps).unwrap();
