@@ -212,9 +212,24 @@ async fn serve(
     let ended = loop {
         tokio::select! {
             _ = stopped(stop) => {
-                // Requests the broker forwards meanwhile wait in the socket;
-                // what was accepted is answered and written before it closes.
-                apps.finish().await;
+                // What was accepted is answered while requests the broker
+                // forwards meanwhile are read and refused BUSY; all of it is
+                // written before the connection closes.
+                let finish = apps.finish();
+                tokio::pin!(finish);
+                loop {
+                    tokio::select! {
+                        _ = &mut finish => break,
+                        message = source.next() => match message {
+                            Some(Ok(Message::Text(text))) => link.frame(text.as_str(), apps, notify),
+                            Some(Ok(_)) => {}
+                            Some(Err(_)) | None => {
+                                (&mut finish).await;
+                                break;
+                            }
+                        },
+                    }
+                }
                 drop(link);
                 let _ = writer.await;
                 return Ended::Session;
