@@ -1348,7 +1348,7 @@ fn every_drive_verb_answers_for_an_egui_app() {
             .await;
         assert_eq!(
             egui_status(&tree).unwrap(),
-            r#"presses 0, enabled false, name "", amount 0"#
+            r#"presses 0, enabled false, name "", amount 0, menu "", wrap false"#
         );
         node(&tree, "CheckBox", "Enabled");
         node(&tree, "Slider", "Amount");
@@ -1456,4 +1456,112 @@ fn every_drive_verb_answers_for_an_egui_app() {
         assert_eq!(menu["menu"], Value::Null);
     });
     let _ = std::fs::remove_dir_all(&xdg);
+}
+
+#[test]
+fn egui_menus_drawn_in_the_window_are_listed_opened_run_and_closed() {
+    let fixture = support::workspace_binary("egui-fixture");
+    let hosted = Hosted::start(&["--bus-name", "eg"], &[fixture.to_str().unwrap()]);
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "agent").await;
+        c.tree_until(&app, json!({}), |t| egui_status(t).is_some())
+            .await;
+
+        // Every menu as the bar draws it, read by opening each in turn: the
+        // submenu found by hovering its row, the shortcut apart from the
+        // label, the disabled row and the check row as they are.
+        let list = c.ok(&app, "ui.menu.list", json!({})).await;
+        let menus = list["menus"].as_array().unwrap();
+        let titles: Vec<&str> = menus.iter().map(|m| m["title"].as_str().unwrap()).collect();
+        assert_eq!(titles, ["File", "Edit"], "{list}");
+        let file: Vec<&str> = menus[0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap())
+            .collect();
+        assert_eq!(file, ["New", "Open…", "Recent", "Quit"], "{list}");
+        let recent = &menus[0]["rows"][2];
+        assert_eq!(
+            recent["id"],
+            Value::Null,
+            "a submenu row has no id: {recent}"
+        );
+        let recent_rows: Vec<&str> = recent["submenu"]
+            .as_array()
+            .unwrap_or_else(|| panic!("Recent opens a submenu: {list}"))
+            .iter()
+            .map(|r| r["label"].as_str().unwrap())
+            .collect();
+        assert_eq!(recent_rows, ["notes.txt", "todo.txt"]);
+        assert_eq!(menus[0]["rows"][3]["shortcut"], "Ctrl+Q", "{list}");
+        assert_eq!(menus[1]["rows"][0]["label"], "Undo");
+        assert_eq!(menus[1]["rows"][0]["enabled"], false);
+        assert_eq!(menus[1]["rows"][1]["label"], "Wrap lines");
+        assert_eq!(menus[1]["rows"][1]["checked"], "false");
+        // Listing left every menu closed.
+        assert_eq!(c.ok(&app, "ui.menu", json!({})).await["menu"], Value::Null);
+
+        // A click on a title opens its menu, and the answer says so.
+        let clicked = c.ok(&app, "ui.click", json!({"label": "File"})).await;
+        assert_eq!(clicked["menu"]["menu"], "File", "{clicked}");
+        assert_eq!(clicked["menu"]["depth"], 1, "{clicked}");
+        let closed = c.ok(&app, "ui.menu.close", json!({})).await;
+        assert_eq!(closed["closed"], true);
+        assert_eq!(c.ok(&app, "ui.menu", json!({})).await["menu"], Value::Null);
+        let again = c.ok(&app, "ui.menu.close", json!({})).await;
+        assert_eq!(again["closed"], false);
+
+        // Open down a path (case and a trailing "…" ignored): the last row is
+        // highlighted without running, and Enter then runs it.
+        let opened = c
+            .ok(
+                &app,
+                "ui.menu.open",
+                json!({"path": ["file", "recent", "TODO.TXT"]}),
+            )
+            .await;
+        assert_eq!(
+            opened["menu"],
+            json!({"menu": "File", "path": ["Recent", "todo.txt"], "depth": 2})
+        );
+        let tree = c.ok(&app, "ui.tree", json!({})).await;
+        assert_eq!(
+            egui_status(&tree).unwrap(),
+            r#"presses 0, enabled false, name "", amount 0, menu "", wrap false"#,
+            "opening ran nothing"
+        );
+        c.ok(&app, "ui.key", json!({"key": "Enter"})).await;
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.contains(r#"menu "recent todo.txt""#))
+        })
+        .await;
+        c.ok(&app, "ui.menu.close", json!({})).await;
+        let opened = c.ok(&app, "ui.menu.open", json!({"menu": "Edit"})).await;
+        assert_eq!(opened["menu"]["menu"], "Edit", "{opened}");
+
+        // A row clicked in an open menu runs and closes it, as a person's click does.
+        let wrap = c.ok(&app, "ui.click", json!({"label": "Wrap lines"})).await;
+        assert_eq!(wrap["menu"], Value::Null, "{wrap}");
+        c.tree_until(&app, json!({}), |t| {
+            egui_status(t).is_some_and(|s| s.ends_with("wrap true"))
+        })
+        .await;
+
+        // Refusals: a title or row the menus lack, a disabled row, a row
+        // before the last that opens no submenu; none leaves a menu open.
+        for (path, says) in [
+            (json!(["Help"]), "no menu"),
+            (json!(["File", "Close"]), "no row"),
+            (json!(["Edit", "Undo"]), "disabled"),
+            (json!(["File", "New", "Other"]), "opens no submenu"),
+        ] {
+            let refused = c.refused(&app, "ui.menu.open", json!({"path": path})).await;
+            assert_eq!(refused["error_code"], "ARGUMENT", "{path}: {refused}");
+            let message = refused["message"].as_str().unwrap();
+            assert!(message.contains(says), "{path}: {message}");
+            assert_eq!(c.ok(&app, "ui.menu", json!({})).await["menu"], Value::Null);
+        }
+    });
 }

@@ -199,11 +199,17 @@ impl Exported<'_> {
         }
     }
 
-    /// Whether the app exports a menu bar at all.
-    pub async fn has_menubar(&self) -> bool {
-        let found = self.start(&[0]).await;
-        self.end(&[0]).await;
-        found.is_ok_and(|menus| menus.contains_key(&(0, 0)))
+    /// Whether the app exports a menu bar at all; `None` when its connection
+    /// answered nothing (AccessKit's session bus connection reads no calls).
+    pub async fn has_menubar(&self) -> Option<bool> {
+        match self.start(&[0]).await {
+            Ok(menus) => {
+                self.end(&[0]).await;
+                Some(menus.contains_key(&(0, 0)))
+            }
+            Err(zbus::Error::MethodError(..) | zbus::Error::FDO(_)) => Some(false),
+            Err(_) => None,
+        }
     }
 
     /// The item at the end of `path`, by labels along it (mnemonics ignored).

@@ -2,13 +2,15 @@
 //! and an item chosen by the labels along its path.
 //!
 //! The model the app exports on the session bus is read where there is one
-//! (GTK); else the menu bar in the window's tree (GTK 3, Qt, AccessKit).
+//! (GTK); else the menu bar in the window's tree (GTK 3, Qt), or the menus
+//! the app draws in its window (egui, see `drawn_menus`).
 
 use std::time::Duration;
 
 use wayrig_host::{InputEvent, InputOptions, WindowCommand, WindowHandle, WindowInfo, WindowKind};
 
 use super::act::{ActOptions, Action, ElementRef, Path};
+use super::drawn_menus::drawn_bar;
 use super::exported_menus::{app_path, label_matches, plain_label, Exported};
 use super::Session;
 use crate::model::{is_class_name, Checked, Error, Node, Role, Tree};
@@ -69,12 +71,19 @@ impl Session {
     async fn exported(&self, window: &WindowInfo) -> Option<(Exported<'_>, u32)> {
         let (pid, app_path, conn) = (window.pid?, app_path(&window.app_id)?, self.session_bus()?);
         for bus_name in names_of(conn, pid).await {
+            if self.silent_bus_names.lock().unwrap().contains(&bus_name) {
+                continue;
+            }
             let exported = Exported {
                 conn,
-                bus_name,
+                bus_name: bus_name.clone(),
                 app_path: app_path.clone(),
             };
-            if exported.has_menubar().await {
+            let has_menubar = exported.has_menubar().await;
+            if has_menubar.is_none() {
+                self.silent_bus_names.lock().unwrap().insert(bus_name);
+            }
+            if has_menubar == Some(true) {
                 let number = self
                     .windows()
                     .iter()
@@ -90,6 +99,9 @@ impl Session {
     /// Every menu of the window's menu bar with its rows.
     pub async fn menus(&self, handle: WindowHandle) -> Result<Vec<Menu>, Error> {
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
+        if self.draws_menus(handle).await? {
+            return self.list_drawn(handle).await;
+        }
         if let Some((exported, number)) = self.exported(&window).await {
             return exported.list(number).await;
         }
@@ -98,10 +110,27 @@ impl Session {
         Ok(items_under(&tree, bar)
             .into_iter()
             .map(|top| Menu {
-                title: plain_label(&top.name),
+                title: row_label(top).0,
                 rows: rows_under(&tree, top.id, 0),
             })
             .collect())
+    }
+
+    /// The window may draw its own menus: its last tree read has such a menu
+    /// bar, or it was never read. Spares reading the tree of an app whose
+    /// menus are popups when none is open.
+    fn may_draw_menus(&self, handle: WindowHandle) -> bool {
+        self.mirror
+            .lock()
+            .unwrap()
+            .get(&handle)
+            .is_none_or(|(_, _, tree)| drawn_bar(tree).is_some())
+    }
+
+    /// The window draws its menus in its tree (egui), so it exports none:
+    /// asked before the session bus, which such an app may never answer.
+    async fn draws_menus(&self, handle: WindowHandle) -> Result<bool, Error> {
+        Ok(self.may_draw_menus(handle) && drawn_bar(&self.tree(handle).await?).is_some())
     }
 
     /// The menus (popups that took a grab) open over the window, outermost first.
@@ -135,7 +164,17 @@ impl Session {
     pub async fn shown_menu(&self, handle: WindowHandle) -> Result<Option<OpenMenu>, Error> {
         let popups = self.open_popups(handle);
         if popups.is_empty() {
-            return Ok(None);
+            if !self.may_draw_menus(handle) {
+                return Ok(None);
+            }
+            // A drawn menu shows a frame after the press that opened it
+            // (egui lays a new menu out unseen first): the window settles.
+            self.settle_briefly(handle).await?;
+            let tree = self.tree(handle).await?;
+            return Ok(match drawn_bar(&tree) {
+                Some(bar) => self.shown_drawn(handle, &tree, bar).await,
+                None => None,
+            });
         }
         let tree = self.tree(handle).await?;
         // What opened it: an expanded menu or button (GTK 4), else the menu
@@ -192,6 +231,9 @@ impl Session {
         self.window(&super::WindowPick::Handle(handle)).await?;
         let popups = self.open_popups(handle);
         if popups.is_empty() {
+            if self.may_draw_menus(handle) {
+                return self.close_drawn(handle).await;
+            }
             return Ok(false);
         }
         // The compositor dismisses them, innermost first, as a click outside would.
@@ -227,6 +269,9 @@ impl Session {
         handle: WindowHandle,
         path: &[String],
     ) -> Result<OpenMenu, Error> {
+        if self.draws_menus(handle).await? {
+            return self.open_drawn(handle, path).await;
+        }
         check_menu_path(&self.menus(handle).await?, path)?;
         self.close_menus(handle).await?;
         let mut tree = self.tree(handle).await?;
@@ -321,6 +366,9 @@ impl Session {
             ));
         }
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
+        if self.draws_menus(handle).await? {
+            return self.choose_drawn(handle, path).await.map(MenuPath::Tree);
+        }
         if let Some((exported, number)) = self.exported(&window).await {
             let chosen = exported.find(path).await?;
             exported.activate(&chosen, number).await?;
@@ -443,7 +491,7 @@ impl Session {
 
     /// Settle, but an app that animates forever gets only a moment; then its
     /// accessibility events are caught up with.
-    async fn settle_briefly(&self, handle: WindowHandle) -> Result<(), Error> {
+    pub(super) async fn settle_briefly(&self, handle: WindowHandle) -> Result<(), Error> {
         match self.host.settle(handle, MENU_OPENS).await {
             Ok(_) | Err(wayrig_host::HostError::Timeout(..)) => {}
             Err(e) => return Err(e.into()),
@@ -485,16 +533,49 @@ async fn names_of(conn: &zbus::Connection, pid: u32) -> Vec<String> {
 
 fn is_menu_item(n: &Node) -> bool {
     // A named menu is an item that opens a submenu (GTK 3); GTK 4's popover
-    // menus are containers, named only after their class.
+    // menus are containers, named only after their class. Menus an app
+    // draws (egui) hold plain buttons and check boxes.
     matches!(
         n.role,
-        Role::MenuItem | Role::CheckMenuItem | Role::RadioMenuItem
+        Role::MenuItem
+            | Role::CheckMenuItem
+            | Role::RadioMenuItem
+            | Role::Button
+            | Role::ToggleButton
+            | Role::CheckBox
+            | Role::RadioButton
     ) || (n.role == Role::Menu && !n.name.is_empty() && !is_class_name(&n.name))
+}
+
+/// A row's label as a person reads it and its shortcut: the toolkit's own
+/// shortcut, else one the label ends with (egui writes `Quit Ctrl+Q` as one
+/// name).
+pub(super) fn row_label(n: &Node) -> (String, Option<String>) {
+    let label = plain_label(&n.name);
+    if let Some(own) = &n.annotations.key_shortcuts {
+        return (label, Some(own.clone()));
+    }
+    match label.rsplit_once(' ') {
+        Some((text, keys)) if is_shortcut(keys) && !text.trim().is_empty() => {
+            (text.trim_end().to_string(), Some(keys.to_string()))
+        }
+        _ => (label, None),
+    }
+}
+
+/// Keys as menus write them: modifiers joined by `+` to a key (`Ctrl+Shift+S`).
+fn is_shortcut(keys: &str) -> bool {
+    const MODIFIERS: [&str; 9] = [
+        "Ctrl", "Shift", "Alt", "Super", "Cmd", "Meta", "⌘", "⇧", "⌥",
+    ];
+    let mut parts: Vec<&str> = keys.split('+').collect();
+    let key = parts.pop().unwrap_or_default();
+    !parts.is_empty() && !key.is_empty() && parts.iter().all(|m| MODIFIERS.contains(m))
 }
 
 /// What a menu (or menu bar) holds directly, in order: its items and its
 /// separators, found below unnamed containers and in the popups it controls.
-fn entries_under(tree: &Tree, container: u64) -> Vec<&Node> {
+pub(super) fn entries_under(tree: &Tree, container: u64) -> Vec<&Node> {
     let mut out = Vec::new();
     let Some(top) = tree.node(container) else {
         return out;
@@ -517,7 +598,7 @@ fn entries_under(tree: &Tree, container: u64) -> Vec<&Node> {
 }
 
 /// The menu items directly in a menu (or menu bar).
-fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
+pub(super) fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
     entries_under(tree, container)
         .into_iter()
         .filter(|n| is_menu_item(n))
@@ -527,7 +608,7 @@ fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
 fn item_under<'a>(tree: &'a Tree, container: u64, label: &str) -> Option<&'a Node> {
     items_under(tree, container)
         .into_iter()
-        .find(|n| label_matches(&n.name, label))
+        .find(|n| label_matches(&row_label(n).0, label))
 }
 
 /// Check a path against the menus: each label there, each row before the last
@@ -580,10 +661,22 @@ fn check_menu_path(menus: &[Menu], path: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-fn menu_bar(tree: &Tree) -> Result<u64, Error> {
+/// The window's menu bar: one the toolkit says is, else one the app draws
+/// (egui: an unnamed menu of items, in no menu or control itself).
+pub(super) fn menu_bar(tree: &Tree) -> Result<u64, Error> {
+    let drawn = |n: &Node| {
+        n.role == Role::Menu
+            && n.name.is_empty()
+            && !items_under(tree, n.id).is_empty()
+            && std::iter::successors(n.parent.and_then(|p| tree.node(p)), |p| {
+                p.parent.and_then(|pp| tree.node(pp))
+            })
+            .all(|p| p.role != Role::Menu && !is_menu_item(p))
+    };
     tree.nodes
         .iter()
         .find(|n| n.role == Role::MenuBar)
+        .or_else(|| tree.nodes.iter().find(|n| drawn(n)))
         .map(|n| n.id)
         .ok_or_else(|| {
             Error::Unsupported("the window shows no menu bar and its app exports no menu".into())
@@ -601,16 +694,31 @@ fn rows_under(tree: &Tree, container: u64, depth: usize) -> Vec<MenuRow> {
             let sub = (depth < 8)
                 .then(|| rows_under(tree, n.id, depth + 1))
                 .filter(|r| !r.is_empty());
-            MenuRow::Item {
-                label: plain_label(&n.name),
-                id: Some(n.id),
-                shortcut: n.annotations.key_shortcuts.clone(),
-                enabled: !n.states.disabled,
-                checked: matches!(n.role, Role::CheckMenuItem | Role::RadioMenuItem)
-                    .then(|| n.checked())
-                    .flatten(),
-                submenu: sub,
-            }
+            MenuRow::of(n, sub)
         })
         .collect()
+}
+
+impl MenuRow {
+    /// The row an element of a menu is, with the rows of its submenu.
+    pub(super) fn of(n: &Node, submenu: Option<Vec<MenuRow>>) -> MenuRow {
+        let (label, shortcut) = row_label(n);
+        MenuRow::Item {
+            label,
+            id: Some(n.id),
+            shortcut,
+            enabled: !n.states.disabled,
+            checked: matches!(
+                n.role,
+                Role::CheckMenuItem
+                    | Role::RadioMenuItem
+                    | Role::CheckBox
+                    | Role::RadioButton
+                    | Role::ToggleButton
+            )
+            .then(|| n.checked())
+            .flatten(),
+            submenu,
+        }
+    }
 }

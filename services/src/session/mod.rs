@@ -12,6 +12,7 @@
 
 mod act;
 mod clipboard;
+mod drawn_menus;
 mod elements;
 mod exported_menus;
 #[cfg(test)]
@@ -124,6 +125,9 @@ pub struct Session {
     desktop_dirs: std::sync::OnceLock<crate::desktop::XdgDirs>,
     /// The session bus the apps are on (for the menus they export).
     session_bus: Option<zbus::Connection>,
+    /// Apps' session bus connections that answered no call (AccessKit's
+    /// reads none): not asked for exported menus again.
+    silent_bus_names: std::sync::Mutex<std::collections::HashSet<String>>,
     _buses: Option<Buses>,
     /// When the session began: the zero of the times its reports give.
     started: std::time::Instant,
@@ -162,6 +166,7 @@ impl Session {
             installed: Default::default(),
             desktop_dirs: Default::default(),
             session_bus: None,
+            silent_bus_names: Default::default(),
             _buses: None,
             started: std::time::Instant::now(),
         })

@@ -84,11 +84,18 @@ fn scrolled_away(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
 }
 
 /// The element is in a popover: below a menu that is not laid out in the
-/// window (GTK 4's popover root reports no size, open or closed).
+/// window (GTK 4's popover root reports no size, open or closed) and that
+/// GTK made, which names it or its content after their class
+/// (`GtkPopoverContent`). A menu an app draws in its window (egui's menu bar
+/// and open menus) has no size either, but exists only while it shows.
 fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let class_named = |id: &u64| index.get(id).is_some_and(|i| tree.nodes[*i].name_is_class);
     let mut parent = n.parent;
     while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
-        if p.role == Role::Menu && p.bounds.is_none() {
+        if p.role == Role::Menu
+            && p.bounds.is_none()
+            && (p.name_is_class || p.children.iter().any(class_named))
+        {
             return true;
         }
         parent = p.parent;
@@ -254,9 +261,25 @@ mod tests {
         );
         // A popover that closed keeps its layout: no popup shows, so neither does it.
         closed.nodes[5].bounds = None;
+        let mut drawn = closed.clone();
+        // GTK's popover root holds its content, named after its class.
+        let mut content = at(
+            node(8, Some(6), Role::Group, "GtkPopoverContent"),
+            0,
+            60,
+            100,
+            40,
+        );
+        content.name_is_class = true;
+        closed.nodes.push(content);
+        closed.nodes[5].children.push(8);
+        closed.nodes[6].parent = Some(8);
         as_seen(&mut closed, false);
         assert!(closed.node(7).unwrap().states.offscreen);
         assert!(!closed.node(4).unwrap().states.offscreen);
+        // A menu the app draws in its window (egui) is no popover: it shows.
+        as_seen(&mut drawn, false);
+        assert!(!drawn.node(7).unwrap().states.offscreen);
     }
 
     #[test]
