@@ -217,6 +217,10 @@ struct State {
     /// that goes away early (`| head`) must not cost the session its refs.
     #[serde(skip)]
     out: Vec<String>,
+    /// The title of the window an action goes to, read before it: the
+    /// diff line for the window if the action closes it.
+    #[serde(skip)]
+    acting_on: Option<String>,
 }
 
 impl State {
@@ -644,6 +648,9 @@ fn settle_and_diff(client: &mut Client, state: &mut State, how: Settle) -> Resul
         timeout_ms: Some(SETTLE_MS),
     };
     if let Err(e) = client.call(idle) {
+        if matches!(&e, CallError::App(e) if e.code == Code::NoWindow) && closed(client, state)? {
+            return Ok(());
+        }
         if !matches!(&e, CallError::App(e) if e.code == Code::Timeout) {
             return Err(e.into());
         }
@@ -662,6 +669,49 @@ fn settle_and_diff(client: &mut Client, state: &mut State, how: Settle) -> Resul
     state.out.extend(lines);
     state.last = now;
     Ok(())
+}
+
+/// Note the title of the window an action goes to.
+fn note_title(client: &mut Client, state: &mut State) -> Result<(), String> {
+    let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    state.acting_on = windows
+        .into_iter()
+        .find(|w| Some(w.id) == state.window)
+        .map(|w| w.title);
+    Ok(())
+}
+
+/// The action's window closed in answer to it (a dialog's OK): it was
+/// done, and `closed` printed so.
+fn closed_in_answer(
+    client: &mut Client,
+    state: &mut State,
+    answer: &Result<Value, CallError>,
+) -> Result<bool, String> {
+    match answer {
+        Err(CallError::App(e)) if e.code == Code::NoWindow => closed(client, state),
+        _ => Ok(false),
+    }
+}
+
+/// When the session's window is gone (its app closed it in answer to the
+/// action), print it as the action's change: a diff line for the window and
+/// `window closed`. The session then follows the focused window. Answers
+/// whether the window is gone.
+fn closed(client: &mut Client, state: &mut State) -> Result<bool, String> {
+    let Some(window) = state.window else {
+        return Ok(false);
+    };
+    let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    if windows.iter().any(|w| w.id == window) {
+        return Ok(false);
+    }
+    let title = state.acting_on.take().unwrap_or_default();
+    state.print(format!("- window {window} {title:?}"));
+    state.print("window closed".to_string());
+    state.window = None;
+    state.last.clear();
+    Ok(true)
 }
 
 /// An error's message as an agent reads it: the elements it names by the
@@ -771,11 +821,16 @@ fn act(
             }),
         _ => None,
     };
-    client.call(Call::Act {
+    note_title(client, state)?;
+    let act = client.call(Call::Act {
         window,
         element,
         action,
-    })?;
+    });
+    if closed_in_answer(client, state, &act)? {
+        return Ok(());
+    }
+    act?;
     if let Some(field) = secret {
         let r = ref_of(state, &field.id);
         state.print(line(r, &field, false, how.full));
@@ -787,10 +842,15 @@ fn act(
 }
 
 fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> Result<(), String> {
-    client.call(Call::Input {
+    note_title(client, state)?;
+    let sent = client.call(Call::Input {
         window: state.window,
         events: vec![event],
-    })?;
+    });
+    if closed_in_answer(client, state, &sent)? {
+        return Ok(());
+    }
+    sent?;
     finish(client, state, how)
 }
 

@@ -447,25 +447,25 @@ async fn gtk3_widget_factory_tree_is_read_and_placed() {
 async fn elements_out_of_view_are_pressed_by_action_and_scrolled_into_view() {
     use wayrig_services::{Action, Path};
     let (session, _host, compositor) = session().await;
-    let (_app, _layout, win) = open_fixture(&session, &compositor).await;
+    let (mut app, _layout, win) = open_fixture(&session, &compositor).await;
     let tree = session.tree(win.handle).await.unwrap();
     // The list's last rows lie below the window's bottom edge.
-    let far = tree
+    let rows: Vec<u64> = tree
         .nodes
         .iter()
-        .find(|n| n.role == Role::ListItem && n.bounds.is_some_and(|b| b.y > win.content.height))
-        .expect("a row out of view");
-    let far_id = far.id;
-    // Out of view, press uses the element's own action (or says it has none):
-    // never a click outside the window.
-    let result = session.act_by_id(win.handle, far_id, Action::Press).await;
+        .filter(|n| n.role == Role::ListItem && n.bounds.is_some_and(|b| b.y > win.content.height))
+        .map(|n| n.id)
+        .collect();
+    // Out of view, press uses the element's own action, else (a GTK 4 row
+    // has none) scrolls it in and clicks it: never a click outside the window.
+    let pressed = rows[rows.len() - 1];
+    let result = session.act_by_id(win.handle, pressed, Action::Press).await;
     assert!(
-        matches!(
-            result,
-            Ok(Path::Accessibility) | Err(wayrig_services::Error::Unsupported(_))
-        ),
+        matches!(result, Ok(Path::Accessibility) | Ok(Path::Pointer)),
         "{result:?}"
     );
+    app.expect("row", SHORT, |v| v["index"] == 299);
+    let far_id = rows[0];
     // Scrolled into view (GTK 4.8 has no Component.ScrollTo: the viewport is
     // wheeled), a read after settle shows it inside the window.
     let path = session
@@ -760,4 +760,80 @@ async fn gtk3_expanders_and_tree_rows_expand_and_collapse() {
     session.settle(win.handle, SHORT).await.unwrap();
     let closed = session.tree(win.handle).await.unwrap();
     assert!(!closed.node(more).unwrap().states.expanded);
+}
+
+/// GTK 4 list rows do what they advertise wherever the list is scrolled:
+/// `press` activates a row scrolled away (GTK 4 gives rows no action), and
+/// `focus` reaches one, by the wheel or, once the list has the focus, by
+/// the arrow keys (the list keeps its focused row in view).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk4_list_rows_out_of_view_are_pressed_and_focused() {
+    use wayrig_services::Action;
+    let (session, _host, compositor) = session().await;
+    let (mut app, _layout, win) = open_fixture(&session, &compositor).await;
+    let rows = |tree: &wayrig_services::Tree| -> Vec<u64> {
+        tree.nodes
+            .iter()
+            .filter(|n| n.role == Role::ListItem)
+            .map(|n| n.id)
+            .collect()
+    };
+    let tree = session.tree(win.handle).await.unwrap();
+    let items = rows(&tree);
+    assert_eq!(items.len(), 300);
+    assert!(tree.node(items[250]).unwrap().states.offscreen);
+    session
+        .act_by_id(win.handle, items[250], Action::Press)
+        .await
+        .unwrap();
+    app.expect("row", SHORT, |v| v["index"] == 250);
+
+    for index in [150, 120, 30] {
+        session
+            .act_by_id(win.handle, items[index], Action::Focus)
+            .await
+            .unwrap_or_else(|e| panic!("focus row {index}: {e}"));
+        session.settle(win.handle, SHORT).await.unwrap();
+        let tree = session.tree(win.handle).await.unwrap();
+        let focused = tree.nodes.iter().find(|n| n.states.focused).map(|n| n.id);
+        assert_eq!(focused, Some(items[index]), "row {index} has the focus");
+    }
+    // With the focus in the list, a press far off still reaches its row.
+    session
+        .act_by_id(win.handle, items[200], Action::Press)
+        .await
+        .unwrap();
+    app.expect("row", SHORT, |v| v["index"] == 200);
+}
+
+/// A GTK 3 calendar, which shows no children, is a node of its own where
+/// it shows, not left out as a container.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gtk3_calendar_is_in_the_tree() {
+    let (session, host, compositor) = session().await;
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk3-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    app.expect("ready", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk3-fixture").await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    let read = session
+        .snapshot(win.handle, &wayrig_services::ReadOptions::default())
+        .await
+        .unwrap();
+    let calendar = &read
+        .elements
+        .iter()
+        .find(|e| e.node.native_role == "calendar")
+        .expect("the calendar has a node")
+        .node;
+    assert_eq!(calendar.role, Role::Grid);
+    let b = calendar.bounds.expect("the calendar shows");
+    assert!(b.width > 150 && b.height > 100, "{b:?}");
 }

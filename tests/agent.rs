@@ -415,3 +415,38 @@ fn settle_prints_only_what_changed() {
         "{unsupported}"
     );
 }
+
+/// A press whose answer is its window closing (a dialog's OK) succeeded: it
+/// says so with a diff line for the window, and the session follows the
+/// window left in front.
+#[test]
+fn a_press_that_closes_its_window_is_done() {
+    let wayrig = Wayrig::start();
+    let cache = wayrig.dir.join("cache");
+    let socket = wayrig.socket.to_str().unwrap();
+    ok(&cache, &["open", "--socket", socket]);
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
+    ok(&cache, &["wait"]);
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    ok(&cache, &["press", &ref_of(&snap, &["\"Open window\""])]);
+    wait_for_window(&cache, "wayrig-gtk4-second");
+    let windows = ok(&cache, &["windows"]);
+    let id = windows
+        .lines()
+        .find(|l| l.contains("wayrig-gtk4-second"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let dialog = ok(&cache, &["--window", &id, "snapshot", "-i"]);
+    let answer = ok(
+        &cache,
+        &["press", &ref_of(&dialog, &["\"OK\""]), "--settle"],
+    );
+    assert_eq!(
+        answer,
+        format!("- window {id} \"wayrig-gtk4-second\"\nwindow closed\n")
+    );
+    assert!(!ok(&cache, &["windows"]).contains("wayrig-gtk4-second"));
+    // The session goes on with the window left in front.
+    assert!(ok(&cache, &["snapshot", "-i"]).contains("\"Open window\""));
+}

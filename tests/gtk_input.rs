@@ -254,3 +254,57 @@ async fn a_menu_opens_as_a_popup_window_takes_keys_and_closes() {
     // value it had while the window showed something else.
     assert!(host.commits(f.window).await.unwrap() > shown_with_menu);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_after_a_menu_closed_by_escape_goes_where_it_is_sent() {
+    use wayrig_host::{WindowEvent, WindowKind};
+    let host = start(Config::default());
+    let mut f = Gtk4Fixture::open(&host, &[]).await;
+    let mut watch = host.watch_windows().await.unwrap();
+    // Twice: the press that opens the menu and the press after it closed
+    // meet the same popup grab each time.
+    for round in 0..2 {
+        send(&host, &f, vec![click(f.centre("menu"), 1)]).await;
+        let menu = wait_window(&mut watch, SHORT, |w| w.kind == WindowKind::Menu).await;
+        host.input(
+            menu.handle,
+            vec![InputEvent::Key {
+                key: "Escape".into(),
+            }],
+            InputOptions::default(),
+        )
+        .await
+        .unwrap();
+        let deadline = tokio::time::Instant::now() + SHORT;
+        loop {
+            match tokio::time::timeout_at(deadline, watch.events.recv())
+                .await
+                .unwrap()
+                .unwrap()
+            {
+                WindowEvent::Closed(h) if h == menu.handle => break,
+                _ => {}
+            }
+        }
+        f.app.drain();
+        let clicks_before = f.app.count("clicked");
+        send(&host, &f, vec![click(f.centre("button"), 1)]).await;
+        let menus: Vec<_> = host
+            .windows()
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|w| w.kind == WindowKind::Menu)
+            .collect();
+        assert!(
+            menus.is_empty(),
+            "round {round}: the press on Press opened the menu again: {menus:?}"
+        );
+        f.app.drain();
+        assert_eq!(
+            f.app.count("clicked"),
+            clicks_before + 1,
+            "round {round}: Press got the press"
+        );
+    }
+}

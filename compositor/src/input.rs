@@ -201,7 +201,7 @@ impl State {
     }
 
     /// Event time in ms: the compositor clock, never going backwards.
-    fn now_ms(&mut self) -> u32 {
+    pub(crate) fn event_time(&mut self) -> u32 {
         let now = self.rig.frames.now().into();
         self.rig.input_queue.event_time(now)
     }
@@ -303,7 +303,7 @@ impl State {
         let event = MotionEvent {
             location: target.global,
             serial: SERIAL_COUNTER.next_serial(),
-            time: self.now_ms(),
+            time: self.event_time(),
         };
         pointer.motion(self, Some((target.surface.clone(), target.origin)), &event);
         pointer.frame(self);
@@ -313,7 +313,7 @@ impl State {
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
-        let time = self.now_ms();
+        let time = self.event_time();
         self.rig.input_queue.note_button(button, state, time);
         let event = ButtonEvent {
             serial: SERIAL_COUNTER.next_serial(),
@@ -329,7 +329,7 @@ impl State {
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
-        let time = self.now_ms();
+        let time = self.event_time();
         let mut frame = AxisFrame::new(time).source(if precise {
             AxisSource::Finger
         } else {
@@ -363,7 +363,7 @@ impl State {
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;
         };
-        let time = self.now_ms();
+        let time = self.event_time();
         keyboard.input::<(), _>(
             self,
             keycode,

@@ -85,6 +85,8 @@ pub struct State {
     pub seat: Seat<State>,
     pub rig: Rig,
     pub backend: Backend,
+    /// The popup grab the seat holds for a client, while it lasts.
+    pub popup_grab: Option<crate::handlers::xdg_shell::HeldPopupGrab>,
 }
 
 impl State {
@@ -109,6 +111,7 @@ impl State {
             seat,
             rig,
             backend,
+            popup_grab: None,
         })
     }
 
@@ -121,6 +124,7 @@ impl State {
     pub fn refresh_windows(&mut self) {
         let focus = self.keyboard_focus();
         self.rig.windows.refresh(focus.as_ref(), &self.rig.clients);
+        self.end_finished_popup_grab();
     }
 
     /// One tick of the output's frame clock: frame accounting, the output

@@ -1177,6 +1177,9 @@ pub fn role(r: AtspiRole, states: &StateSet) -> Role {
         | A::DocumentPresentation
         | A::Terminal => Role::Document,
         A::Canvas | A::DrawingArea => Role::Canvas,
+        // A month of days to pick from (GTK 3 shows it without children):
+        // a grid, as ARIA's date pickers are, not a layout container.
+        A::Calendar => Role::Grid,
         _ => Role::Unknown,
     }
 }
@@ -1241,5 +1244,6 @@ mod tests {
         );
         assert_eq!(role(AtspiRole::Frame, &none), Role::Window);
         assert_eq!(role(AtspiRole::PasswordText, &none), Role::PasswordInput);
+        assert_eq!(role(AtspiRole::Calendar, &none), Role::Grid);
     }
 }

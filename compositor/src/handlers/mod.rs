@@ -17,4 +17,4 @@ mod text_input;
 mod viewporter;
 mod xdg_activation;
 mod xdg_decoration;
-mod xdg_shell;
+pub mod xdg_shell;

@@ -1,12 +1,16 @@
 //! xdg-shell: toplevels and popups enter the window registry; client requests
 //! to maximize, fullscreen or minimize go through the same commands a driver uses.
+//!
+//! A popup's grab (`xdg_popup.grab`) holds the seat's pointer and keyboard
+//! until its last popup is dismissed or destroyed, and is given back then.
 
 use smithay::delegate_xdg_shell;
-use smithay::desktop::{PopupKeyboardGrab, PopupPointerGrab};
+use smithay::desktop::{PopupGrab, PopupKeyboardGrab, PopupPointerGrab};
 use smithay::desktop::{PopupKind, Window};
 use smithay::input::pointer::Focus;
 use smithay::reexports::wayland_server::protocol::{wl_output, wl_seat};
-use smithay::utils::Serial;
+use smithay::reexports::wayland_server::Resource;
+use smithay::utils::{Serial, SERIAL_COUNTER};
 use smithay::wayland::shell::xdg::{
     PopupSurface, PositionerState, ShellClient, ToplevelSurface, XdgShellHandler, XdgShellState,
 };
@@ -15,7 +19,50 @@ use wayrig_host::WindowCommand;
 use crate::rig::windows::{Surface, WindowData};
 use crate::state::State;
 
+/// A popup grab the seat's pointer and keyboard were given, under the serial
+/// they were set with.
+pub struct HeldPopupGrab {
+    grab: PopupGrab<State>,
+    serial: Serial,
+}
+
 impl State {
+    /// Give the seat back once the popups of the grab it holds are gone.
+    ///
+    /// Smithay's popup grabs notice their end only at the next event and
+    /// then drop it: a motion would be lost, the pointer's focus restored
+    /// where it was, and the next button pressed there (on the button that
+    /// opened the menu, which opens it again). Ending the grab as soon as
+    /// the popup goes lets the next motion and press go where they are sent.
+    pub fn end_finished_popup_grab(&mut self) {
+        if self
+            .popup_grab
+            .as_ref()
+            .is_none_or(|held| !held.grab.has_ended())
+        {
+            return;
+        }
+        let Some(held) = self.popup_grab.take() else {
+            return;
+        };
+        if let Some(pointer) = self.seat.get_pointer() {
+            if pointer.has_grab(held.serial) {
+                let time = self.event_time();
+                pointer.unset_grab(self, SERIAL_COUNTER.next_serial(), time);
+            }
+        }
+        if let Some(keyboard) = self.seat.get_keyboard() {
+            if keyboard.has_grab(held.serial) {
+                keyboard.unset_grab(self);
+                // The keys go back to the window the popups belonged to.
+                if self.keyboard_focus().is_none_or(|f| !f.is_alive()) {
+                    let root = held.grab.current_grab().filter(|r| r.is_alive());
+                    keyboard.set_focus(self, root, SERIAL_COUNTER.next_serial());
+                }
+            }
+        }
+    }
+
     /// Run a client's own request as the matching window command.
     fn client_request(&mut self, surface: &ToplevelSurface, cmd: WindowCommand) {
         let windows = &self.rig.windows;
@@ -123,6 +170,7 @@ impl XdgShellHandler for State {
             }
             pointer.set_grab(self, PopupPointerGrab::new(&grab), serial, Focus::Keep);
         }
+        self.popup_grab = Some(HeldPopupGrab { grab, serial });
     }
 
     fn maximize_request(&mut self, surface: ToplevelSurface) {

@@ -162,6 +162,53 @@ const WHEEL_CLICK: f64 = 15.0;
 /// Rounds of wheeling towards an element before giving up.
 const WHEEL_ROUNDS: usize = 8;
 
+/// Rounds of wheeling a page at a time towards an element not laid out.
+const PAGE_ROUNDS: usize = 64;
+
+/// Wheel clicks to move `delta` points in a viewport `extent` long:
+/// toolkits scroll about extent^(2/3) per click (GTK's step).
+fn clicks(delta: f64, extent: i32) -> f64 {
+    let step = (extent.max(1) as f64).powf(2.0 / 3.0);
+    let n = (delta / step).round();
+    if n == 0.0 && delta != 0.0 {
+        delta.signum()
+    } else {
+        n.clamp(-40.0, 40.0)
+    }
+}
+
+/// An item of a list, tree or table.
+fn is_item(role: Role) -> bool {
+    matches!(
+        role,
+        Role::ListItem | Role::TreeItem | Role::Row | Role::Cell
+    )
+}
+
+/// The element is laid out and its centre lies in the window.
+fn showing(node: &Node, window: &WindowInfo) -> bool {
+    node.bounds.is_some_and(|b| shows_in(b, window))
+}
+
+/// Whether an element without bounds comes after the nearest sibling that
+/// has them (so lies further down its list), `None` when no sibling has.
+fn follows_laid_out(tree: &Tree, node: &Node) -> Option<bool> {
+    let siblings = &tree.node(node.parent?)?.children;
+    let at = siblings.iter().position(|c| *c == node.id)?;
+    let laid_out = |i: &usize| {
+        tree.node(siblings[*i])
+            .is_some_and(|n| n.bounds.is_some_and(|b| !b.is_empty()))
+    };
+    let before = (0..at).rev().find(laid_out);
+    let after = (at + 1..siblings.len()).find(laid_out);
+    match (before, after) {
+        (Some(b), Some(a)) => Some(at - b <= a - at),
+        (Some(_), None) => Some(true),
+        (None, Some(_)) => Some(false),
+        (None, None) => None,
+    }
+}
+
 /// The element's centre lies inside the window's content.
 fn shows_in(b: Rect, window: &WindowInfo) -> bool {
     let (x, y) = centre(b);
@@ -309,11 +356,29 @@ impl Session {
         match action {
             // A click where it shows; an element scrolled out of the window (or
             // never laid out) gets its own action instead.
+            // An element with no such action (a GTK 4 list row) is scrolled
+            // into view and clicked, as a person activates it.
             Action::Press => match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
                 Some(b) => self.click(&target, b).await,
-                None => self.do_named_action(&obj, &ifaces, &PRESS_ACTIONS).await,
+                None => match self.do_named_action(&obj, &ifaces, &PRESS_ACTIONS).await {
+                    Ok(path) => Ok(path),
+                    Err(named) => match self.bring_into_view(&target, tree).await {
+                        Ok((_, b)) => self.click(&target, b).await,
+                        Err(_) => Err(named),
+                    },
+                },
             },
             Action::Custom { name } => self.do_named_action(&obj, &ifaces, &[&name]).await,
+            // An item of a list or tree takes the focus once it shows: the
+            // focus chain passes through the rows a list shows.
+            Action::Focus if is_item(node.role) && !showing(node, &tree.window) => {
+                let (shown, _) = self.bring_into_view(&target, tree).await?;
+                self.focus(&Target {
+                    node: &shown,
+                    ..target
+                })
+                .await
+            }
             Action::Focus => self.focus(&target).await,
             Action::SetValue { text } => {
                 // A number into anything with a value (sliders, spin buttons).
@@ -387,7 +452,9 @@ impl Session {
                 match proxy.scroll_to(ScrollType::Anywhere).await {
                     Ok(true) => Ok(Path::Accessibility),
                     // GTK 4.8 has no ScrollTo: scroll the viewport with the wheel.
-                    Ok(false) | Err(_) => self.scroll_by_wheel(&target).await,
+                    Ok(false) | Err(_) => {
+                        self.scroll_by_wheel(&target).await.map(|_| Path::Pointer)
+                    }
                 }
             }
             Action::Expand | Action::Collapse => {
@@ -430,22 +497,11 @@ impl Session {
                 Ok(Path::Keyboard)
             }
             Action::Select => {
-                let a11y = self.a11y()?;
                 if node.states.selected {
                     return Ok(Path::Accessibility);
                 }
-                // The container's Selection, by the item's place among its children.
-                let parent = node
-                    .parent
-                    .and_then(|p| tree.node(p).map(|p| (p, a11y.object(p.id))));
-                if let Some((parent, Some((pobj, pifaces)))) = parent {
-                    let index = parent.children.iter().position(|c| *c == id);
-                    if let (true, Some(index)) = (pifaces.contains(Interface::Selection), index) {
-                        let proxy = object_proxy::<SelectionProxy>(conn, &pobj).await?;
-                        if proxy.select_child(index as i32).await.unwrap_or(false) {
-                            return Ok(Path::Accessibility);
-                        }
-                    }
+                if self.select_in_container(tree, node).await? {
+                    return Ok(Path::Accessibility);
                 }
                 match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
                     Some(b) => self.click(&target, b).await,
@@ -507,19 +563,20 @@ impl Session {
     }
 
     /// Wheel the element's viewport (its nearest ancestor lying wholly in the
-    /// window) towards it until it shows, reading where it went each time.
-    async fn scroll_by_wheel(&self, target: &Target<'_>) -> Result<Path, Error> {
+    /// window) towards it until it shows, reading where it went each time;
+    /// answers the element and its bounds as it shows. An element the list has not laid
+    /// out yet (no bounds) is wheeled towards a page at a time, on the side
+    /// of the laid-out siblings it follows or precedes, until it is.
+    async fn scroll_by_wheel(&self, target: &Target<'_>) -> Result<(Node, Rect), Error> {
         let (window, id) = (target.window, target.node.id);
-        for _ in 0..WHEEL_ROUNDS {
+        let mut aimed = 0;
+        for _ in 0..PAGE_ROUNDS {
             let tree = self.tree(window).await?;
             let node = tree
                 .node(id)
                 .ok_or_else(|| Error::NoElement(id.to_string()))?;
-            let b = node
-                .bounds
-                .ok_or_else(|| Error::Unsupported(format!("element {id} is not laid out")))?;
-            if shows_in(b, &tree.window) {
-                return Ok(Path::Pointer);
+            if let Some(b) = node.bounds.filter(|b| shows_in(*b, &tree.window)) {
+                return Ok((node.clone(), b));
             }
             let content = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
             let mut parent = node.parent;
@@ -535,22 +592,33 @@ impl Session {
                 }
             };
             let (vx, vy) = centre(viewport);
-            let (ex, ey) = centre(b);
-            // Toolkits scroll about viewport^(2/3) per wheel click (GTK's step).
-            let clicks = |delta: f64, extent: i32| -> f64 {
-                let step = (extent.max(1) as f64).powf(2.0 / 3.0);
-                let n = (delta / step).round();
-                if n == 0.0 && delta != 0.0 {
-                    delta.signum()
-                } else {
-                    n.clamp(-40.0, 40.0)
+            let (dx, dy) = match node.bounds {
+                Some(b) => {
+                    aimed += 1;
+                    if aimed > WHEEL_ROUNDS {
+                        break;
+                    }
+                    let (ex, ey) = centre(b);
+                    (
+                        clicks(ex - vx, viewport.width),
+                        clicks(ey - vy, viewport.height),
+                    )
+                }
+                None => {
+                    let forward = follows_laid_out(&tree, node).ok_or_else(|| {
+                        Error::Unsupported(format!(
+                            "element {id} is not laid out, nor is any item beside it"
+                        ))
+                    })?;
+                    let page = clicks(f64::from(viewport.height), viewport.height);
+                    (0.0, if forward { page } else { -page })
                 }
             };
             let wheel = InputEvent::Wheel {
                 x: vx,
                 y: vy,
-                dx: clicks(ex - vx, viewport.width) * WHEEL_CLICK,
-                dy: clicks(ey - vy, viewport.height) * WHEEL_CLICK,
+                dx: dx * WHEEL_CLICK,
+                dy: dy * WHEEL_CLICK,
                 precise: false,
                 mods: Mods::default(),
             };
@@ -562,6 +630,44 @@ impl Session {
         Err(Error::Unsupported(format!(
             "element {id} did not come into view"
         )))
+    }
+
+    /// Scroll an element into view; an item whose list has the focus on
+    /// another item is reached with the arrow keys instead (the list keeps
+    /// its focused row in view against the wheel), scrolling as it goes.
+    async fn bring_into_view(
+        &self,
+        target: &Target<'_>,
+        tree: &Tree,
+    ) -> Result<(Node, Rect), Error> {
+        if is_item(target.node.role) && self.focus_by_arrows(target, tree).await?.is_some() {
+            let tree = self.tree(target.window).await?;
+            let node = tree
+                .node(target.node.id)
+                .ok_or_else(|| Error::NoElement(target.node.id.to_string()))?;
+            if let Some(b) = node.bounds.filter(|b| shows_in(*b, &tree.window)) {
+                return Ok((node.clone(), b));
+            }
+        }
+        self.scroll_by_wheel(target).await
+    }
+
+    /// Select an item through its container's Selection, by its place among
+    /// the container's children; answers whether the container took it.
+    async fn select_in_container(&self, tree: &Tree, node: &Node) -> Result<bool, Error> {
+        let a11y = self.a11y()?;
+        let parent = node
+            .parent
+            .and_then(|p| tree.node(p).map(|p| (p, a11y.object(p.id))));
+        let Some((parent, Some((pobj, pifaces)))) = parent else {
+            return Ok(false);
+        };
+        let index = parent.children.iter().position(|c| *c == node.id);
+        let (true, Some(index)) = (pifaces.contains(Interface::Selection), index) else {
+            return Ok(false);
+        };
+        let proxy = object_proxy::<SelectionProxy>(a11y.connection(), &pobj).await?;
+        Ok(proxy.select_child(index as i32).await.unwrap_or(false))
     }
 
     async fn click(&self, target: &Target<'_>, bounds: Rect) -> Result<Path, Error> {
@@ -657,8 +763,71 @@ impl Session {
                 Ok(path)
             }
             // A click would press anything else: go along the focus chain.
-            _ => self.focus_by_tab(target).await,
+            // A list takes the focus at its selected row (GTK), so an item
+            // is selected first, as the arrow keys that reach it would.
+            _ => {
+                if is_item(node.role) {
+                    let tree = self.tree(target.window).await?;
+                    if let Some(path) = self.focus_by_arrows(target, &tree).await? {
+                        return Ok(path);
+                    }
+                    if !node.states.selected {
+                        self.select_in_container(&tree, node).await?;
+                    }
+                }
+                self.focus_by_tab(target).await
+            }
         }
+    }
+
+    /// An item whose list has the focus on another of its items: the arrow
+    /// keys move it there, row by row, as a keyboard user does (Tab would
+    /// leave the list and come back to the row it left). `None` when no
+    /// other item of its list has the focus.
+    async fn focus_by_arrows(
+        &self,
+        target: &Target<'_>,
+        tree: &Tree,
+    ) -> Result<Option<Path>, Error> {
+        let node = target.node;
+        let Some(siblings) = node.parent.and_then(|p| tree.node(p)).map(|p| &p.children) else {
+            return Ok(None);
+        };
+        let place = |id: u64| siblings.iter().position(|c| *c == id);
+        let Some(want) = place(node.id) else {
+            return Ok(None);
+        };
+        let Some(mut at) = tree
+            .nodes
+            .iter()
+            .find(|n| n.states.focused)
+            .and_then(|n| place(n.id))
+        else {
+            return Ok(None);
+        };
+        let a11y = self.a11y()?;
+        while at != want {
+            let key = if want > at { "Down" } else { "Up" };
+            let since = a11y.changes();
+            self.deliver(target, vec![InputEvent::Key { key: key.into() }])
+                .await?;
+            let moved = a11y
+                .wait_any_focus(since, FOCUS_LIMIT)
+                .await
+                .and_then(place);
+            match moved {
+                // Each press moves one item nearer; anything else (a row
+                // that takes no focus, a list laid out sideways) stops here.
+                Some(now) if now.abs_diff(want) < at.abs_diff(want) => at = now,
+                _ => {
+                    return Err(Error::Unsupported(format!(
+                        "element {} ({:?} {:?}) cannot be focused: {key} moves the focus no nearer",
+                        node.id, node.role, node.name
+                    )))
+                }
+            }
+        }
+        Ok(Some(Path::Keyboard))
     }
 
     /// Tab along the window's focus chain until the element has the focus,
@@ -672,11 +841,14 @@ impl Session {
                 node.id, node.role, node.name
             ))
         };
-        if node.states.offscreen {
-            return Err(refused("it is not shown"));
-        }
         let a11y = self.a11y()?;
         let tree = self.tree(target.window).await?;
+        // GTK 4 leaves a row scrolled into view marked offscreen: where it
+        // is laid out says it shows.
+        let shown = tree.node(node.id).is_some_and(|n| showing(n, &tree.window));
+        if node.states.offscreen && !shown {
+            return Err(refused("it is not shown"));
+        }
         let types_tab = |id: Option<u64>| {
             id.and_then(|id| tree.node(id))
                 .is_some_and(|n| n.states.multiline && n.states.editable)
