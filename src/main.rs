@@ -206,7 +206,6 @@ fn run(args: RunArgs) -> Result<(), String> {
         exit_with_last_app: !args.keep_running,
         app_env,
         runtime_parent: Some(files.path().to_path_buf()),
-        ..Config::default()
     };
     let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
     let driver = std::thread::spawn(move || {
