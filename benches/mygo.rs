@@ -1,6 +1,8 @@
 //! The MyGo face's round trips over its socket, medians: windows, tree,
 //! capture, press to settled, and one agent step (press, then read what
-//! changed) beside the peer way of doing it (pyatspi doAction, then a walk).
+//! changed) beside the peer way of doing it (pyatspi doAction, then a walk);
+//! on the GTK 4 worker fixture, press to settled with settle's thread
+//! watching on and off, and wayrig.waitFor on a result a timer picks up.
 //!
 //! Run with `cargo bench --bench mygo` (needs python3-pyatspi for the peer).
 
@@ -13,7 +15,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use support::{element_id, ProtocolClient, Wayrig};
 use table::{ms, time};
-use wayrig_proto::mygo::{Action, Call};
+use wayrig_proto::mygo::{Action, Awaited, Call};
 
 fn read_tree() -> Call {
     Call::Tree { window: None }
@@ -114,5 +116,76 @@ fn main() {
             format!("not measured: {other:?} (apt-get install python3-pyatspi)"),
         )),
     }
+    worker_rows(&mut rows);
     table::print(&rows);
+}
+
+/// The worker fixture's button (by label) as `act` names it.
+fn button(c: &mut ProtocolClient, label: &str) -> wayrig_proto::mygo::ElementPick {
+    let tree = c.call(read_tree());
+    element_id(
+        tree["nodes"]
+            .as_array()
+            .and_then(|n| n.iter().find(|n| n["label"] == label))
+            .expect("the fixture's button"),
+    )
+}
+
+/// Settle on a worker thread's result with thread watching on and off (off,
+/// idle may answer before the result shows: how often is in the notes), and
+/// waitFor on a result polled by a 50 ms timer.
+fn worker_rows(rows: &mut Vec<(String, String, String)>) {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-worker.py");
+    let argv = ["/usr/bin/python3", fixture.to_str().unwrap()];
+    const ROUNDS: u64 = 20;
+    for (flags, watching) in [(&[][..], "on"), (&["--settle-threads", "off"][..], "off")] {
+        let wayrig = Wayrig::start_with(flags, &argv);
+        let mut c = ProtocolClient::connect(&wayrig.socket);
+        c.first_window();
+        c.call(idle());
+        let compute = button(&mut c, "Compute");
+        let mut early = 0;
+        let mut run = 0;
+        let median = time(ROUNDS as usize, || {
+            run += 1;
+            c.call(Call::Act {
+                window: None,
+                element: compute.clone(),
+                action: Action::Press,
+            });
+            c.call(idle());
+            let shown = c.call(read_tree()).to_string();
+            if !shown.contains(&format!("result {run}")) {
+                early += 1;
+            }
+        });
+        rows.push((
+            format!("worker fixture: press, idle (thread watching {watching})"),
+            ms(median),
+            format!("median of {ROUNDS}; the result not yet shown in {early} of {ROUNDS}"),
+        ));
+        if watching == "on" {
+            let poll = button(&mut c, "Poll");
+            let mut n = 0;
+            let median = time(ROUNDS as usize, || {
+                n += 1;
+                c.call(Call::Act {
+                    window: None,
+                    element: poll.clone(),
+                    action: Action::Press,
+                });
+                c.call(Call::WaitFor {
+                    window: None,
+                    awaited: Awaited::Text(format!("polled {n}")),
+                    gone: false,
+                    timeout_ms: Some(10_000),
+                })
+            });
+            rows.push((
+                "worker fixture: press, waitFor the polled result".to_string(),
+                ms(median),
+                format!("median of {ROUNDS}; 150 ms of work, then a 50 ms poll"),
+            ));
+        }
+    }
 }

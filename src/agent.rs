@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use wayrig_proto::mygo::{
-    parse_answer, Action, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, Mods,
-    Request, TreeAnswer, WindowsAnswer, WireError,
+    parse_answer, Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event,
+    Mods, Request, TreeAnswer, WindowsAnswer, WireError, WAIT_FOR_METHOD,
 };
 
 pub const SKILL: &str = include_str!("../docs/SKILL.md");
@@ -185,10 +185,25 @@ pub enum AgentCommand {
     },
     /// Evaluate a script in a page.
     Eval { script: String },
-    /// Wait for the window to settle.
+    /// Wait for the window to settle; with --text or --ref, wait instead for
+    /// what you expect to show (or, --gone, to go), however the app works.
     Wait {
         #[arg(long, default_value_t = SETTLE_MS)]
         timeout: u64,
+        /// Wait until an element whose label or value contains TEXT shows
+        /// (case-insensitive); with --gone, until none does.
+        #[arg(long, conflicts_with = "element")]
+        text: Option<String>,
+        /// Wait on one element (@eN, key=<key> or id=<digits>); give
+        /// --shown or --gone.
+        #[arg(long = "ref", value_name = "TARGET")]
+        element: Option<String>,
+        /// With --ref: until the element shows.
+        #[arg(long, conflicts_with = "gone")]
+        shown: bool,
+        /// With --text or --ref: until it no longer shows.
+        #[arg(long)]
+        gone: bool,
     },
     /// Save a PNG of the window.
     Screenshot { file: PathBuf },
@@ -582,6 +597,82 @@ fn window_to_keep(client: &mut Client, named: Option<u64>) -> Result<Option<u64>
         .find(|w| w.focused)
         .or(windows.first())
         .map(|w| w.id))
+}
+
+/// An error in the protocol's `invalid_request` terms.
+fn invalid(message: String) -> String {
+    coded(WireError::new(Code::InvalidRequest, message))
+}
+
+/// The element `wait --ref` waits on: @ref, key=<key> or id=<digits>. A ref
+/// is not checked against the tree: the element it names may be gone already,
+/// which is what `--gone` waits for.
+fn awaited_element(state: &State, t: &str) -> Result<ElementPick, String> {
+    if let Some(r) = t.strip_prefix("@e") {
+        let r: u64 = r.parse().map_err(|_| invalid(format!("bad ref {t}")))?;
+        let id = state
+            .refs
+            .iter()
+            .find(|(_, v)| **v == r)
+            .map(|(k, _)| k.as_str())
+            .ok_or_else(|| {
+                coded(WireError::new(
+                    Code::NoElement,
+                    format!("unknown ref {t}: take a snapshot"),
+                ))
+            })?;
+        return id
+            .parse()
+            .map(ElementPick::Id)
+            .map_err(|_| invalid(format!("the app gave {t} the id {id:?}, not digits")));
+    }
+    let empty = TreeAnswer {
+        window: 0,
+        focus: None,
+        nodes: Vec::new(),
+        announcements: Vec::new(),
+    };
+    target(state, t, &empty)
+}
+
+/// `wait --text` and `wait --ref`: Wayrig's `wayrig.waitFor`, then the line of
+/// the element that showed, or `gone`.
+fn wait_for(
+    client: &mut Client,
+    state: &mut State,
+    awaited: Awaited,
+    gone: bool,
+    timeout: u64,
+) -> Result<(), String> {
+    let answer = client.call(Call::WaitFor {
+        window: state.window,
+        awaited,
+        gone,
+        timeout_ms: Some(timeout),
+    });
+    let found = match answer {
+        Ok(found) => found,
+        Err(CallError::App(e)) if e.code == Code::UnknownMethod => {
+            return Err(coded(WireError::new(
+                Code::Unsupported,
+                format!(
+                    "this app's automation socket has no {WAIT_FOR_METHOD} (a Wayrig \
+                     extension); run the app under `wayrig run`, or use `wait` alone"
+                ),
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let Some(id) = found["id"].as_str() else {
+        state.print("gone".to_string());
+        return Ok(());
+    };
+    let (_, shown) = snapshot(client, state, false, false)?;
+    match shown.iter().find(|s| s.id == id && !s.line.is_empty()) {
+        Some(s) => state.print(format!("shown {}", s.line)),
+        None => state.print(format!("shown id={id}")),
+    }
+    Ok(())
 }
 
 /// The name the command was called by (`wayrig`, `mygo-automation`).
@@ -986,13 +1077,38 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
             state.print(format!("{}", result["value"]));
             Ok(())
         }
-        C::Wait { timeout } => {
-            client.call(Call::Idle {
-                window,
-                timeout_ms: Some(timeout),
-            })?;
-            state.print("settled".to_string());
-            Ok(())
+        C::Wait {
+            timeout,
+            text,
+            element,
+            shown,
+            gone,
+        } => {
+            let awaited = match (text, element) {
+                (Some(text), None) if shown => {
+                    return Err(invalid(format!(
+                        "--shown goes with --ref; --text {text:?} waits until it shows"
+                    )))
+                }
+                (Some(text), None) => Awaited::Text(text),
+                (None, Some(_)) if !shown && !gone => {
+                    return Err(invalid("--ref needs --shown or --gone".into()))
+                }
+                (None, Some(t)) => Awaited::Element(awaited_element(state, &t)?),
+                (None, None) if shown || gone => {
+                    return Err(invalid("--shown and --gone go with --ref or --text".into()))
+                }
+                (None, None) => {
+                    client.call(Call::Idle {
+                        window,
+                        timeout_ms: Some(timeout),
+                    })?;
+                    state.print("settled".to_string());
+                    return Ok(());
+                }
+                (Some(_), Some(_)) => return Err(invalid("give --text or --ref, not both".into())),
+            };
+            wait_for(client, state, awaited, gone, timeout)
         }
         C::Screenshot { file } => {
             let shot: CaptureAnswer = client.call_as(Call::Capture { window })?;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
-use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
+use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing, RuntimeDir};
 use wayrig_host::{Host, LaunchSpec, WindowEvent};
 use wayrig_services::{PrivateBus, Session};
 
@@ -175,12 +175,18 @@ fn run(args: RunArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot listen for signals: {e}"))?;
     // An address or token a face may not use stops Wayrig before anything starts.
     let listeners = runtime.block_on(faces::Listeners::bind(&args.faces))?;
+    // Every file the session makes (its Wayland socket, its bus's socket and
+    // the AT-SPI bus's runtime files) lives under this one private directory,
+    // removed when `run` returns, however the session ended: signals and the
+    // last app's exit end it through here, and errors return through here.
+    let files = RuntimeDir::create(None)
+        .map_err(|e| format!("cannot make the session's directory: {e}"))?;
     // Faces read accessibility: their session gets a bus of its own first, so
     // that every app starts on it.
     let bus = match args.faces.any() {
         true => Some(
             runtime
-                .block_on(PrivateBus::start(&std::env::temp_dir()))
+                .block_on(PrivateBus::start(files.path()))
                 .map_err(|e| e.to_string())?,
         ),
         false => None,
@@ -199,7 +205,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         nested: args.nested,
         exit_with_last_app: !args.keep_running,
         app_env,
-        ..Config::default()
+        runtime_parent: Some(files.path().to_path_buf()),
     };
     let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
     let driver = std::thread::spawn(move || {

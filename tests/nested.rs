@@ -134,5 +134,98 @@ async fn check(host: CompositorHost, display: String) {
         text.contains("Width: 1280") && text.contains("Height: 800"),
         "{text}"
     );
+
+    // The window shows the output as a capture of it does: upright, pixel for
+    // pixel. A GTK window, whose text and widgets are not symmetric top to
+    // bottom, tells a flip apart.
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    host.launch(wayrig_host::LaunchSpec {
+        argv: vec!["/usr/bin/python3".into(), fixture.to_string_lossy().into()],
+        ..Default::default()
+    })
+    .await
+    .expect("the GTK fixture starts");
+    let gtk = wait_window(&mut watch, support::APP_START, |w| {
+        w.title == "wayrig-gtk4-fixture"
+    })
+    .await;
+    host.settle(gtk.handle, Duration::from_secs(20))
+        .await
+        .expect("the GTK fixture settles");
+    let captured = Image::decode(&host.capture_output().await.unwrap());
+    let shown = read_back(&display, &text, captured.width, captured.height);
+    let upright = mean_difference(&captured, &shown, false);
+    let flipped = mean_difference(&captured, &shown, true);
+    assert!(
+        upright < 2.0,
+        "the nested window differs from a capture of the output by {upright:.1} per \
+         channel (flipped top to bottom: {flipped:.1})"
+    );
+    assert!(
+        flipped > 10.0 * upright.max(0.1),
+        "the output is too symmetric to tell a flip: {flipped:.1} vs {upright:.1}"
+    );
     host.shutdown().await;
+}
+
+/// The pixels of the window `xwininfo` described, read from the X server
+/// (GetImage on the root window at the window's place), as RGBA rows.
+fn read_back(display: &str, xwininfo: &str, width: u32, height: u32) -> Image {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{ConnectionExt, ImageFormat};
+    let at = |what: &str| -> i16 {
+        xwininfo
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(what))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {what} in {xwininfo}"))
+    };
+    let (x, y) = (at("Absolute upper-left X:"), at("Absolute upper-left Y:"));
+    let (conn, screen) = x11rb::connect(Some(display)).expect("connect to Xvfb");
+    let root = conn.setup().roots[screen].root;
+    let image = conn
+        .get_image(
+            ImageFormat::Z_PIXMAP,
+            root,
+            x,
+            y,
+            width as u16,
+            height as u16,
+            !0,
+        )
+        .expect("GetImage")
+        .reply()
+        .expect("GetImage's reply");
+    // Xvfb's 24-bit screen: 32 bits a pixel, blue, green, red, unused.
+    assert_eq!(
+        image.data.len(),
+        (width * height * 4) as usize,
+        "depth {}",
+        image.depth
+    );
+    let rgba = image
+        .data
+        .chunks_exact(4)
+        .flat_map(|p| [p[2], p[1], p[0], 0xff])
+        .collect();
+    Image {
+        width,
+        height,
+        rgba,
+    }
+}
+
+/// The mean difference per colour channel of two images of one size; with
+/// `flip`, against `b` turned top to bottom.
+fn mean_difference(a: &Image, b: &Image, flip: bool) -> f64 {
+    let mut sum = 0u64;
+    for y in 0..a.height {
+        let by = if flip { b.height - 1 - y } else { y };
+        for x in 0..a.width {
+            let (p, q) = (a.pixel(x, y), b.pixel(x, by));
+            sum += (0..3).map(|c| p[c].abs_diff(q[c]) as u64).sum::<u64>();
+        }
+    }
+    sum as f64 / (a.width * a.height * 3) as f64
 }

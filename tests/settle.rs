@@ -1,15 +1,16 @@
 //! Settle sees work an app does off its main thread: a worker computing a
-//! result its main loop shows later, and a thread that never rests.
+//! result its main loop shows later, and a thread that never rests; what no
+//! settle can see (a result a timer polls for) is waited for by its text.
 
 mod support;
 
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
 
 use serde_json::Value;
 use support::{element_id, ProtocolClient as Client, Wayrig};
-use wayrig_proto::mygo::{Action, Call, Code};
+use wayrig_proto::mygo::{Action, Awaited, Call, Code};
 
 fn worker_fixture() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -65,8 +66,11 @@ fn labels(tree: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Presses and reads of each run, and of each of them under load.
+const RUNS: u32 = 200;
+
 #[test]
-fn idle_waits_for_a_worker_thread_to_show_its_result_even_under_load() {
+fn idle_waits_for_a_worker_thread_to_show_its_result_with_and_without_load() {
     let wayrig = Wayrig::start_app(&["/usr/bin/python3", &worker_fixture()]);
     let mut c = Client::connect(&wayrig.socket);
     let window = c.first_window();
@@ -77,8 +81,11 @@ fn idle_waits_for_a_worker_thread_to_show_its_result_even_under_load() {
     });
     let tree = c.call(Call::Tree { window: id });
     let compute = element_id(node(&tree, "button", "Compute"));
-    let _load = Load::start();
-    for run in 1..=40 {
+    let mut load = None;
+    for run in 1..=2 * RUNS {
+        if run == RUNS + 1 {
+            load = Some(Load::start());
+        }
         c.call(Call::Act {
             window: id,
             element: compute.clone(),
@@ -92,9 +99,124 @@ fn idle_waits_for_a_worker_thread_to_show_its_result_even_under_load() {
         let shown = labels(&tree);
         assert!(
             shown.contains(&format!("result {run}")),
-            "run {run}: idle answered before the worker's result showed: {shown:?}"
+            "run {run} (load: {}): idle answered before the worker's result showed: {shown:?}",
+            load.is_some()
         );
     }
+}
+
+/// Run `wayrig ARGS` (the agent CLI) with its session files under `cache`.
+fn cli(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("MYGO_AUTOMATION_SESSION")
+        .output()
+        .expect("wayrig runs")
+}
+
+fn cli_ok(cache: &Path, args: &[&str]) -> String {
+    let out = cli(cache, args);
+    assert!(
+        out.status.success(),
+        "wayrig {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn wait_text_sees_a_result_a_timer_picks_up_under_load() {
+    let wayrig = Wayrig::start_app(&["/usr/bin/python3", &worker_fixture()]);
+    let cache = wayrig.dir.join("cache");
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window();
+    let id = window["id"].as_u64();
+    cli_ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    c.call(Call::Idle {
+        window: id,
+        timeout_ms: Some(10_000),
+    });
+    let tree = c.call(Call::Tree { window: id });
+    let poll = element_id(node(&tree, "button", "Poll"));
+    let _load = Load::start();
+    for run in 1..=RUNS {
+        c.call(Call::Act {
+            window: id,
+            element: poll.clone(),
+            action: Action::Press,
+        });
+        let text = format!("polled {run}");
+        let said = cli_ok(&cache, &["wait", "--text", &text, "--timeout", "10000"]);
+        assert!(
+            said.starts_with("shown @e") && said.contains(&format!("[text] \"{text}\"")),
+            "run {run}: {said}"
+        );
+        // What wait said shows is what a read right after it shows.
+        let shown = labels(&c.call(Call::Tree { window: id }));
+        assert!(shown.contains(&text), "run {run}: {shown:?}");
+    }
+}
+
+#[test]
+fn waits_for_what_never_shows_end_in_a_clean_timeout() {
+    let wayrig = Wayrig::start_app(&["/usr/bin/python3", &worker_fixture()]);
+    let cache = wayrig.dir.join("cache");
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window();
+    let id = window["id"].as_u64();
+    cli_ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    // Through the CLI: a timeout error, said in the protocol's terms.
+    let out = cli(&cache, &["wait", "--text", "polled 99", "--timeout", "500"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(": timeout: window "), "{said}");
+    assert!(said.contains("\"polled 99\""), "{said}");
+    // Through the protocol: the extension's timeout, and the connection
+    // still answers afterwards.
+    let err = c
+        .answer(Call::WaitFor {
+            window: id,
+            awaited: Awaited::Text("polled 99".into()),
+            gone: false,
+            timeout_ms: Some(300),
+        })
+        .unwrap_err();
+    assert_eq!(err.code, Code::Timeout, "{err:?}");
+    assert!(c.call(Call::Tree { window: id })["nodes"].is_array());
+
+    // What shows already answers at once, and --gone waits for it to go.
+    let snapshot = cli_ok(&cache, &["snapshot"]);
+    let label = snapshot
+        .lines()
+        .find(|l| l.contains("\"polled 0\""))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no polled label in {snapshot}"))
+        .to_string();
+    let said = cli_ok(&cache, &["wait", "--ref", &label, "--shown"]);
+    assert!(said.starts_with(&format!("shown {label} ")), "{said}");
+    let tree = c.call(Call::Tree { window: id });
+    c.call(Call::Act {
+        window: id,
+        element: element_id(node(&tree, "button", "Poll")),
+        action: Action::Press,
+    });
+    assert_eq!(
+        cli_ok(&cache, &["wait", "--text", "polled 0", "--gone"]).trim(),
+        "gone"
+    );
+    assert!(labels(&c.call(Call::Tree { window: id })).contains(&"polled 1".to_string()));
+    // A ref that never was is refused, not waited on.
+    let out = cli(&cache, &["wait", "--ref", "@e999", "--gone"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(": no_element: unknown ref @e999"), "{said}");
 }
 
 #[test]

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use wayrig_host::{HostError, LaunchSpec};
 
-/// A private runtime directory (0700) holding the session's Wayland socket;
-/// removed with everything in it when dropped.
+/// A private directory (0700), removed with everything in it when dropped:
+/// the session's runtime directory holding its Wayland socket, and the one
+/// `wayrig run` keeps every file of a session under.
 #[derive(Debug)]
 pub struct RuntimeDir {
     path: PathBuf,

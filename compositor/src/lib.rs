@@ -23,5 +23,5 @@ mod window_commands;
 
 pub use config::{Config, Decorations, Pacing};
 pub use host::{CompositorHost, SessionInfo};
-pub use launch::{app_command, group_alive};
+pub use launch::{app_command, group_alive, RuntimeDir};
 pub use threads::{busy_thread, BusyThread};

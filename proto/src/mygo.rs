@@ -131,6 +131,29 @@ pub enum Call {
         window: Option<u64>,
         timeout_ms: Option<u64>,
     },
+    /// Wayrig's extension `wayrig.waitFor`, no MyGo method: wait until an
+    /// element shows (or, `gone`, until none shows), reading the window again
+    /// only when it draws or its app reports a change. An app's own MyGo
+    /// answers it `unknown_method`.
+    WaitFor {
+        window: Option<u64>,
+        awaited: Awaited,
+        gone: bool,
+        timeout_ms: Option<u64>,
+    },
+}
+
+/// The name of Wayrig's `WaitFor` extension on the wire: namespaced, so that
+/// it can never be a method MyGo defines.
+pub const WAIT_FOR_METHOD: &str = "wayrig.waitFor";
+
+/// What `wayrig.waitFor` waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Awaited {
+    /// An element whose label or value contains the text.
+    Text(String),
+    /// The element with this id or key.
+    Element(ElementPick),
 }
 
 /// How `act` names its element.
@@ -295,6 +318,7 @@ impl Call {
             Call::Capture { .. } => "capture",
             Call::Eval { .. } => "eval",
             Call::Idle { .. } => "idle",
+            Call::WaitFor { .. } => WAIT_FOR_METHOD,
         }
     }
 
@@ -308,7 +332,8 @@ impl Call {
             | Call::Menu { window, .. }
             | Call::Capture { window }
             | Call::Eval { window, .. }
-            | Call::Idle { window, .. } => *window,
+            | Call::Idle { window, .. }
+            | Call::WaitFor { window, .. } => *window,
         }
     }
 
@@ -397,15 +422,47 @@ impl Call {
             }
             "idle" => {
                 p.only(&["window", "timeout"])?;
-                let timeout_ms = match params.get("timeout") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => Some(whole(v).ok_or_else(|| {
-                        WireError::invalid("timeout is a number of milliseconds")
-                    })?),
-                };
                 Call::Idle {
                     window: p.window()?,
-                    timeout_ms,
+                    timeout_ms: p.timeout()?,
+                }
+            }
+            WAIT_FOR_METHOD => {
+                p.only(&["window", "text", "id", "key", "gone", "timeout"])?;
+                let awaited = match params.get("text") {
+                    Some(Value::String(t))
+                        if params.contains_key("id") || params.contains_key("key") =>
+                    {
+                        return Err(WireError::invalid(format!(
+                            "give text, id or key, not more than one (text {t:?})"
+                        )))
+                    }
+                    Some(Value::String(t)) if t.is_empty() => {
+                        return Err(WireError::invalid(
+                            "text is empty: every element contains it",
+                        ))
+                    }
+                    Some(Value::String(t)) => Awaited::Text(t.clone()),
+                    Some(_) => return Err(WireError::invalid("text is a string")),
+                    None if params.contains_key("id") || params.contains_key("key") => {
+                        Awaited::Element(p.element()?)
+                    }
+                    None => {
+                        return Err(WireError::invalid(format!(
+                            "{WAIT_FOR_METHOD} needs text, an id or a key"
+                        )))
+                    }
+                };
+                let gone = match params.get("gone") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => return Err(WireError::invalid("gone is true or false")),
+                };
+                Call::WaitFor {
+                    window: p.window()?,
+                    awaited,
+                    gone,
+                    timeout_ms: p.timeout()?,
                 }
             }
             other => {
@@ -458,6 +515,26 @@ impl Call {
                 o.insert("script".into(), json!(script));
             }
             Call::Idle { timeout_ms, .. } => {
+                if let Some(t) = timeout_ms {
+                    o.insert("timeout".into(), json!(t));
+                }
+            }
+            Call::WaitFor {
+                awaited,
+                gone,
+                timeout_ms,
+                ..
+            } => {
+                match awaited {
+                    Awaited::Text(t) => o.insert("text".into(), json!(t)),
+                    Awaited::Element(ElementPick::Id(id)) => {
+                        o.insert("id".into(), json!(id.to_string()))
+                    }
+                    Awaited::Element(ElementPick::Key(k)) => o.insert("key".into(), json!(k)),
+                };
+                if *gone {
+                    o.insert("gone".into(), json!(true));
+                }
                 if let Some(t) = timeout_ms {
                     o.insert("timeout".into(), json!(t));
                 }
@@ -530,6 +607,15 @@ impl Params<'_> {
             )),
             (Some(_), Some(_)) => Err(WireError::invalid("give id or key, not both")),
             (None, None) => Err(WireError::invalid("act needs an id or a key")),
+        }
+    }
+
+    fn timeout(&self) -> Result<Option<u64>, WireError> {
+        match self.0.get("timeout") {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => Ok(Some(whole(v).ok_or_else(|| {
+                WireError::invalid("timeout is a number of milliseconds")
+            })?)),
         }
     }
 
@@ -1089,6 +1175,18 @@ mod tests {
                 window: Some(1),
                 timeout_ms: Some(5000),
             },
+            Call::WaitFor {
+                window: Some(1),
+                awaited: Awaited::Text("polled 3".into()),
+                gone: false,
+                timeout_ms: Some(5000),
+            },
+            Call::WaitFor {
+                window: None,
+                awaited: Awaited::Element(ElementPick::Id(42)),
+                gone: true,
+                timeout_ms: None,
+            },
         ];
         for call in calls {
             let line = Request {
@@ -1099,6 +1197,18 @@ mod tests {
             let (id, back) = Request::parse(line.trim_end().as_bytes());
             assert_eq!(back.unwrap(), call, "{line}");
             assert_eq!(id.as_str(), "9");
+        }
+    }
+
+    #[test]
+    fn wait_for_takes_one_of_text_id_or_key() {
+        for bad in [
+            r#"{"id":1,"method":"wayrig.waitFor","params":{}}"#,
+            r#"{"id":1,"method":"wayrig.waitFor","params":{"text":"a","id":"1"}}"#,
+            r#"{"id":1,"method":"wayrig.waitFor","params":{"text":""}}"#,
+            r#"{"id":1,"method":"wayrig.waitFor","params":{"text":"a","gone":1}}"#,
+        ] {
+            assert_eq!(parse(bad).unwrap_err().code, Code::InvalidRequest, "{bad}");
         }
     }
 

@@ -48,6 +48,9 @@ impl PrivateBus {
         let dir = private_dir(parent).map_err(BusError::Dir)?;
         let mut cmd = Command::new("dbus-daemon");
         cmd.args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            // Listening in the private directory, not where the session
+            // configuration says (/tmp), the socket goes with the directory.
+            .arg(format!("--address=unix:path={}", dir.join("bus").display()))
             // The AT-SPI bus puts its socket under the runtime directory.
             .env("XDG_RUNTIME_DIR", &dir)
             // The AT-SPI launcher stores IsEnabled in GSettings: keep it off the

@@ -8,6 +8,7 @@ use smithay::desktop::{Space, Window};
 use smithay::output::Output;
 use smithay::reexports::winit::dpi::LogicalSize;
 use smithay::reexports::winit::window::Window as WinitWindow;
+use smithay::utils::Transform;
 
 use crate::config::Config;
 
@@ -27,10 +28,18 @@ impl Nested {
             .with_visible(true);
         let (backend, events) =
             winit::init_from_attributes::<GlesRenderer>(attributes).map_err(|e| e.to_string())?;
-        let nested = Nested {
-            backend,
-            damage: OutputDamageTracker::from_output(output),
-        };
+        let mode = output
+            .current_mode()
+            .ok_or("the output has no mode to show")?;
+        // The window's framebuffer is GL's: its rows go bottom up, while the
+        // output's go top down as clients and captures see them. The flip is
+        // the window's alone: the output itself keeps its normal transform.
+        let damage = OutputDamageTracker::new(
+            mode.size,
+            output.current_scale().fractional_scale(),
+            Transform::Flipped180,
+        );
+        let nested = Nested { backend, damage };
         Ok((nested, events))
     }
 

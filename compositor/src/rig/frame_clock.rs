@@ -177,20 +177,11 @@ impl FrameClock {
         let ids: Vec<u64> = windows.registry.iter().map(|r| r.id).collect();
         for id in ids {
             let wants = windows.wants_frame(id);
-            let busy = watched
-                .contains(&id)
-                .then(|| {
-                    let wl = windows.registry.get(id)?.surface.surface.wl_surface();
-                    clients.of_surface(&wl)?.pid
-                })
-                .flatten()
-                .filter(|pid| *pid != std::process::id())
-                .and_then(threads::busy_thread);
             if let Some(rec) = windows.registry.get_mut(id) {
                 rec.surface.activity.tick(wants, moment);
-                if watched.contains(&id) {
-                    rec.surface.activity.threads_looked_at(busy);
-                }
+            }
+            if watched.contains(&id) {
+                Self::look_at_threads(windows, clients, id);
             }
         }
         if self.pacing == Pacing::Realtime {
@@ -273,9 +264,22 @@ impl FrameClock {
         })
     }
 
+    /// Look at the threads of window `id`'s app: one running breaks its quiet.
+    fn look_at_threads(windows: &mut Windows, clients: &Clients, id: u64) {
+        let busy = windows
+            .registry
+            .get(id)
+            .and_then(|rec| clients.of_surface(&rec.surface.surface.wl_surface())?.pid)
+            .filter(|pid| *pid != std::process::id())
+            .and_then(threads::busy_thread);
+        if let Some(rec) = windows.registry.get_mut(id) {
+            rec.surface.activity.threads_looked_at(busy);
+        }
+    }
+
     pub fn add_frame_waiter(
         &mut self,
-        windows: &Windows,
+        windows: &mut Windows,
         clients: &mut Clients,
         handle: WindowHandle,
         until: FrameWait,
@@ -289,6 +293,13 @@ impl FrameClock {
                 return;
             }
         };
+        // Threads are looked at only while someone waits: the quiet counted
+        // before this wait began saw none of them (a press through
+        // accessibility that started a worker draws nothing), so look now,
+        // before the first check could answer on that old quiet alone.
+        if until == FrameWait::Settled && self.settle_threads {
+            Self::look_at_threads(windows, clients, id);
+        }
         let now = Instant::now();
         let commits = windows
             .registry

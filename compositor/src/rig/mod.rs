@@ -153,7 +153,7 @@ impl Rig {
         reply: oneshot::Sender<HostResult<Settled>>,
     ) {
         self.frames.add_frame_waiter(
-            &self.windows,
+            &mut self.windows,
             &mut self.clients,
             handle,
             until,

@@ -14,7 +14,7 @@ use wayrig_proto::mygo::{
     self as wire, Call, CaptureAnswer, Code, ElementPick, TreeAnswer, WindowsAnswer, WireError,
 };
 use wayrig_services::model::{LabelFallback, Place, Sort};
-use wayrig_services::session::{offered, Offered};
+use wayrig_services::session::{offered, Expect, Offered};
 use wayrig_services::{
     ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, Node, Query, ReadOptions,
     Role, Session, WindowFilter, WindowPick,
@@ -109,6 +109,37 @@ async fn run(
             let timeout = timeout_ms.map_or(IDLE_FOREVER, Duration::from_millis);
             session.settle(window().await?.handle, timeout).await?;
             Ok(json!({}))
+        }
+        Call::WaitFor {
+            awaited,
+            gone,
+            timeout_ms,
+            ..
+        } => {
+            let query = match awaited {
+                wire::Awaited::Text(text) => Query {
+                    text_contains: Some(text),
+                    ..Query::default()
+                },
+                wire::Awaited::Element(ElementPick::Id(id)) => Query {
+                    id: Some(id),
+                    ..Query::default()
+                },
+                wire::Awaited::Element(ElementPick::Key(key)) => Query::key(key),
+            };
+            let expect = if gone {
+                Expect::Gone(query)
+            } else {
+                Expect::Shown(query)
+            };
+            let timeout = timeout_ms.map_or(IDLE_FOREVER, Duration::from_millis);
+            let found = session
+                .wait_for(window().await?.handle, &expect, timeout)
+                .await?;
+            Ok(match found {
+                Some(node) => json!({"id": node.id.to_string()}),
+                None => json!({}),
+            })
         }
         Call::Eval { .. } => {
             window().await?;

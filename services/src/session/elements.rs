@@ -11,6 +11,8 @@ use crate::model::{is_class_name, Error, Node, Role, Tree};
 /// What an element must be; every field set must hold.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Query {
+    /// The element's id, as reads give it.
+    pub id: Option<u64>,
     /// The model's role.
     pub role: Option<Role>,
     /// The toolkit's own role name, exactly ("push button").
@@ -21,6 +23,9 @@ pub struct Query {
     pub name_contains: Option<String>,
     /// A case-insensitive substring of the value.
     pub value_contains: Option<String>,
+    /// A case-insensitive substring of the name or of the value: text the
+    /// element shows, whichever it shows it as.
+    pub text_contains: Option<String>,
     /// The app's own name for the element.
     pub key: Option<String>,
     /// The whole label, else (when no element has it) the whole placeholder,
@@ -199,8 +204,11 @@ impl Query {
     }
 
     /// What the query asks, for messages.
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(id) = self.id {
+            parts.push(format!("id {id}"));
+        }
         if let Some(r) = self.role {
             parts.push(format!("role {r:?}"));
         }
@@ -209,6 +217,7 @@ impl Query {
             ("name", &self.name),
             ("name containing", &self.name_contains),
             ("value containing", &self.value_contains),
+            ("text containing", &self.text_contains),
             ("key", &self.key),
             ("label or placeholder", &self.label),
         ] {
@@ -229,7 +238,8 @@ impl Query {
     fn matches_besides_label(&self, n: &Node, window: &Rect) -> bool {
         let contains =
             |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
-        self.role.is_none_or(|r| n.role == r)
+        self.id.is_none_or(|id| n.id == id)
+            && self.role.is_none_or(|r| n.role == r)
             && self
                 .native_role
                 .as_deref()
@@ -243,6 +253,9 @@ impl Query {
                 .value_contains
                 .as_deref()
                 .is_none_or(|x| n.value.as_deref().is_some_and(|v| contains(v, x)))
+            && self.text_contains.as_deref().is_none_or(|x| {
+                contains(&n.name, x) || n.value.as_deref().is_some_and(|v| contains(v, x))
+            })
             && self
                 .key
                 .as_deref()

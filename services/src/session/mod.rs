@@ -8,7 +8,7 @@
 //! launch: starting apps and opening files as a desktop does; input: input in
 //! steps, one frame each, queued per window and cancellable; clipboard: the
 //! clipboard's text; screenshots: displays and windows as images, kept to map
-//! their pixels back.
+//! their pixels back; waits: waiting for an element to show or go.
 
 mod act;
 mod clipboard;
@@ -24,6 +24,7 @@ mod screenshots;
 mod seen;
 mod snapshots;
 mod tree;
+mod waits;
 mod windows;
 
 use std::collections::HashMap;
@@ -48,6 +49,7 @@ pub use screenshots::{
     DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
 };
 pub use snapshots::Snapshot;
+pub use waits::Expect;
 pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};
 pub use windows::{AppIdentity, CloseOutcome, WindowFilter, WindowOp, WindowPick};
 
