@@ -34,6 +34,8 @@ use windows::{join, Joined, ToplevelFacts};
 const COMMAND_LIMIT: Duration = Duration::from_secs(3);
 /// How many refresh intervals without damage count as quiet.
 const QUIET_FRAMES: u32 = 2;
+/// How long the window list follows a layout after a window event.
+const LAYOUT_LIMIT: Duration = Duration::from_secs(2);
 
 /// The portal host; cheap to share, every method is safe from any task.
 pub struct PortalHost {
@@ -130,6 +132,7 @@ async fn follow(
         if let Err(e) = inner.refresh().await {
             tracing::warn!("portal: cannot read the windows: {e}");
         }
+        inner.follow_layout().await;
     }
 }
 
@@ -184,6 +187,38 @@ impl Inner {
             self.generation.send_modify(|n| *n += 1);
         }
         Ok(())
+    }
+
+    /// Sway announces a window before it lays the windows out again (and
+    /// decides their borders), and says nothing when it does: read its tree
+    /// again at each frame the output shows for `LAYOUT_LIMIT` after an event.
+    async fn follow_layout(&self) {
+        let Some(output) = self.primary_output() else {
+            return;
+        };
+        if self.sway.is_none() || !self.offered.screencopy_damage {
+            return;
+        }
+        let deadline = Instant::now() + LAYOUT_LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            match capture::copy(&self.wayland, &output, None, true, left).await {
+                Ok(Some(_)) => {
+                    if let Err(e) = self.refresh().await {
+                        tracing::warn!("portal: cannot read the windows: {e}");
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("portal: cannot follow the layout: {e}");
+                    return;
+                }
+            }
+        }
     }
 
     fn joined(&self, handle: WindowHandle) -> HostResult<Joined> {
@@ -315,12 +350,7 @@ impl Inner {
         let started = Instant::now();
         let window = self.joined(handle)?.info;
         let output = self.output_for(window.content)?;
-        let refresh_mhz = if output.refresh_mhz == 0 {
-            60_000
-        } else {
-            output.refresh_mhz
-        };
-        let quiet = Duration::from_micros(1_000_000_000 / refresh_mhz as u64) * QUIET_FRAMES;
+        let quiet = quiet_interval(&output);
         let scale = output.scale.max(1);
         let area = if window.content.is_empty() {
             output.bounds()
@@ -455,6 +485,16 @@ impl Inner {
         }
         self.wayland.flush().map_err(HostError::Failed)
     }
+}
+
+/// Two refresh intervals of `output` (60 Hz when it does not say).
+fn quiet_interval(output: &Output) -> Duration {
+    let refresh_mhz = if output.refresh_mhz == 0 {
+        60_000
+    } else {
+        output.refresh_mhz
+    };
+    Duration::from_micros(1_000_000_000 / refresh_mhz as u64) * QUIET_FRAMES
 }
 
 fn needs_keyboard(events: &[InputEvent]) -> bool {

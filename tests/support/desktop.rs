@@ -186,19 +186,26 @@ impl Desktop {
     /// answers the socket once it listens, and what attach printed.
     pub fn attach(&mut self, flags: &[&str]) -> (PathBuf, Arc<Lines>) {
         let socket = self.dir.join("mygo.sock");
+        let mut args = vec!["--mygo-socket", socket.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        let said = self.attach_serving(&args);
+        (socket, said)
+    }
+
+    /// `wayrig attach ARGS` as the desktop user (ARGS name the faces); what
+    /// attach printed, once it says it is attached.
+    pub fn attach_serving(&mut self, args: &[&str]) -> Arc<Lines> {
         let child = self
             .command(env!("CARGO_BIN_EXE_wayrig"))
             .arg("attach")
-            .arg("--mygo-socket")
-            .arg(&socket)
-            .args(flags)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("wayrig attach starts");
         let (_, err) = follow(child, &mut self.started);
         err.wait_for("wayrig: attached", "wayrig attach's readiness");
-        (socket, err)
+        err
     }
 
     /// The environment an in-process portal host of the test needs.
