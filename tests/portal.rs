@@ -21,7 +21,7 @@ use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
 use wayrig_cua_proto::v1::system_service_client::SystemServiceClient;
 use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
 use wayrig_host::Host;
-use wayrig_portal::PortalHost;
+use wayrig_portal::{InputChoice, PortalHost};
 use wayrig_proto::abp::Rc;
 use wayrig_proto::mygo::{Call, Code, Event, Mods};
 use wayrig_services::{CloseOutcome, Session, WindowOp};
@@ -84,7 +84,7 @@ async fn attach_drives_a_gtk_app_and_foot_on_sway() {
     // The test's own portal host, beside attach's, for what MyGo does not carry.
     desktop.client_env();
     let host = Arc::new(
-        PortalHost::attach(Some(desktop.swaysock.clone()))
+        PortalHost::attach(Some(desktop.swaysock.clone()), InputChoice::Virtual)
             .await
             .expect("the test attaches too"),
     );
@@ -566,4 +566,109 @@ async fn attach_serves_cua_for_gtk4_widget_factory_and_foot_on_sway() {
         (fb.width, fb.height)
     );
     assert!(image.distinct_colours() > 50, "the factory shows");
+}
+
+/// Why this machine cannot make uinput devices, if it cannot.
+fn uinput_missing() -> Option<String> {
+    match std::fs::OpenOptions::new().write(true).open("/dev/uinput") {
+        Ok(_) => None,
+        Err(e) => Some(format!("/dev/uinput cannot be opened for writing: {e}")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_input_uinput_without_dev_uinput_says_what_to_do() {
+    const TEST: &str = "attach_input_uinput_without_dev_uinput_says_what_to_do";
+    if uinput_missing().is_none() {
+        println!("SKIPPED {TEST}: this machine has a writable /dev/uinput");
+        return;
+    }
+    let Some(mut desktop) = Desktop::start(TEST) else {
+        return;
+    };
+    // Asked for by name, uinput's absence ends attach, saying what to do.
+    let (pid, said) = desktop.spawn_attach(&[
+        "--mygo-socket",
+        desktop.dir.join("refused.sock").to_str().unwrap(),
+        "--input",
+        "uinput",
+    ]);
+    let line = said.wait_for("--input uinput: ", "attach's refusal");
+    assert!(
+        line.contains("/dev/uinput") && line.contains("--input virtual"),
+        "{line}"
+    );
+    assert!(
+        support::wait_ended(&[pid as i32], Duration::from_secs(10)).is_empty(),
+        "attach ended"
+    );
+    assert!(!said.contains("wayrig: attached"));
+    // By default (auto) attach takes the virtual devices and says why.
+    let (_, said) = desktop.attach(&[]);
+    let line = said.wait_for("wayrig: input through ", "which devices carry input");
+    assert!(
+        line.contains("virtual pointer and keyboard (no uinput: /dev/uinput"),
+        "{line}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_input_uinput_clicks_and_types_needs_dev_uinput() {
+    const TEST: &str = "attach_input_uinput_clicks_and_types_needs_dev_uinput";
+    if let Some(why) = uinput_missing() {
+        println!("SKIPPED {TEST}: {why}; run it where /dev/uinput is writable");
+        return;
+    }
+    // Sway reads uinput's devices only through its libinput backend.
+    let Some(mut desktop) = Desktop::start_with_backends(TEST, "headless,libinput") else {
+        return;
+    };
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let (_, fixture_out, _) = desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let (socket, said) = desktop.attach(&["--input", "uinput"]);
+    said.wait_for(
+        "wayrig: input through a uinput pointer and keyboard",
+        "uinput in use",
+    );
+    let mut c = ProtocolClient::connect(&socket);
+    let window = c.first_window();
+    assert_eq!(window["title"], "wayrig-gtk4-fixture");
+    let id = window["id"].as_u64().unwrap();
+    idle(&mut c, id);
+    let tree = c.call(Call::Tree { window: Some(id) });
+    let (x, y) = centre(labelled(&tree, "button", "Press"));
+    c.call(Call::Input {
+        window: Some(id),
+        events: vec![click(x, y)],
+    });
+    fixture_out.wait_for("\"ev\": \"clicked\"", "the fixture's click");
+    let (x, y) = centre(labelled(&tree, "textField", "First"));
+    c.call(Call::Input {
+        window: Some(id),
+        events: vec![
+            click(x, y),
+            Event::Text {
+                text: "Typed on uinput, 42!".into(),
+            },
+        ],
+    });
+    fixture_out.wait_for(
+        r#""name": "first", "text": "Typed on uinput, 42!"}"#,
+        "the typed text",
+    );
+    // Characters the US keymap lacks are refused, saying where they can be typed.
+    let refused = c
+        .answer(Call::Input {
+            window: Some(id),
+            events: vec![Event::Text {
+                text: "世界".into(),
+            }],
+        })
+        .unwrap_err();
+    assert_eq!(refused.code, Code::Unsupported);
+    assert!(
+        refused.message.contains("--input virtual"),
+        "{}",
+        refused.message
+    );
 }
