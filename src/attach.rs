@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use wayrig_host::{Host, LaunchSpec};
-use wayrig_portal::PortalHost;
+use wayrig_portal::{InputChoice, PortalHost};
 use wayrig_services::{Buses, Session};
 
 use crate::faces::{FaceArgs, Listeners};
@@ -20,10 +20,24 @@ pub struct AttachArgs {
     /// (default: $SWAYSOCK; without it, window places are unknown).
     #[arg(long, value_name = "PATH", env = "SWAYSOCK")]
     swaysock: Option<PathBuf>,
+    /// Which devices carry input: `uinput` (any compositor that reads libinput;
+    /// needs a writable /dev/uinput), `virtual` (the wlroots virtual pointer and
+    /// keyboard, which type any script), or `auto`: uinput where it is writable.
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_input)]
+    input: InputChoice,
     /// An app to start on the desktop (its display, its buses), run without a
     /// shell; Wayrig ends it when it stops, and nothing else it did not start.
     #[arg(last = true, value_name = "APP")]
     app: Vec<String>,
+}
+
+fn parse_input(s: &str) -> Result<InputChoice, String> {
+    match s {
+        "auto" => Ok(InputChoice::Auto),
+        "uinput" => Ok(InputChoice::Uinput),
+        "virtual" => Ok(InputChoice::Virtual),
+        other => Err(format!("{other:?} is none of uinput, virtual, auto")),
+    }
 }
 
 pub fn run(args: AttachArgs) -> Result<(), String> {
@@ -44,7 +58,8 @@ pub fn run(args: AttachArgs) -> Result<(), String> {
 async fn attach(args: AttachArgs) -> Result<(), String> {
     let mut stop = StopSignals::listen().map_err(|e| format!("cannot listen for signals: {e}"))?;
     let listeners = Listeners::bind(&args.faces).await?;
-    let host = Arc::new(PortalHost::attach(args.swaysock.clone()).await?);
+    let host = Arc::new(PortalHost::attach(args.swaysock.clone(), args.input).await?);
+    eprintln!("wayrig: input through {}", host.input_source());
     if args.swaysock.is_none() {
         eprintln!("wayrig: no $SWAYSOCK: window places and pids are unknown");
     }

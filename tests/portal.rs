@@ -1,5 +1,6 @@
 //! `wayrig attach` on a desktop that is not Wayrig's: sway 1.7 headless with the
-//! GTK 4 fixture and foot, driven over MyGo as a user would, and the portal host.
+//! GTK 4 fixture, gtk4-widget-factory and foot, driven over MyGo, the Bus and
+//! cua.env.v1 as a user would, and the portal host.
 //!
 //! Sway runs as the unprivileged desktop user; so do its apps and `attach`.
 
@@ -9,11 +10,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use support::abp;
 use support::desktop::Desktop;
 use support::{wait_ended, wait_window, Image, ProtocolClient, APP_START};
+use tonic::transport::Channel;
+use wayrig_cua_proto::v1;
+use wayrig_cua_proto::v1::accessibility_service_client::AccessibilityServiceClient;
+use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
+use wayrig_cua_proto::v1::system_service_client::SystemServiceClient;
+use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
 use wayrig_host::Host;
-use wayrig_portal::PortalHost;
+use wayrig_portal::{InputChoice, PortalHost};
+use wayrig_proto::abp::Rc;
 use wayrig_proto::mygo::{Call, Code, Event, Mods};
 use wayrig_services::{CloseOutcome, Session, WindowOp};
 
@@ -75,7 +84,7 @@ async fn attach_drives_a_gtk_app_and_foot_on_sway() {
     // The test's own portal host, beside attach's, for what MyGo does not carry.
     desktop.client_env();
     let host = Arc::new(
-        PortalHost::attach(Some(desktop.swaysock.clone()))
+        PortalHost::attach(Some(desktop.swaysock.clone()), InputChoice::Virtual)
             .await
             .expect("the test attaches too"),
     );
@@ -246,4 +255,420 @@ fn base64_decode(text: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(text)
         .expect("base64")
+}
+
+/// The Bus name attach printed for the app of `pid`.
+fn bus_name_of(said: &support::Lines, pid: u32) -> String {
+    let line = said.wait_for(&format!(" for pid {pid} "), "the app's Bus name");
+    line.split_whitespace()
+        .nth(3)
+        .expect("wayrig: bus name NAME for pid …")
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_serves_the_bus_for_a_gtk_app_and_foot_on_sway() {
+    let Some(mut desktop) = Desktop::start("attach_serves_the_bus_for_a_gtk_app_and_foot_on_sway")
+    else {
+        return;
+    };
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let (fixture_pid, fixture_out, _) =
+        desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let (foot_pid, _, _) = desktop.start_app(&["foot", "cat"]);
+    let said = desktop.attach_serving(&["--bus-listen", "127.0.0.1:0"]);
+    let url = said.wait_for("wayrig: bus listens at ", "the Bus address");
+    let url = url.split("listens at ").nth(1).unwrap().to_string();
+    // Apps attach did not start are named from their app ids, as any app is.
+    let app = bus_name_of(&said, fixture_pid);
+    assert_eq!(app, "gtk4fixture");
+    let foot = bus_name_of(&said, foot_pid);
+    assert_eq!(foot, "foot");
+
+    let mut c = abp::Client::connect(&url, "probe").await;
+    let reg = c.request("noded", "noded.register", json!({})).await;
+    assert_eq!(reg.rc(), Some(Rc::Ok), "{}", reg.body);
+
+    // ui.click by label lands on the button sway placed on the output.
+    let tree = c.tree(&app, json!({})).await;
+    let press = abp::nodes(&tree)
+        .iter()
+        .find(|n| n["role"] == "Button" && n["label"] == "Press")
+        .unwrap_or_else(|| panic!("the Press button in {tree}"))
+        .clone();
+    let clicked = c.ok(&app, "ui.click", json!({"label": "Press"})).await;
+    assert_eq!(clicked["target"], press["id"]);
+    fixture_out.wait_for("\"ev\": \"clicked\"", "the fixture's click");
+
+    // ui.type of mixed scripts into the focused field reads back exactly.
+    let first = abp::nodes(&tree)
+        .iter()
+        .find(|n| n["role"] == "TextInput" && n["label"] == "First")
+        .unwrap_or_else(|| panic!("the First field in {tree}"))
+        .clone();
+    let focused = c.ok(&app, "ui.click", json!({"id": first["id"]})).await;
+    assert!(focused["focused"].is_string(), "{focused}");
+    c.ok(&app, "ui.type", json!({"text": TEXT})).await;
+    let value = |tree: &Value| {
+        abp::nodes(tree)
+            .iter()
+            .find(|n| n["id"] == first["id"])
+            .map(|n| n["value"].clone())
+    };
+    let after = c.tree(&app, json!({"role": "TextInput"})).await;
+    assert_eq!(value(&after), Some(json!(TEXT)), "{after}");
+    // ui.key with a modifier: select all, and type over it.
+    c.ok(
+        &app,
+        "ui.key",
+        json!({"key": "A", "modifiers": ["command"]}),
+    )
+    .await;
+    c.ok(&app, "ui.type", json!({"text": "x"})).await;
+    let after = c.tree(&app, json!({"role": "TextInput"})).await;
+    assert_eq!(value(&after), Some(json!("x")), "{after}");
+
+    // Window verbs on foot, which has no accessibility tree: what sway lacks
+    // is refused saying what to ask for instead.
+    let focused = c.ok(&foot, "window", json!({"action": "focus"})).await;
+    assert_eq!(focused["focused"], true, "{focused}");
+    let state = c.ok(&foot, "window.state", json!({})).await;
+    assert_eq!(state["focused"], true, "{state}");
+    let maximize = c
+        .refused(&foot, "window", json!({"action": "maximize"}))
+        .await;
+    assert_eq!(maximize["error_code"], "UNAVAILABLE");
+    assert!(
+        maximize["message"].as_str().unwrap().contains("fullscreen"),
+        "{maximize}"
+    );
+    let hidden = c.ok(&foot, "window", json!({"action": "minimize"})).await;
+    assert_eq!(hidden["minimized"], true, "{hidden}");
+    let shown = c.ok(&foot, "window", json!({"action": "restore"})).await;
+    assert_eq!(shown["minimized"], false, "{shown}");
+    c.ok(&foot, "window", json!({"action": "close"})).await;
+    assert!(
+        wait_ended(&[foot_pid as i32], Duration::from_secs(10)).is_empty(),
+        "foot ended when the Bus closed its window"
+    );
+}
+
+fn pid_of(w: &v1::WindowInfo) -> u32 {
+    w.app.as_ref().map_or(0, |a| a.pid)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_serves_cua_for_gtk4_widget_factory_and_foot_on_sway() {
+    let Some(mut desktop) =
+        Desktop::start("attach_serves_cua_for_gtk4_widget_factory_and_foot_on_sway")
+    else {
+        return;
+    };
+    let (factory_pid, _, _) = desktop.start_app(&["gtk4-widget-factory"]);
+    let (foot_pid, _, _) = desktop.start_app(&["foot", "/bin/sh"]);
+    let said = desktop.attach_serving(&["--cua-listen", "127.0.0.1:0"]);
+    let addr = said.wait_for("cua.env.v1 listens at ", "the cua face's address");
+    let addr = addr.split("listens at ").nth(1).unwrap().to_string();
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("the cua face takes a connection");
+    let mut s = SystemServiceClient::new(channel.clone());
+    let mut w = WindowsServiceClient::new(channel.clone());
+    let mut a = AccessibilityServiceClient::new(channel.clone());
+    let mut c = ComputerServiceClient::new(channel.clone());
+
+    // Capabilities say what sway 1.7 lacks, each in a sentence to act on.
+    let caps = s
+        .get_capabilities(v1::GetCapabilitiesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let feature = |name: &str| {
+        caps.features
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("feature {name} is not listed"))
+            .clone()
+    };
+    for name in ["windows", "a11y", "launch_app", "background_input"] {
+        assert!(feature(name).supported, "{name}: {:?}", feature(name));
+    }
+    let covered = feature("screenshot.covered_window");
+    assert!(!covered.supported);
+    assert!(
+        covered
+            .limitation
+            .contains("no ext-image-copy-capture-v1 for single windows"),
+        "{covered:?}"
+    );
+
+    // Both windows are listed, with the apps' pids, and come to lie side by
+    // side in one row as sway tiles them: the watch follows sway's layout,
+    // which it changes after it announces a window, and its borders with it.
+    let mut watch = w
+        .watch_windows(v1::WatchWindowsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let mut windows: Vec<v1::WindowInfo> = Vec::new();
+    let of =
+        |windows: &[v1::WindowInfo], pid: u32| windows.iter().find(|w| pid_of(w) == pid).cloned();
+    let tiled = |windows: &[v1::WindowInfo]| {
+        let (Some(f), Some(o)) = (of(windows, factory_pid), of(windows, foot_pid)) else {
+            return false;
+        };
+        let (fb, ob) = (f.bounds.unwrap(), o.bounds.unwrap());
+        // One row, the same height, neither overlapping the other.
+        fb.width > 0.0
+            && ob.width > 0.0
+            && (fb.y, fb.height) == (ob.y, ob.height)
+            && (fb.x + fb.width <= ob.x || ob.x + ob.width <= fb.x)
+    };
+    let deadline = std::time::Instant::now() + APP_START;
+    while !tiled(&windows) {
+        assert!(std::time::Instant::now() < deadline, "listed: {windows:?}");
+        use v1::watch_windows_response::Event;
+        let message = tokio::time::timeout(APP_START, watch.message())
+            .await
+            .expect("a watch message in time")
+            .expect("the stream stays open")
+            .expect("a message");
+        match message.event {
+            Some(Event::Snapshot(all)) => windows = all.windows,
+            Some(Event::Created(one)) => windows.push(one),
+            Some(Event::Updated(one)) => {
+                windows.retain(|w| w.r#ref != one.r#ref);
+                windows.push(one);
+            }
+            Some(Event::Closed(gone)) => windows.retain(|w| w.r#ref != gone.r#ref),
+            _ => {}
+        }
+    }
+    let factory = of(&windows, factory_pid).unwrap();
+    let foot = of(&windows, foot_pid).unwrap();
+    let output = v1::Rect {
+        x: 0.0,
+        y: 0.0,
+        width: 1280.0,
+        height: 800.0,
+    };
+    for b in [factory.bounds.unwrap(), foot.bounds.unwrap()] {
+        assert!(
+            b.x >= output.x
+                && b.y >= output.y
+                && b.x + b.width <= output.width
+                && b.y + b.height <= output.height,
+            "{b:?} lies on the output"
+        );
+    }
+
+    // The factory's tree in cua's vocabulary, in global points on sway's output.
+    let read = v1::GetTreeRequest {
+        window: factory.r#ref.clone(),
+        ..Default::default()
+    };
+    let has = |n: &v1::AccessibilityNode, state: &str| n.states.iter().any(|s| s == state);
+    let mut tree = a.get_tree(read.clone()).await.unwrap().into_inner();
+    let deadline = std::time::Instant::now() + APP_START;
+    while !tree.nodes.iter().any(|n| n.role == "check_box") {
+        assert!(std::time::Instant::now() < deadline, "no check box came");
+        tree = a.get_tree(read.clone()).await.unwrap().into_inner();
+    }
+    // Where the window is now: sway laid it out again as foot came.
+    let fb = w
+        .get_window(v1::GetWindowRequest {
+            window: factory.r#ref.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .window
+        .unwrap()
+        .bounds
+        .unwrap();
+    let check = tree
+        .nodes
+        .iter()
+        .find(|n| n.role == "check_box" && has(n, "enabled") && !has(n, "checked"))
+        .expect("an enabled, unchecked check box")
+        .clone();
+    let bounds = check.bounds.unwrap();
+    assert!(
+        bounds.x >= fb.x && bounds.x + bounds.width <= fb.x + fb.width,
+        "the box {bounds:?} lies in its window {fb:?}"
+    );
+
+    // A click at its centre, in screen points, checks it.
+    let at = v1::Point {
+        x: bounds.x + bounds.width / 2.0,
+        y: bounds.y + bounds.height / 2.0,
+    };
+    c.pointer(v1::PointerRequest {
+        target: Some(v1::InputTarget::default()),
+        action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+            position: Some(at),
+            ..Default::default()
+        })),
+    })
+    .await
+    .unwrap();
+    let now = a.get_tree(read.clone()).await.unwrap().into_inner();
+    let after = now
+        .nodes
+        .iter()
+        .find(|n| n.element_id == check.element_id)
+        .expect("the box again");
+    assert!(has(after, "checked"), "{after:?}");
+
+    // Text typed into foot changes its title, which the watch reports.
+    let wref = foot.r#ref.clone().unwrap();
+    c.keyboard(v1::KeyboardRequest {
+        target: Some(v1::InputTarget {
+            window: Some(wref.clone()),
+            ..Default::default()
+        }),
+        action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+            text: "printf '\\033]2;%s\\007' titled-on-sway\n".into(),
+            ..Default::default()
+        })),
+    })
+    .await
+    .unwrap();
+    let waited = tokio::time::timeout(APP_START, async {
+        use v1::watch_windows_response::Event;
+        loop {
+            let message = watch.message().await.unwrap().expect("a message");
+            if let Some(Event::Updated(w)) = message.event {
+                if w.r#ref.as_ref() == Some(&wref) && w.title == "titled-on-sway" {
+                    return;
+                }
+            }
+        }
+    });
+    waited.await.expect("foot's new title in time");
+
+    // A screenshot of the factory shows it, at its size on the output.
+    let shot = c
+        .screenshot(v1::ScreenshotRequest {
+            source: Some(v1::screenshot_request::Source::Window(
+                factory.r#ref.clone().unwrap(),
+            )),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let image = Image::from_png(&shot.image);
+    assert_eq!(
+        (image.width as f64, image.height as f64),
+        (fb.width, fb.height)
+    );
+    assert!(image.distinct_colours() > 50, "the factory shows");
+}
+
+/// Why this machine cannot make uinput devices, if it cannot.
+fn uinput_missing() -> Option<String> {
+    match std::fs::OpenOptions::new().write(true).open("/dev/uinput") {
+        Ok(_) => None,
+        Err(e) => Some(format!("/dev/uinput cannot be opened for writing: {e}")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_input_uinput_without_dev_uinput_says_what_to_do() {
+    const TEST: &str = "attach_input_uinput_without_dev_uinput_says_what_to_do";
+    if uinput_missing().is_none() {
+        println!("SKIPPED {TEST}: this machine has a writable /dev/uinput");
+        return;
+    }
+    let Some(mut desktop) = Desktop::start(TEST) else {
+        return;
+    };
+    // Asked for by name, uinput's absence ends attach, saying what to do.
+    let (pid, said) = desktop.spawn_attach(&[
+        "--mygo-socket",
+        desktop.dir.join("refused.sock").to_str().unwrap(),
+        "--input",
+        "uinput",
+    ]);
+    let line = said.wait_for("--input uinput: ", "attach's refusal");
+    assert!(
+        line.contains("/dev/uinput") && line.contains("--input virtual"),
+        "{line}"
+    );
+    assert!(
+        support::wait_ended(&[pid as i32], Duration::from_secs(10)).is_empty(),
+        "attach ended"
+    );
+    assert!(!said.contains("wayrig: attached"));
+    // By default (auto) attach takes the virtual devices and says why.
+    let (_, said) = desktop.attach(&[]);
+    let line = said.wait_for("wayrig: input through ", "which devices carry input");
+    assert!(
+        line.contains("virtual pointer and keyboard (no uinput: /dev/uinput"),
+        "{line}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_input_uinput_clicks_and_types_needs_dev_uinput() {
+    const TEST: &str = "attach_input_uinput_clicks_and_types_needs_dev_uinput";
+    if let Some(why) = uinput_missing() {
+        println!("SKIPPED {TEST}: {why}; run it where /dev/uinput is writable");
+        return;
+    }
+    // Sway reads uinput's devices only through its libinput backend.
+    let Some(mut desktop) = Desktop::start_with_backends(TEST, "headless,libinput") else {
+        return;
+    };
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let (_, fixture_out, _) = desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let (socket, said) = desktop.attach(&["--input", "uinput"]);
+    said.wait_for(
+        "wayrig: input through a uinput pointer and keyboard",
+        "uinput in use",
+    );
+    let mut c = ProtocolClient::connect(&socket);
+    let window = c.first_window();
+    assert_eq!(window["title"], "wayrig-gtk4-fixture");
+    let id = window["id"].as_u64().unwrap();
+    idle(&mut c, id);
+    let tree = c.call(Call::Tree { window: Some(id) });
+    let (x, y) = centre(labelled(&tree, "button", "Press"));
+    c.call(Call::Input {
+        window: Some(id),
+        events: vec![click(x, y)],
+    });
+    fixture_out.wait_for("\"ev\": \"clicked\"", "the fixture's click");
+    let (x, y) = centre(labelled(&tree, "textField", "First"));
+    c.call(Call::Input {
+        window: Some(id),
+        events: vec![
+            click(x, y),
+            Event::Text {
+                text: "Typed on uinput, 42!".into(),
+            },
+        ],
+    });
+    fixture_out.wait_for(
+        r#""name": "first", "text": "Typed on uinput, 42!"}"#,
+        "the typed text",
+    );
+    // Characters the US keymap lacks are refused, saying where they can be typed.
+    let refused = c
+        .answer(Call::Input {
+            window: Some(id),
+            events: vec![Event::Text {
+                text: "世界".into(),
+            }],
+        })
+        .unwrap_err();
+    assert_eq!(refused.code, Code::Unsupported);
+    assert!(
+        refused.message.contains("--input virtual"),
+        "{}",
+        refused.message
+    );
 }

@@ -317,6 +317,17 @@ fn char_keysym_name(c: char) -> Result<String, String> {
     }
 }
 
+/// The keysym a character is typed with on a keymap that has it (Return for
+/// a newline, Tab for a tab); `None` for other control characters.
+pub fn char_keysym(c: char) -> Option<Keysym> {
+    match c {
+        '\n' => Some(Keysym::new(xkb::keysyms::KEY_Return)),
+        '\t' => Some(Keysym::new(xkb::keysyms::KEY_Tab)),
+        c if c.is_control() => None,
+        c => Some(xkb::utf32_to_keysym(c as u32)),
+    }
+}
+
 /// Check that every character of `text` can be typed.
 pub fn check_text(text: &str) -> Result<(), String> {
     text.chars().try_for_each(|c| char_keysym_name(c).map(drop))

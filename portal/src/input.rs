@@ -16,7 +16,7 @@ use wayrig_keys::{self as keys, SessionKeymap, SessionKeys};
 use crate::wayland::{memfd, Wayland};
 
 /// Logical points one wheel click scrolls, as Wayrig's compositor counts them.
-const WHEEL_CLICK: f64 = 15.0;
+pub const WHEEL_CLICK: f64 = 15.0;
 /// The evdev codes of the pointer buttons.
 const BTN_LEFT: u32 = 0x110;
 const BTN_RIGHT: u32 = 0x111;
@@ -25,6 +25,23 @@ const BTN_MIDDLE: u32 = 0x112;
 const EVDEV_OFFSET: u32 = 8;
 /// wl_keyboard.keymap_format.xkb_v1.
 const KEYMAP_XKB_V1: u32 = 1;
+
+/// A pointer and a keyboard the portal sends input on: the compositor's
+/// virtual devices, or uinput's.
+pub trait InputDevices: Send {
+    /// Move to a global position within `layout` (the outputs' union).
+    fn move_to(&mut self, x: f64, y: f64, layout: Rect) -> HostResult<()>;
+    fn button(&mut self, button: Button, pressed: bool) -> HostResult<()>;
+    fn wheel(&mut self, dx: f64, dy: f64, precise: bool) -> HostResult<()>;
+    /// Press (`down`) or release a key named as accelerators write it, with its modifiers.
+    fn key(&mut self, name: &str, down: bool) -> HostResult<()>;
+    /// Type `text`.
+    fn text(&mut self, text: &str) -> HostResult<()>;
+    /// The pointer's last position, global logical points.
+    fn position(&self) -> (f64, f64);
+    /// The buttons held now.
+    fn buttons(&self) -> Vec<Button>;
+}
 
 /// Which keymap the virtual keyboard holds now.
 #[derive(Debug, PartialEq)]
@@ -41,9 +58,8 @@ pub struct VirtualInput {
     session: SessionKeys,
     loaded: Loaded,
     start: Instant,
-    /// The pointer's last position, global logical points.
-    pub position: (f64, f64),
-    pub buttons: Vec<Button>,
+    position: (f64, f64),
+    buttons: Vec<Button>,
 }
 
 impl VirtualInput {
@@ -77,8 +93,22 @@ impl VirtualInput {
         self.start.elapsed().as_millis() as u32
     }
 
-    /// Move to a global position within `layout` (the outputs' union).
-    pub fn move_to(&mut self, x: f64, y: f64, layout: Rect) -> HostResult<()> {
+    fn load(&mut self, wanted: Loaded, text: &str) -> HostResult<()> {
+        if self.loaded == wanted {
+            return Ok(());
+        }
+        let mut bytes = text.as_bytes().to_vec();
+        bytes.push(0);
+        let fd = memfd("wayrig-keymap", bytes.len(), &bytes).map_err(HostError::Failed)?;
+        self.keyboard
+            .keymap(KEYMAP_XKB_V1, fd.as_fd(), bytes.len() as u32);
+        self.loaded = wanted;
+        Ok(())
+    }
+}
+
+impl InputDevices for VirtualInput {
+    fn move_to(&mut self, x: f64, y: f64, layout: Rect) -> HostResult<()> {
         if !layout.contains_point(x, y) {
             return Err(HostError::InvalidRequest(format!(
                 "({x}, {y}) lies outside the desktop's outputs {layout:?}"
@@ -97,7 +127,7 @@ impl VirtualInput {
         Ok(())
     }
 
-    pub fn button(&mut self, button: Button, pressed: bool) {
+    fn button(&mut self, button: Button, pressed: bool) -> HostResult<()> {
         let code = match button {
             Button::Left => BTN_LEFT,
             Button::Right => BTN_RIGHT,
@@ -115,9 +145,10 @@ impl VirtualInput {
         if pressed {
             self.buttons.push(button);
         }
+        Ok(())
     }
 
-    pub fn wheel(&mut self, dx: f64, dy: f64, precise: bool) {
+    fn wheel(&mut self, dx: f64, dy: f64, precise: bool) -> HostResult<()> {
         let t = self.time();
         self.pointer.axis_source(if precise {
             wl_pointer::AxisSource::Finger
@@ -148,23 +179,10 @@ impl VirtualInput {
             }
             self.pointer.frame();
         }
-    }
-
-    fn load(&mut self, wanted: Loaded, text: &str) -> HostResult<()> {
-        if self.loaded == wanted {
-            return Ok(());
-        }
-        let mut bytes = text.as_bytes().to_vec();
-        bytes.push(0);
-        let fd = memfd("wayrig-keymap", bytes.len(), &bytes).map_err(HostError::Failed)?;
-        self.keyboard
-            .keymap(KEYMAP_XKB_V1, fd.as_fd(), bytes.len() as u32);
-        self.loaded = wanted;
         Ok(())
     }
 
-    /// Press (`down`) or release a key named as accelerators write it, with its modifiers.
-    pub fn key(&mut self, name: &str, down: bool) -> HostResult<()> {
+    fn key(&mut self, name: &str, down: bool) -> HostResult<()> {
         let chord = keys::parse_chord(name).map_err(HostError::InvalidRequest)?;
         let position = self.session.find(chord.keysym).ok_or_else(|| {
             HostError::InvalidRequest(format!(
@@ -190,8 +208,8 @@ impl VirtualInput {
         Ok(())
     }
 
-    /// Type any Unicode text on keymaps holding its characters.
-    pub fn text(&mut self, text: &str) -> HostResult<()> {
+    /// Any Unicode text, on keymaps holding its characters.
+    fn text(&mut self, text: &str) -> HostResult<()> {
         keys::check_text(text).map_err(HostError::InvalidRequest)?;
         for (chars, run) in keys::text_runs(text) {
             let (keymap, codes) = keys::text_keymap(&chars).map_err(HostError::Failed)?;
@@ -206,5 +224,13 @@ impl VirtualInput {
             }
         }
         Ok(())
+    }
+
+    fn position(&self) -> (f64, f64) {
+        self.position
+    }
+
+    fn buttons(&self) -> Vec<Button> {
+        self.buttons.clone()
     }
 }

@@ -8,6 +8,7 @@ mod capture;
 mod input;
 mod probe;
 mod sway;
+mod uinput;
 mod wayland;
 mod windows;
 
@@ -25,8 +26,9 @@ use wayrig_host::{
 
 pub use probe::Offered;
 
-use input::VirtualInput;
+use input::{InputDevices, VirtualInput};
 use sway::SwayIpc;
+use uinput::UinputInput;
 use wayland::{Output, Wayland};
 use windows::{join, Joined, ToplevelFacts};
 
@@ -34,6 +36,8 @@ use windows::{join, Joined, ToplevelFacts};
 const COMMAND_LIMIT: Duration = Duration::from_secs(3);
 /// How many refresh intervals without damage count as quiet.
 const QUIET_FRAMES: u32 = 2;
+/// How long the window list follows a layout after a window event.
+const LAYOUT_LIMIT: Duration = Duration::from_secs(2);
 
 /// The portal host; cheap to share, every method is safe from any task.
 pub struct PortalHost {
@@ -50,17 +54,35 @@ struct Inner {
     events: broadcast::Sender<WindowEvent>,
     /// Bumped whenever the window list changed.
     generation: watch::Sender<u64>,
-    input: tokio::sync::Mutex<Option<VirtualInput>>,
+    input: tokio::sync::Mutex<Option<Box<dyn InputDevices>>>,
+    /// Which devices carry the input, as a user would name them.
+    input_source: String,
     /// Why the virtual devices could not be made, if they could not.
     input_missing: Option<String>,
     commits: AtomicU64,
     launched: Mutex<Vec<u32>>,
 }
 
+/// Which devices the portal sends input on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputChoice {
+    /// uinput where /dev/uinput is writable, else the virtual devices.
+    #[default]
+    Auto,
+    /// A uinput pointer and keyboard: any compositor reading libinput takes them.
+    Uinput,
+    /// zwlr_virtual_pointer_v1 and zwp_virtual_keyboard_v1 (wlroots desktops).
+    Virtual,
+}
+
 impl PortalHost {
     /// Attach to the compositor at $WAYLAND_DISPLAY, and to sway's IPC at
-    /// `swaysock` when given (`$SWAYSOCK` is where sway says it is).
-    pub async fn attach(swaysock: Option<PathBuf>) -> Result<PortalHost, String> {
+    /// `swaysock` when given (`$SWAYSOCK` is where sway says it is), sending
+    /// input on the devices `choice` picks.
+    pub async fn attach(
+        swaysock: Option<PathBuf>,
+        choice: InputChoice,
+    ) -> Result<PortalHost, String> {
         let wayland = Wayland::connect()?;
         let sway = match &swaysock {
             Some(path) => Some(SwayIpc::connect(path).await?),
@@ -74,11 +96,39 @@ impl PortalHost {
             }
             None => None,
         };
-        let offered = Offered::from_interfaces(&wayland.globals.advertised, sway.is_some());
-        let (input, input_missing) = match VirtualInput::create(&wayland) {
-            Ok(devices) => (Some(devices), None),
-            Err(why) => (None, Some(why)),
+        let mut offered = Offered::from_interfaces(&wayland.globals.advertised, sway.is_some());
+        let use_uinput = match choice {
+            InputChoice::Uinput => true,
+            InputChoice::Virtual => false,
+            InputChoice::Auto => uinput::unavailable().is_none(),
         };
+        let (input, input_missing, input_source): (Option<Box<dyn InputDevices>>, _, _) =
+            if use_uinput {
+                let devices = UinputInput::create(swaysock.as_deref())
+                    .await
+                    .map_err(|why| format!("--input uinput: {why}"))?;
+                offered.uinput = true;
+                (
+                    Some(Box::new(devices)),
+                    None,
+                    "a uinput pointer and keyboard".to_string(),
+                )
+            } else {
+                let source = match (choice, uinput::unavailable()) {
+                    (InputChoice::Auto, Some(why)) => {
+                        format!("the compositor's virtual pointer and keyboard (no uinput: {why})")
+                    }
+                    _ => "the compositor's virtual pointer and keyboard".to_string(),
+                };
+                match VirtualInput::create(&wayland) {
+                    Ok(devices) => (
+                        Some(Box::new(devices) as Box<dyn InputDevices>),
+                        None,
+                        source,
+                    ),
+                    Err(why) => (None, Some(why), "no devices".to_string()),
+                }
+            };
         wayland.flush()?;
         let changed = wayland.changed.clone();
         let inner = Arc::new(Inner {
@@ -91,12 +141,18 @@ impl PortalHost {
             generation: watch::channel(0).0,
             input: tokio::sync::Mutex::new(input),
             input_missing,
+            input_source,
             commits: AtomicU64::new(0),
             launched: Mutex::new(Vec::new()),
         });
         inner.refresh().await?;
         tokio::spawn(follow(Arc::downgrade(&inner), changed, sway_events));
         Ok(PortalHost { inner })
+    }
+
+    /// Which devices carry the input, in words for the user.
+    pub fn input_source(&self) -> &str {
+        &self.inner.input_source
     }
 
     /// Until the desktop's compositor closes the connection (it ended).
@@ -130,6 +186,7 @@ async fn follow(
         if let Err(e) = inner.refresh().await {
             tracing::warn!("portal: cannot read the windows: {e}");
         }
+        inner.follow_layout().await;
     }
 }
 
@@ -184,6 +241,38 @@ impl Inner {
             self.generation.send_modify(|n| *n += 1);
         }
         Ok(())
+    }
+
+    /// Sway announces a window before it lays the windows out again (and
+    /// decides their borders), and says nothing when it does: read its tree
+    /// again at each frame the output shows for `LAYOUT_LIMIT` after an event.
+    async fn follow_layout(&self) {
+        let Some(output) = self.primary_output() else {
+            return;
+        };
+        if self.sway.is_none() || !self.offered.screencopy_damage {
+            return;
+        }
+        let deadline = Instant::now() + LAYOUT_LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            match capture::copy(&self.wayland, &output, None, true, left).await {
+                Ok(Some(_)) => {
+                    if let Err(e) = self.refresh().await {
+                        tracing::warn!("portal: cannot read the windows: {e}");
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("portal: cannot follow the layout: {e}");
+                    return;
+                }
+            }
+        }
     }
 
     fn joined(&self, handle: WindowHandle) -> HostResult<Joined> {
@@ -315,12 +404,7 @@ impl Inner {
         let started = Instant::now();
         let window = self.joined(handle)?.info;
         let output = self.output_for(window.content)?;
-        let refresh_mhz = if output.refresh_mhz == 0 {
-            60_000
-        } else {
-            output.refresh_mhz
-        };
-        let quiet = Duration::from_micros(1_000_000_000 / refresh_mhz as u64) * QUIET_FRAMES;
+        let quiet = quiet_interval(&output);
         let scale = output.scale.max(1);
         let area = if window.content.is_empty() {
             output.bounds()
@@ -408,15 +492,15 @@ impl Inner {
                     let (gx, gy) = at(*x, *y);
                     devices.move_to(gx, gy, layout)?;
                     for _ in 1..*clicks {
-                        devices.button(*button, true);
-                        devices.button(*button, false);
+                        devices.button(*button, true)?;
+                        devices.button(*button, false)?;
                     }
-                    devices.button(*button, true);
+                    devices.button(*button, true)?;
                 }
                 InputEvent::PointerUp { x, y, button, .. } => {
                     let (gx, gy) = at(*x, *y);
                     devices.move_to(gx, gy, layout)?;
-                    devices.button(*button, false);
+                    devices.button(*button, false)?;
                 }
                 InputEvent::Click {
                     x,
@@ -428,8 +512,8 @@ impl Inner {
                     let (gx, gy) = at(*x, *y);
                     devices.move_to(gx, gy, layout)?;
                     for _ in 0..*clicks {
-                        devices.button(*button, true);
-                        devices.button(*button, false);
+                        devices.button(*button, true)?;
+                        devices.button(*button, false)?;
                     }
                 }
                 InputEvent::Wheel {
@@ -442,7 +526,7 @@ impl Inner {
                 } => {
                     let (gx, gy) = at(*x, *y);
                     devices.move_to(gx, gy, layout)?;
-                    devices.wheel(*dx, *dy, *precise);
+                    devices.wheel(*dx, *dy, *precise)?;
                 }
                 InputEvent::KeyDown { key } => devices.key(key, true)?,
                 InputEvent::KeyUp { key } => devices.key(key, false)?,
@@ -455,6 +539,16 @@ impl Inner {
         }
         self.wayland.flush().map_err(HostError::Failed)
     }
+}
+
+/// Two refresh intervals of `output` (60 Hz when it does not say).
+fn quiet_interval(output: &Output) -> Duration {
+    let refresh_mhz = if output.refresh_mhz == 0 {
+        60_000
+    } else {
+        output.refresh_mhz
+    };
+    Duration::from_micros(1_000_000_000 / refresh_mhz as u64) * QUIET_FRAMES
 }
 
 fn needs_keyboard(events: &[InputEvent]) -> bool {
@@ -744,9 +838,9 @@ impl Host for PortalHost {
 
     async fn pointer(&self) -> HostResult<PointerState> {
         let guard = self.inner.input.lock().await;
-        let (position, buttons) = guard.as_ref().map_or(((0.0, 0.0), Vec::new()), |d| {
-            (d.position, d.buttons.clone())
-        });
+        let (position, buttons) = guard
+            .as_ref()
+            .map_or(((0.0, 0.0), Vec::new()), |d| (d.position(), d.buttons()));
         let window = self
             .inner
             .windows

@@ -18,6 +18,8 @@ pub struct Offered {
     pub window_capture: bool,
     /// ext-foreign-toplevel-list-v1.
     pub toplevel_list: bool,
+    /// Input goes through uinput devices rather than the compositor's virtual ones.
+    pub uinput: bool,
 }
 
 impl Offered {
@@ -39,11 +41,13 @@ impl Offered {
             window_capture: has("ext_image_copy_capture_manager_v1")
                 && has("ext_foreign_toplevel_image_capture_source_manager_v1"),
             toplevel_list: has("ext_foreign_toplevel_list_v1"),
+            uinput: false,
         }
     }
 
     fn input(&self) -> bool {
-        self.virtual_pointer && self.virtual_keyboard && self.seat && self.sway_ipc
+        let devices = self.uinput || (self.virtual_pointer && self.virtual_keyboard && self.seat);
+        devices && self.sway_ipc
     }
 
     pub fn capabilities(&self) -> Capabilities {
@@ -96,13 +100,15 @@ impl Offered {
         }
         if !self.input() {
             let mut missing = Vec::new();
-            if !self.virtual_pointer {
+            if self.uinput {
+                // The devices are there; only the places are missing.
+            } else if !self.virtual_pointer {
                 missing.push("zwlr_virtual_pointer_manager_v1");
             }
-            if !self.virtual_keyboard {
+            if !self.uinput && !self.virtual_keyboard {
                 missing.push("zwp_virtual_keyboard_manager_v1");
             }
-            if !self.seat {
+            if !self.uinput && !self.seat {
                 missing.push("wl_seat");
             }
             let reason = if missing.is_empty() {
@@ -112,8 +118,9 @@ impl Offered {
                     .to_string()
             } else {
                 format!(
-                    "the compositor offers no {}; on GNOME or KDE input needs the \
-                     RemoteDesktop portal (see docs/attach-gnome-kde.md)",
+                    "the compositor offers no {}; attach with --input uinput where \
+                     /dev/uinput is writable, or on GNOME or KDE use the RemoteDesktop \
+                     portal (see docs/attach-gnome-kde.md)",
                     missing.join(" or ")
                 )
             };

@@ -15,6 +15,7 @@ const REPLY_LIMIT: u32 = 64 << 20;
 const RUN_COMMAND: u32 = 0;
 const SUBSCRIBE: u32 = 2;
 const GET_TREE: u32 = 4;
+const GET_INPUTS: u32 = 100;
 
 /// The workspace sway keeps its scratchpad in.
 const SCRATCHPAD: &str = "__i3_scratch";
@@ -124,14 +125,35 @@ impl SwayIpc {
 
     /// Subscribe this connection to window events; read them with `next_event`.
     pub async fn subscribe_windows(&mut self) -> Result<(), String> {
-        let reply = self.request(SUBSCRIBE, br#"["window"]"#).await?;
+        self.subscribe(br#"["window"]"#).await
+    }
+
+    /// Subscribe this connection to input device events.
+    pub async fn subscribe_inputs(&mut self) -> Result<(), String> {
+        self.subscribe(br#"["input"]"#).await
+    }
+
+    async fn subscribe(&mut self, kinds: &[u8]) -> Result<(), String> {
+        let reply = self.request(SUBSCRIBE, kinds).await?;
         match reply.get("success").and_then(Value::as_bool) {
             Some(true) => Ok(()),
-            _ => Err(format!("sway refused the window subscription: {reply}")),
+            _ => Err(format!("sway refused the subscription: {reply}")),
         }
     }
 
-    /// Wait for the next event after `subscribe_windows`.
+    /// The names of the input devices sway reads.
+    pub async fn input_names(&mut self) -> Result<Vec<String>, String> {
+        let inputs = self.request(GET_INPUTS, b"").await?;
+        Ok(inputs
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("name").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// Wait for the next event after a subscription.
     pub async fn next_event(&mut self) -> Result<Value, String> {
         loop {
             let (kind, value) = self.receive().await?;

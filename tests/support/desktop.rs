@@ -43,6 +43,13 @@ impl Desktop {
     /// Start sway headless (1280x800) as the desktop user; `None`, with the
     /// reason printed, when sway or the user is missing (run scripts/install-deps).
     pub fn start(test: &str) -> Option<Desktop> {
+        Desktop::start_with_backends(test, "headless")
+    }
+
+    /// Like `start`, with wlroots' `backends`: "headless,libinput" also reads
+    /// the machine's input devices (uinput's among them), which takes a seat
+    /// the desktop user may open (seatd or logind).
+    pub fn start_with_backends(test: &str, backends: &str) -> Option<Desktop> {
         if !super::have("sway") {
             println!("SKIPPED {test}: sway is not installed; run scripts/install-deps");
             return None;
@@ -106,7 +113,7 @@ impl Desktop {
             .arg("--verbose")
             .arg("--config")
             .arg(&config)
-            .env("WLR_BACKENDS", "headless")
+            .env("WLR_BACKENDS", backends)
             .env("WLR_RENDERER", "pixman")
             .env("WLR_LIBINPUT_NO_DEVICES", "1")
             .env("DBUS_SESSION_BUS_ADDRESS", &bus_address)
@@ -186,19 +193,34 @@ impl Desktop {
     /// answers the socket once it listens, and what attach printed.
     pub fn attach(&mut self, flags: &[&str]) -> (PathBuf, Arc<Lines>) {
         let socket = self.dir.join("mygo.sock");
+        let mut args = vec!["--mygo-socket", socket.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        let said = self.attach_serving(&args);
+        (socket, said)
+    }
+
+    /// `wayrig attach ARGS` as the desktop user (ARGS name the faces); what
+    /// attach printed, once it says it is attached.
+    pub fn attach_serving(&mut self, args: &[&str]) -> Arc<Lines> {
+        let (_, err) = self.spawn_attach(args);
+        err.wait_for("wayrig: attached", "wayrig attach's readiness");
+        err
+    }
+
+    /// `wayrig attach ARGS` started as the desktop user: its pid, and its
+    /// stderr lines as they come.
+    pub fn spawn_attach(&mut self, args: &[&str]) -> (u32, Arc<Lines>) {
         let child = self
             .command(env!("CARGO_BIN_EXE_wayrig"))
             .arg("attach")
-            .arg("--mygo-socket")
-            .arg(&socket)
-            .args(flags)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("wayrig attach starts");
+        let pid = child.id();
         let (_, err) = follow(child, &mut self.started);
-        err.wait_for("wayrig: attached", "wayrig attach's readiness");
-        (socket, err)
+        (pid, err)
     }
 
     /// The environment an in-process portal host of the test needs.

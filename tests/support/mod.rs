@@ -2,6 +2,7 @@
 //! test client with its JSON event stream, and waiting on the window event stream.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod abp;
 pub mod desktop;
 
 use std::io::{BufRead, BufReader};
