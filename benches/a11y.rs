@@ -19,7 +19,7 @@ use table::{median, ms};
 use support::{launch_and_wait, start, ActById};
 use wayrig_compositor::Config;
 use wayrig_host::Host;
-use wayrig_services::a11y::{A11y, App, Read};
+use wayrig_services::a11y::{A11y, App, Read, Span};
 use wayrig_services::{Action, PrivateBus, Role, Session};
 
 const ROUNDS: usize = 5;
@@ -44,17 +44,21 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
         ms(t0.elapsed()),
         "registration wait, bulk read, children realized".into(),
     ));
+    phase_rows(vec![session.take_read_spans()], rows);
     let mut bulk = Vec::new();
+    let mut spans = Vec::new();
     for _ in 0..ROUNDS {
         let t0 = Instant::now();
         session.tree(win.handle).await.expect("tree");
         bulk.push(t0.elapsed());
+        spans.push(session.take_read_spans());
     }
     rows.push((
         format!("{app_name}: read again, bulk"),
         ms(median(bulk)),
-        format!("median of {ROUNDS}; it animates, so every read is fresh"),
+        format!("median of {ROUNDS}; it animates, so every read is fresh; bounds kept where nothing was drawn"),
     ));
+    phase_rows(spans, rows);
 
     let a11y = A11y::connect(&address).await.expect("a11y");
     let apps: Vec<_> = a11y
@@ -64,6 +68,24 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
         .into_iter()
         .filter(|a| a.pid == win.pid)
         .collect();
+    // The same app read in bulk with every bound fetched, as every read
+    // was before bounds were kept where nothing was drawn.
+    let mut every = Vec::new();
+    let mut spans = Vec::new();
+    for _ in 0..ROUNDS {
+        let t0 = Instant::now();
+        for a in &apps {
+            a11y.read_app(a, Read::Bulk).await.unwrap();
+        }
+        every.push(t0.elapsed());
+        spans.push(a11y.take_spans());
+    }
+    rows.push((
+        format!("{app_name}: read again, bulk, every bound fetched"),
+        ms(median(every)),
+        format!("median of {ROUNDS}; the whole app, lasting facts kept"),
+    ));
+    phase_rows(spans, rows);
     let mut walks = Vec::new();
     let mut count = 0;
     for _ in 0..ROUNDS {
@@ -164,26 +186,69 @@ async fn measure_synthetic(nodes: usize, rows: &mut Vec<(String, String, String)
         (a11y, apps[0].clone())
     };
     let (mut cold, mut again, mut walk) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cold_spans, mut again_spans) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         let (a11y, app) = find(A11y::connect(&bus.a11y_address).await.unwrap()).await;
         cold.push(timed_read(&a11y, &app, Read::Bulk, nodes).await);
+        cold_spans.push(a11y.take_spans());
         again.push(timed_read(&a11y, &app, Read::Bulk, nodes).await);
+        again_spans.push(a11y.take_spans());
         let (fresh, app) = find(A11y::connect(&bus.a11y_address).await.unwrap()).await;
         walk.push(timed_read(&fresh, &app, Read::NodeByNode, nodes).await);
     }
-    for (what, times, note) in [
-        ("bulk, cold", cold, "new connection: every fact fetched"),
+    for (what, times, note, spans) in [
+        (
+            "bulk, cold",
+            cold,
+            "new connection: every fact fetched",
+            cold_spans,
+        ),
         (
             "bulk, read again",
             again,
             "lasting facts kept; bounds fetched",
+            again_spans,
         ),
-        ("node by node", walk, "concurrent per level, the peers' way"),
+        (
+            "node by node",
+            walk,
+            "concurrent per level, the peers' way",
+            Vec::new(),
+        ),
     ] {
         rows.push((
             format!("synthetic {nodes} nodes: {what}"),
             ms(median(times)),
             format!("median of {ROUNDS}; {note}"),
+        ));
+        if !spans.is_empty() {
+            phase_rows(spans, rows);
+        }
+    }
+}
+
+/// One row per phase of a read: the median of its time and calls over the
+/// reads whose spans are given (a phase a read did not have counts as none).
+fn phase_rows(reads: Vec<Vec<Span>>, rows: &mut Vec<(String, String, String)>) {
+    let mut phases: Vec<&'static str> = Vec::new();
+    for span in reads.iter().flatten() {
+        if !phases.contains(&span.phase) {
+            phases.push(span.phase);
+        }
+    }
+    for phase in phases {
+        let of = |read: &Vec<Span>| {
+            read.iter()
+                .filter(|s| s.phase == phase)
+                .fold((Duration::ZERO, 0), |(t, c), s| (t + s.took, c + s.calls))
+        };
+        let took = median(reads.iter().map(|r| of(r).0).collect());
+        let mut calls: Vec<usize> = reads.iter().map(|r| of(r).1).collect();
+        calls.sort();
+        rows.push((
+            format!("    {phase}"),
+            ms(took),
+            format!("{} calls", calls[calls.len() / 2]),
         ));
     }
 }

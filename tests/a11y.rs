@@ -837,3 +837,170 @@ async fn a_gtk3_calendar_is_in_the_tree() {
     let b = calendar.bounds.expect("the calendar shows");
     assert!(b.width > 150 && b.height > 100, "{b:?}");
 }
+
+/// The bounds the app gives now for each element of the window's frame,
+/// every one asked for (a reader of its own, nothing kept), placed as the
+/// session places them.
+async fn bounds_asked_now(
+    a11y: &wayrig_services::a11y::A11y,
+    pid: Option<u32>,
+    tree: &wayrig_services::Tree,
+) -> std::collections::HashMap<u64, Option<Rect>> {
+    use wayrig_services::a11y::Read;
+    let root = &tree.nodes[0];
+    for app in a11y.apps().await.unwrap() {
+        if app.pid != pid {
+            continue;
+        }
+        for frame in a11y.read_app(&app, Read::Bulk).await.unwrap() {
+            if frame.nodes[0].id != root.id {
+                continue;
+            }
+            // GTK 4 measures from the content, as the session does.
+            return frame.nodes.iter().map(|n| (n.id, n.bounds)).collect();
+        }
+    }
+    panic!("no frame of pid {pid:?} is the window's");
+}
+
+/// The elements whose bounds in `tree` are not the ones the app gave both
+/// before and after it was read (what moved meanwhile, an animation, is
+/// left out).
+fn stale(
+    tree: &wayrig_services::Tree,
+    before: &std::collections::HashMap<u64, Option<Rect>>,
+    after: &std::collections::HashMap<u64, Option<Rect>>,
+) -> Vec<String> {
+    tree.nodes
+        .iter()
+        .filter_map(|n| {
+            let now = after.get(&n.id)?;
+            (before.get(&n.id) == Some(now) && *now != n.bounds).then(|| {
+                format!(
+                    "{} {:?} {:?}: read {:?}, is {now:?}",
+                    n.id, n.role, n.name, n.bounds
+                )
+            })
+        })
+        .collect()
+}
+
+/// Read the window, between two asks of every bound, until the read shows
+/// each bound that held still across it as the app gives it. A bound kept
+/// where it moved stays wrong however often it is read.
+async fn read_matches_the_app(
+    session: &Session,
+    host: &dyn Host,
+    a11y: &wayrig_services::a11y::A11y,
+    win: &wayrig_host::WindowInfo,
+    what: &str,
+) -> wayrig_services::Tree {
+    let mut last = Vec::new();
+    for _ in 0..5 {
+        let tree = session.tree(win.handle).await.unwrap();
+        let before = bounds_asked_now(a11y, win.pid, &tree).await;
+        let read = session.tree(win.handle).await.unwrap();
+        let after = bounds_asked_now(a11y, win.pid, &read).await;
+        last = stale(&read, &before, &after);
+        if last.is_empty() {
+            return read;
+        }
+        // A frame committed while the read began may be counted only by the next.
+        host.wait_frames(win.handle, wayrig_host::FrameWait::Frames(2), SHORT)
+            .await
+            .unwrap();
+    }
+    panic!("after {what}, reads kept bounds that moved: {last:#?}");
+}
+
+/// The element lies outside a scrolled view around it.
+fn scrolled_away(tree: &wayrig_services::Tree, n: &wayrig_services::Node) -> bool {
+    let Some(b) = n.bounds else { return false };
+    let mut parent = n.parent.and_then(|p| tree.node(p));
+    while let Some(p) = parent {
+        if p.role == Role::ScrollView && p.bounds.is_some_and(|v| !v.intersects(&b)) {
+            return true;
+        }
+        parent = p.parent.and_then(|p| tree.node(p));
+    }
+    false
+}
+
+/// How many bounds differ between two reads of the same elements.
+fn moved(a: &wayrig_services::Tree, b: &wayrig_services::Tree) -> usize {
+    a.nodes
+        .iter()
+        .filter(|n| b.node(n.id).is_some_and(|m| m.bounds != n.bounds))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounds_a_read_keeps_are_never_stale_after_pages_scrolls_and_resizes() {
+    use wayrig_services::{Action, WindowOp};
+    let bus = PrivateBus::start(&std::env::temp_dir()).await.unwrap();
+    let a11y = wayrig_services::a11y::A11y::connect(&bus.a11y_address)
+        .await
+        .unwrap();
+    let (session, host, _c) = session_on(bus).await;
+    // It animates (spinners, progress): every read is fresh.
+    let win = launch_and_wait(&*host, &["gtk4-widget-factory"], APP_START).await;
+    let first = read_matches_the_app(&session, &*host, &a11y, &win, "opening").await;
+    // Reads while it animates ask no bounds of what is not laid out and
+    // does not show (the hidden pages: most of its elements), nor of what
+    // lies where nothing was drawn (GTK 4.8's cairo renderer damages its
+    // whole surface each frame, so with it, none).
+    session.take_read_spans();
+    let again = session.tree(win.handle).await.unwrap();
+    let asked: usize = session
+        .take_read_spans()
+        .iter()
+        .filter(|s| s.phase == "bounds")
+        .map(|s| s.calls)
+        .sum();
+    assert!(
+        asked < again.nodes.len() / 2,
+        "asked bounds of {asked} of {} elements",
+        again.nodes.len()
+    );
+
+    // A stack page switched.
+    let tab = first
+        .find(Role::Tab, "Page 2")
+        .next()
+        .expect("the Page 2 tab")
+        .id;
+    session
+        .act_by_id(win.handle, tab, Action::Press)
+        .await
+        .unwrap();
+    let paged = read_matches_the_app(&session, &*host, &a11y, &win, "switching pages").await;
+    assert!(moved(&first, &paged) > 0, "the page switch moved nothing");
+
+    // A list scrolled: an element a scrolled view hides brought into view.
+    let far = paged
+        .nodes
+        .iter()
+        .find(|n| scrolled_away(&paged, n))
+        .expect("an element scrolled out of view on page 2")
+        .id;
+    session
+        .act_by_id(win.handle, far, Action::ScrollIntoView)
+        .await
+        .unwrap();
+    let scrolled = read_matches_the_app(&session, &*host, &a11y, &win, "scrolling").await;
+    assert!(moved(&paged, &scrolled) > 0, "the scroll moved nothing");
+
+    // The window resized.
+    let resized = session
+        .window_op(
+            win.handle,
+            WindowOp::SetBounds {
+                position: None,
+                size: Some((win.frame.width - 200, win.frame.height - 100)),
+            },
+        )
+        .await
+        .unwrap();
+    let smaller = read_matches_the_app(&session, &*host, &a11y, &resized, "resizing").await;
+    assert!(moved(&scrolled, &smaller) > 0, "the resize moved nothing");
+}

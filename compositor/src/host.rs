@@ -16,7 +16,7 @@ use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
 use smithay::reexports::wayland_server::{Display, ListeningSocket};
 use tokio::sync::oneshot;
 use wayrig_host::{
-    AppInfo, Capabilities, Capture, ClipboardText, DisplayInfo, FrameWait, Host, HostError,
+    AppInfo, Capabilities, Capture, ClipboardText, Damage, DisplayInfo, FrameWait, Host, HostError,
     HostResult, InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled,
     Stepped, WindowCommand, WindowHandle, WindowInfo, WindowWatch,
 };
@@ -51,6 +51,7 @@ pub enum Command {
     ),
     Step(u32, oneshot::Sender<HostResult<Stepped>>),
     Commits(WindowHandle, oneshot::Sender<HostResult<u64>>),
+    Damage(WindowHandle, u64, oneshot::Sender<HostResult<Damage>>),
     Input(
         WindowHandle,
         Vec<InputEvent>,
@@ -235,6 +236,10 @@ impl Host for CompositorHost {
 
     async fn commits(&self, window: WindowHandle) -> HostResult<u64> {
         self.ask(|tx| Command::Commits(window, tx)).await?
+    }
+
+    async fn damage_since(&self, window: WindowHandle, since: u64) -> HostResult<Damage> {
+        self.ask(|tx| Command::Damage(window, since, tx)).await?
     }
 
     async fn step(&self, frames: u32) -> HostResult<Stepped> {
@@ -532,6 +537,14 @@ impl State {
             Command::Commits(handle, reply) => {
                 let windows = &self.rig.windows;
                 let _ = reply.send(windows.resolve(handle).map(|id| windows.tree_commits(id)));
+            }
+            Command::Damage(handle, since, reply) => {
+                let windows = &self.rig.windows;
+                let _ = reply.send(
+                    windows
+                        .resolve(handle)
+                        .map(|id| windows.damage_since(id, since)),
+                );
             }
             Command::Input(handle, events, options, reply) => {
                 self.refresh_windows();

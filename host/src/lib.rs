@@ -534,6 +534,19 @@ pub enum HostError {
 pub type HostResult<T> = Result<T, HostError>;
 
 /// The one interface the services use to reach a host of apps.
+/// Where a window's pixels changed over some commits, as the app told the
+/// compositor when it committed them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// Only within these rectangles, in the window's content coordinates
+    /// (logical points, from the content's top left corner); none at all
+    /// when empty.
+    Within(Vec<Rect>),
+    /// Anything may have changed: the window was resized or rescaled, a
+    /// popup or subsurface drew, or the commits are no longer remembered.
+    Anywhere,
+}
+
 #[async_trait::async_trait]
 pub trait Host: Send + Sync {
     fn capabilities(&self) -> Capabilities;
@@ -584,6 +597,13 @@ pub trait Host: Send + Sync {
     /// How many times the window and its popups have committed a new state:
     /// what it shows cannot have changed while this stays the same.
     async fn commits(&self, window: WindowHandle) -> HostResult<u64>;
+
+    /// Where the window's pixels may have changed since its commit count
+    /// was `since` (as `commits` gave it): what lies wholly outside the
+    /// rectangles has not moved. A host that cannot tell says `Anywhere`.
+    async fn damage_since(&self, _window: WindowHandle, _since: u64) -> HostResult<Damage> {
+        Ok(Damage::Anywhere)
+    }
 
     /// Advance `frames` frames (step pacing only).
     async fn step(&self, frames: u32) -> HostResult<Stepped>;

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::cache::CacheProxy;
-use atspi::{CacheItem, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet};
+use atspi::{
+    CacheItem, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet,
+};
 use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
@@ -20,6 +22,8 @@ use wayrig_host::Rect;
 
 /// How many extents requests are in flight at once.
 const EXTENTS_IN_FLIGHT: usize = 64;
+/// How many spans of reads are kept until someone takes them.
+const SPANS_KEPT: usize = 256;
 /// Round trips an app gets to export its cache after registering.
 const STARTUP_ROUND_TRIPS: usize = 50;
 /// The most children read of an object that manages its descendants (a
@@ -27,6 +31,15 @@ const STARTUP_ROUND_TRIPS: usize = 50;
 const MANAGED_CHILDREN: i32 = 2_000;
 /// A hung app must not hang a read.
 const CALL_LIMIT: Duration = Duration::from_secs(5);
+
+/// Where one phase of a read spent its time, and the calls it made to the
+/// app: what the benchmarks print to show where a read's time goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub phase: &'static str,
+    pub took: Duration,
+    pub calls: usize,
+}
 
 /// One application on the accessibility bus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +135,8 @@ pub struct A11y {
     focus: tokio::sync::watch::Receiver<(u64, u64)>,
     /// The event task; its message stream holds the connection open.
     events: tokio::task::JoinHandle<()>,
+    /// The phases of the reads since the spans were last taken.
+    spans: std::sync::Mutex<Vec<Span>>,
 }
 
 impl Drop for A11y {
@@ -225,7 +240,27 @@ impl A11y {
             announcements,
             focus,
             events,
+            spans: Default::default(),
         })
+    }
+
+    /// Note that a phase of a read began at `began` and made `calls` calls.
+    pub(crate) fn span(&self, phase: &'static str, began: std::time::Instant, calls: usize) {
+        let mut spans = self.spans.lock().unwrap();
+        // Nobody may be taking them: only the latest are kept.
+        if spans.len() >= SPANS_KEPT {
+            spans.drain(..SPANS_KEPT / 2);
+        }
+        spans.push(Span {
+            phase,
+            took: began.elapsed(),
+            calls,
+        });
+    }
+
+    /// The phases of the reads since the last time they were taken, in order.
+    pub fn take_spans(&self) -> Vec<Span> {
+        std::mem::take(&mut *self.spans.lock().unwrap())
     }
 
     /// A round trip to the app's main loop, then a wait until every event it
@@ -317,6 +352,16 @@ impl A11y {
         tokio::time::timeout(timeout, seen).await.unwrap_or(false)
     }
 
+    /// The objects an event named after change count `since`.
+    pub fn named_since(&self, since: u64) -> std::collections::HashSet<u64> {
+        let dirty = self.dirty.lock().unwrap();
+        dirty
+            .iter()
+            .filter(|(_, &at)| at > since)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
     /// How many accessibility events have arrived so far.
     pub fn changes(&self) -> u64 {
         self.changes.load(std::sync::atomic::Ordering::SeqCst)
@@ -401,7 +446,7 @@ impl A11y {
         let items = self.read_items(app, how).await?;
         let mut frames = Vec::new();
         for head in items.frames() {
-            frames.push(self.read_frame(&items, &head).await);
+            frames.push(self.read_frame(&items, &head, &HashMap::new()).await);
         }
         Ok(frames)
     }
@@ -417,30 +462,49 @@ impl A11y {
             .await
             .map_err(|e| failed("cache", e))?;
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
+        let began = std::time::Instant::now();
         let cached = match how {
             Read::Bulk => self.cached_items(&cache, app).await?,
             Read::NodeByNode => None,
         };
+        if cached.is_some() {
+            self.span("GetItems", began, 1);
+        }
         // A walk reads below objects that manage their descendants itself.
         let cached_read = cached.is_some();
         let mut items = match cached {
             Some(items) => {
                 // Toolkits (GTK 4) put an object in the cache only once a client
                 // has asked for it: walk down to what is missing, then read again.
-                if self.realize_missing(&items).await > 0 {
-                    cache
+                let began = std::time::Instant::now();
+                let asked = self.realize_missing(&items).await;
+                self.span("children the cache lacks", began, asked);
+                if asked > 0 {
+                    let began = std::time::Instant::now();
+                    let items = cache
                         .get_items()
                         .await
-                        .map_err(|e| call_failed(&what(), e))?
+                        .map_err(|e| call_failed(&what(), e))?;
+                    self.span("GetItems again", began, 1);
+                    items
                 } else {
                     items
                 }
             }
             // No cache (Qt 6.4): walk the tree, level by level.
-            None => self.walk_items(app).await?,
+            None => {
+                let began = std::time::Instant::now();
+                let items = self.walk_items(app).await?;
+                self.span("walk", began, items.len() * 6);
+                items
+            }
         };
         if cached_read {
+            let began = std::time::Instant::now();
             let managed = self.managed_items(app, &items).await?;
+            if !managed.is_empty() {
+                self.span("managed descendants", began, managed.len() * 6);
+            }
             items.extend(managed);
         }
         items.retain(|it| !it.object.is_null());
@@ -483,8 +547,15 @@ impl A11y {
     }
 
     /// One frame's elements: its objects in tree order with what the cache
-    /// lacks (bounds, values, keys, relations) read for each, concurrently.
-    pub async fn read_frame(&self, items: &AppItems, head: &FrameHead) -> Frame {
+    /// lacks (bounds, values, keys, relations) read for each, concurrently;
+    /// the bounds in `kept` (by node id) are taken as they are, and a node
+    /// kept as unplaced (`None`) stays so while it is not showing.
+    pub async fn read_frame(
+        &self,
+        items: &AppItems,
+        head: &FrameHead,
+        kept: &HashMap<u64, Option<Rect>>,
+    ) -> Frame {
         // Depth-first, root first, children in order.
         let mut order = Vec::new();
         let mut stack = vec![head.id];
@@ -496,7 +567,7 @@ impl A11y {
             stack.extend(items.kids(id).iter().rev());
         }
         let details = self
-            .details(&items.app, &items.items, &items.ids, &order)
+            .details(&items.app, &items.items, &items.ids, &order, kept)
             .await;
         {
             let mut objects = self.objects.lock().unwrap();
@@ -686,18 +757,21 @@ impl A11y {
 
     /// What the cache lacks, for each node: the lasting facts (values and
     /// text among them) from the store unless an event named the object since
-    /// they were read, the bounds fetched; all calls concurrent.
+    /// they were read, then the bounds, fetched unless `kept` holds them (the
+    /// caller knows they cannot have moved, or that the node was not laid
+    /// out, which holds while it does not show); each phase's calls concurrent.
     async fn details(
         &self,
         app: &App,
         items: &[CacheItem],
         ids: &HashMap<u64, usize>,
         order: &[u64],
+        kept: &HashMap<u64, Option<Rect>>,
     ) -> HashMap<u64, (Lasting, Option<Rect>)> {
         let conn = &self.conn;
         // Events counted from here on may not be in what is read now.
         let read_at = self.changes();
-        let known: HashMap<u64, Lasting> = {
+        let mut known: HashMap<u64, Lasting> = {
             let stores = self.lasting.lock().unwrap();
             let dirty = self.dirty.lock().unwrap();
             let empty = HashMap::new();
@@ -711,47 +785,69 @@ impl A11y {
                 })
                 .collect()
         };
-        let known = &known;
-        let read: HashMap<u64, (Lasting, Option<Rect>, bool)> = stream::iter(order.iter().copied())
+        let item = |id: &u64| &items[ids[id]];
+        // Containers that only lay others out have no keys, actions or
+        // relations worth a call each (most of a GTK 4 tree).
+        let (layout, unknown): (Vec<u64>, Vec<u64>) = order
+            .iter()
+            .copied()
+            .filter(|id| !known.contains_key(id))
+            .partition(|id| {
+                let it = item(id);
+                is_layout(role(it.role, &it.states), &it.short_name)
+            });
+        let began = std::time::Instant::now();
+        let fetched: Vec<(u64, Lasting)> = stream::iter(unknown)
             .map(|id| async move {
-                let it = &items[ids[&id]];
-                let role = role(it.role, &it.states);
-                let text_field = is_text_field(role);
+                let it = item(&id);
+                let text_field = is_text_field(role(it.role, &it.states));
                 let password = it.role == AtspiRole::PasswordText;
-                // Containers that only lay others out have no keys, actions or
-                // relations worth a call each (most of a GTK 4 tree).
-                let layout = is_layout(role, &it.short_name);
-                let (lasting, bounds) = tokio::join!(
-                    async {
-                        match known.get(&id) {
-                            Some(facts) => (facts.clone(), false),
-                            None if layout => (Lasting::default(), true),
-                            None => (
-                                lasting(conn, &it.object, it.ifaces, text_field, password).await,
-                                true,
-                            ),
-                        }
-                    },
-                    bounds(conn, &it.object, it.ifaces)
-                );
-                (id, (lasting.0, bounds, lasting.1))
+                let facts = lasting(conn, &it.object, it.ifaces, text_field, password).await;
+                (id, facts)
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
             .await;
-        tracing::debug!(
-            nodes = order.len(),
-            known = known.len(),
-            "read the lasting facts of the unknown nodes"
-        );
-        let mut stores = self.lasting.lock().unwrap();
-        let store = stores.entry(app.bus_name.clone()).or_default();
-        read.into_iter()
-            .map(|(id, (lasting, bounds, fresh))| {
-                if fresh {
-                    store.insert(id, (read_at, lasting.clone()));
-                }
-                (id, (lasting, bounds))
+        self.span("facts of unknown nodes", began, fetched.len());
+        {
+            let mut stores = self.lasting.lock().unwrap();
+            let store = stores.entry(app.bus_name.clone()).or_default();
+            let fresh = fetched
+                .into_iter()
+                .chain(layout.into_iter().map(|id| (id, Lasting::default())));
+            for (id, facts) in fresh {
+                store.insert(id, (read_at, facts.clone()));
+                known.insert(id, facts);
+            }
+        }
+        let began = std::time::Instant::now();
+        let kept: HashMap<u64, Option<Rect>> = kept
+            .iter()
+            .filter(|(id, b)| {
+                b.is_some() || ids.contains_key(id) && !item(id).states.contains(State::Showing)
+            })
+            .map(|(id, b)| (*id, *b))
+            .collect();
+        let wanted: Vec<u64> = order
+            .iter()
+            .copied()
+            .filter(|id| !kept.contains_key(id) && item(id).ifaces.contains(Interface::Component))
+            .collect();
+        let asked = wanted.len();
+        let mut measured: HashMap<u64, Option<Rect>> = stream::iter(wanted)
+            .map(|id| async move { (id, bounds(conn, &item(&id).object, item(&id).ifaces).await) })
+            .buffer_unordered(EXTENTS_IN_FLIGHT)
+            .collect()
+            .await;
+        self.span("bounds", began, asked);
+        order
+            .iter()
+            .map(|id| {
+                let bounds = match kept.get(id) {
+                    Some(b) => *b,
+                    None => measured.remove(id).flatten(),
+                };
+                (*id, (known.remove(id).unwrap_or_default(), bounds))
             })
             .collect()
     }

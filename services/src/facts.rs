@@ -1,7 +1,7 @@
 //! What AT-SPI tells of a node beyond the cache: lasting facts (key, actions,
 //! attributes, relations, table place, value, text, selection), kept until an
-//! event names the object, and bounds, fetched on each read (layout moves
-//! elements without an event).
+//! event names the object, and bounds, fetched on each read unless the
+//! session knows they cannot have moved (layout moves elements without an event).
 
 use std::collections::HashMap;
 

@@ -3,11 +3,16 @@
 
 use smithay::backend::renderer::utils::on_commit_buffer_handler;
 use smithay::delegate_compositor;
+use smithay::reexports::wayland_server::protocol::wl_output;
 use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::reexports::wayland_server::Client;
 use smithay::wayland::compositor::{
-    is_sync_subsurface, CompositorClientState, CompositorHandler, CompositorState,
+    get_children, get_parent, is_sync_subsurface, with_states, CompositorClientState,
+    CompositorHandler, CompositorState, Damage as SurfaceDamage, SurfaceAttributes,
 };
+use smithay::wayland::shell::xdg::SurfaceCachedState;
+use smithay::wayland::viewporter::ViewportCachedState;
+use wayrig_host::Rect;
 
 use crate::rig::clients::ClientState;
 use crate::rig::windows::{root_surface, Surface};
@@ -26,6 +31,8 @@ impl CompositorHandler for State {
     }
 
     fn commit(&mut self, surface: &WlSurface) {
+        // Read before the buffer handler takes the damage.
+        let own_damage = (get_parent(surface).is_none()).then(|| commit_damage(surface));
         on_commit_buffer_handler::<Self>(surface);
         if is_sync_subsurface(surface) {
             return;
@@ -42,7 +49,14 @@ impl CompositorHandler for State {
             .get(id)
             .map(|r| r.surface.surface.clone());
         match kind {
-            Some(Surface::Toplevel(_)) => self.toplevel_committed(id),
+            Some(Surface::Toplevel(_)) => {
+                if let (Some((rects, content, scale)), Some(rec)) =
+                    (own_damage, self.rig.windows.registry.get_mut(id))
+                {
+                    rec.surface.damage.committed(rects, content, scale);
+                }
+                self.toplevel_committed(id)
+            }
             Some(Surface::Popup(popup)) => self.rig.windows.popup_committed(id, &popup),
             None => {}
         }
@@ -50,3 +64,55 @@ impl CompositorHandler for State {
     }
 }
 delegate_compositor!(State);
+
+/// What a root surface's commit damaged, in its content's coordinates
+/// (logical points), with where the content lies in the surface and the
+/// buffer scale. The rectangles are `None` where they cannot be placed: a
+/// transformed or viewported buffer, or subsurfaces drawing beside it
+/// (winit's title bar), whose own commits are not followed.
+fn commit_damage(surface: &WlSurface) -> (Option<Vec<Rect>>, Rect, i32) {
+    let has_subsurfaces = !get_children(surface).is_empty();
+    with_states(surface, |states| {
+        let geometry = states
+            .cached_state
+            .get::<SurfaceCachedState>()
+            .current()
+            .geometry;
+        let viewported = {
+            let mut viewport = states.cached_state.get::<ViewportCachedState>();
+            let v = viewport.current();
+            v.src.is_some() || v.dst.is_some()
+        };
+        let mut attrs = states.cached_state.get::<SurfaceAttributes>();
+        let attrs = attrs.current();
+        let scale = attrs.buffer_scale.max(1);
+        let content = geometry
+            .map(|g| Rect::new(g.loc.x, g.loc.y, g.size.w, g.size.h))
+            .unwrap_or_default();
+        let placeable = !has_subsurfaces
+            && !viewported
+            && attrs.buffer_transform == wl_output::Transform::Normal;
+        let rects = placeable.then(|| {
+            attrs
+                .damage
+                .iter()
+                .map(|d| {
+                    let (x, y, w, h) = match d {
+                        SurfaceDamage::Surface(r) => (r.loc.x, r.loc.y, r.size.w, r.size.h),
+                        // Buffer pixels to points, rounded outwards.
+                        SurfaceDamage::Buffer(r) => (
+                            r.loc.x.div_euclid(scale),
+                            r.loc.y.div_euclid(scale),
+                            (r.loc.x + r.size.w + scale - 1).div_euclid(scale)
+                                - r.loc.x.div_euclid(scale),
+                            (r.loc.y + r.size.h + scale - 1).div_euclid(scale)
+                                - r.loc.y.div_euclid(scale),
+                        ),
+                    };
+                    Rect::new(x - content.x, y - content.y, w, h)
+                })
+                .collect()
+        });
+        (rects, content, scale)
+    })
+}

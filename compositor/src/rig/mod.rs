@@ -4,6 +4,7 @@
 
 pub mod clients;
 pub mod clipboard;
+pub mod damage;
 pub mod frame_clock;
 pub mod input_queue;
 pub mod windows;

@@ -20,11 +20,14 @@ use smithay::wayland::shell::xdg::{
     PopupSurface, ShellClient, ToplevelSurface, XdgToplevelSurfaceData,
 };
 use tokio::sync::broadcast;
-use wayrig_host::{HostError, HostResult, Rect, WindowEvent, WindowHandle, WindowInfo, WindowKind};
+use wayrig_host::{
+    Damage, HostError, HostResult, Rect, WindowEvent, WindowHandle, WindowInfo, WindowKind,
+};
 
 use crate::config::{Config, Decorations};
 use crate::registry::{self, Lookup, Registry};
 use crate::rig::clients::Clients;
+use crate::rig::damage::DamageLog;
 use crate::settle::Activity;
 
 /// The surface behind a registry record.
@@ -68,6 +71,8 @@ pub struct WindowData {
     /// Changes to what a toplevel shows: its commits, its popups' commits and
     /// its popups going away. Only ever goes up.
     pub shown_changes: u64,
+    /// Where each of those changes damaged the toplevel.
+    pub damage: DamageLog,
 }
 
 impl WindowData {
@@ -79,6 +84,7 @@ impl WindowData {
             restore_size: None,
             fitted: false,
             shown_changes: 0,
+            damage: DamageLog::default(),
         }
     }
 }
@@ -154,6 +160,14 @@ impl Windows {
         self.registry.get(id).map_or(0, |r| r.surface.shown_changes)
     }
 
+    /// Where a window's pixels may have changed since its change count was `since`.
+    pub fn damage_since(&self, id: u64, since: u64) -> Damage {
+        match self.registry.get(id) {
+            Some(r) => r.surface.damage.since(since, r.surface.shown_changes),
+            None => Damage::Anywhere,
+        }
+    }
+
     /// Count a change to what record `id` shows on the toplevel that shows it.
     pub fn note_shown_change(&mut self, id: u64) {
         let owner = match self.registry.get(id).map(|r| &r.surface.surface) {
@@ -163,6 +177,7 @@ impl Windows {
         };
         if let Some(rec) = owner.and_then(|owner| self.registry.get_mut(owner)) {
             rec.surface.shown_changes += 1;
+            rec.surface.damage.counted(rec.surface.shown_changes);
         }
     }
 

@@ -37,7 +37,7 @@ use wayrig_host::{
 
 use crate::a11y::{A11y, AnnouncementsRead};
 use crate::bus::PrivateBus;
-use crate::model::{Error, Tree};
+use crate::model::Error;
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
 pub use elements::{is_hidden, offered, Element, Offered, Query, ReadOptions, StateFlag};
@@ -115,9 +115,8 @@ pub struct Session {
     /// and settle work, elements answer `Unsupported`.
     a11y: Option<A11y>,
     windows: windows::WindowBook,
-    /// The last tree of each window, with the window's commit count and the
-    /// accessibility change count it was read at.
-    mirror: std::sync::Mutex<HashMap<WindowHandle, (u64, u64, Tree)>>,
+    /// The last tree of each window, with what it was read at.
+    mirror: std::sync::Mutex<HashMap<WindowHandle, tree::Mirrored>>,
     snapshots: std::sync::Mutex<snapshots::History>,
     shots: std::sync::Mutex<screenshots::ShotHistory>,
     input_queues: input::InputQueues,

@@ -1,7 +1,9 @@
 //! Reading a window's elements: its app found by pid, its AT-SPI frame matched
 //! to the surface, bounds made relative to the window's content, reads kept.
 
-use wayrig_host::{Rect, WindowHandle, WindowInfo, WindowKind};
+use std::collections::{HashMap, HashSet};
+
+use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::windows::is_top_level;
 use super::Session;
@@ -16,6 +18,17 @@ const FIRST_FRAME_LIMIT: std::time::Duration = std::time::Duration::from_secs(3)
 /// The longest a tree read may take.
 const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// A window's last tree, with the window's commit count and the
+/// accessibility change count it was read at, and how far its app's
+/// coordinates lie from the window's content.
+#[derive(Clone)]
+pub(crate) struct Mirrored {
+    commits: u64,
+    changes: u64,
+    tree: Tree,
+    offset: (i32, i32),
+}
+
 impl Session {
     /// A window with its elements; bounds relative to the window's content,
     /// what does not show marked offscreen, controls whose name says nothing
@@ -24,28 +37,54 @@ impl Session {
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let changes = self.a11y()?.changes();
         let commits = self.host.commits(handle).await?;
-        if let Some((c, a, tree)) = self.mirror.lock().unwrap().get(&handle) {
-            if (*c, *a) == (commits, changes) {
-                return Ok(tree.clone());
+        let last = self.mirror.lock().unwrap().get(&handle).cloned();
+        if let Some(last) = &last {
+            if (last.commits, last.changes) == (commits, changes) {
+                return Ok(last.tree.clone());
             }
         }
+        // Bounds that lie where nothing was drawn since the last read have
+        // not moved.
+        let kept = match &last {
+            Some(last) => match self.host.damage_since(handle, last.commits).await? {
+                Damage::Within(rects) => Some((last, rects)),
+                Damage::Anywhere => None,
+            },
+            None => None,
+        };
         // Each call has its own limit; this bounds a read of an app that
         // stops answering halfway through its many calls.
-        let tree = tokio::time::timeout(READ_LIMIT, self.read_tree(handle))
+        let (tree, offset) = tokio::time::timeout(READ_LIMIT, self.read_tree(handle, kept))
             .await
             .map_err(|_| {
                 Error::Timeout(format!(
                     "reading the elements of window {handle} took over {READ_LIMIT:?}; is its app hung?"
                 ))
             })??;
-        self.mirror
-            .lock()
-            .unwrap()
-            .insert(handle, (commits, changes, tree.clone()));
+        self.mirror.lock().unwrap().insert(
+            handle,
+            Mirrored {
+                commits,
+                changes,
+                tree: tree.clone(),
+                offset,
+            },
+        );
         Ok(tree)
     }
 
-    async fn read_tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
+    /// Where the time of the reads since the last call went, phase by phase.
+    pub fn take_read_spans(&self) -> Vec<crate::a11y::Span> {
+        self.a11y().map(|a| a.take_spans()).unwrap_or_default()
+    }
+
+    /// The window's tree, and the offset of its app's coordinates; `last`
+    /// is the tree read before with the damage drawn since, when known.
+    async fn read_tree(
+        &self,
+        handle: WindowHandle,
+        last: Option<(&Mirrored, Vec<Rect>)>,
+    ) -> Result<(Tree, (i32, i32)), Error> {
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
         let windows = self.windows.now();
         // Trees of windows that have closed are kept no longer.
@@ -65,7 +104,10 @@ impl Session {
         let (apps, app, head) = loop {
             let since = a11y.changes();
             let mut apps = Vec::new();
-            for app in a11y.wait_for_app(pid, APP_REGISTRATION).await? {
+            let began = std::time::Instant::now();
+            let registered = a11y.wait_for_app(pid, APP_REGISTRATION).await?;
+            a11y.span("registration", began, 1);
+            for app in registered {
                 apps.push(a11y.read_items(&app, Read::Bulk).await?);
             }
             let heads: Vec<(usize, FrameHead)> = apps
@@ -101,8 +143,20 @@ impl Session {
                 ))
             });
         };
+        let kept = match last {
+            Some((last, damage))
+                if (
+                    last.tree.window.content.width,
+                    last.tree.window.content.height,
+                ) == (window.content.width, window.content.height) =>
+            {
+                unmoved(last, &damage, &a11y.named_since(last.changes))
+            }
+            _ => HashMap::new(),
+        };
         // Only the picked frame's elements cost per-node calls.
-        let frame = a11y.read_frame(&apps[app], &head).await;
+        let frame = a11y.read_frame(&apps[app], &head, &kept).await;
+        let began = std::time::Instant::now();
         let offset = surface_offset(&frame, &window);
         let nodes = frame
             .nodes
@@ -121,8 +175,46 @@ impl Session {
             .any(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu);
         let mut tree = Tree { window, nodes };
         super::seen::as_seen(&mut tree, popup_open);
-        Ok(tree)
+        a11y.span("model", began, 0);
+        Ok((tree, offset))
     }
+}
+
+/// The bounds of the last read that cannot have moved since, by node id, in
+/// the app's coordinates: those of elements no event named, that lie wholly
+/// inside the window and inside each element around them (what a scrolled
+/// view clips may move unseen), and that no damage since touches. An element
+/// that moves is drawn somewhere else, and where it was is drawn again.
+/// Elements that were not laid out (`None`) are kept so while they do not
+/// show (a hidden page's, a closed popover's).
+fn unmoved(last: &Mirrored, damage: &[Rect], named: &HashSet<u64>) -> HashMap<u64, Option<Rect>> {
+    let tree = &last.tree;
+    let window = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
+    let by_id: HashMap<u64, &crate::model::Node> = tree.nodes.iter().map(|n| (n.id, n)).collect();
+    let inside_ancestors = |n: &crate::model::Node, b: &Rect| {
+        let mut parent = n.parent;
+        while let Some(p) = parent.and_then(|p| by_id.get(&p)) {
+            if p.bounds.is_some_and(|pb| !pb.contains_rect(b)) {
+                return false;
+            }
+            parent = p.parent;
+        }
+        true
+    };
+    tree.nodes
+        .iter()
+        .filter(|n| !named.contains(&n.id))
+        .filter_map(|n| match n.bounds {
+            None => Some((n.id, None)),
+            Some(b) => (window.contains_rect(&b)
+                && !damage.iter().any(|d| d.intersects(&b))
+                && inside_ancestors(n, &b))
+            .then(|| {
+                let raw = Rect::new(b.x - last.offset.0, b.y - last.offset.1, b.width, b.height);
+                (n.id, Some(raw))
+            }),
+        })
+        .collect()
 }
 
 /// Toolkits disagree on what "window coordinates" are under Wayland: GTK 4
