@@ -124,7 +124,7 @@ impl Session {
             .lock()
             .unwrap()
             .get(&handle)
-            .is_none_or(|(_, _, tree)| drawn_bar(tree).is_some())
+            .is_none_or(|kept| drawn_bar(&kept.tree).is_some())
     }
 
     /// The window draws its menus in its tree (egui), so it exports none:

@@ -25,7 +25,7 @@ const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 pub(crate) struct Mirrored {
     commits: u64,
     changes: u64,
-    tree: Tree,
+    pub(super) tree: Tree,
     offset: (i32, i32),
 }
 
