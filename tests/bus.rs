@@ -1203,9 +1203,12 @@ fn every_drive_verb_answers_for_an_egui_app() {
         let help = c.request(&app, "HELP", json!({})).await;
         assert_eq!(help.rc(), Some(Rc::Ok));
 
-        // AccessKit's tree, under AccessKit's role names.
+        // AccessKit's tree, under AccessKit's role names, once egui has laid
+        // out its first frame (the field's hint comes with it).
         let tree = c
-            .tree_until(&app, json!({}), |t| egui_status(t).is_some())
+            .tree_until(&app, json!({}), |t| {
+                egui_status(t).is_some() && nodes(t).iter().any(|n| n["placeholder"] == "Your name")
+            })
             .await;
         assert_eq!(
             egui_status(&tree).unwrap(),

@@ -1155,7 +1155,9 @@ fn gtk4_widget_factory_reads_in_one_vocabulary_and_a_check_box_toggles() {
 
 #[test]
 fn foot_changes_its_title_and_the_watch_sees_it() {
-    let hosted = Hosted::start(&["--cua-listen", "127.0.0.1:0"], &["foot".to_string()]);
+    // sh, not the user's shell: its start-up files are not the test's.
+    let argv = ["foot", "--", "sh"].map(String::from);
+    let hosted = Hosted::start(&["--cua-listen", "127.0.0.1:0"], &argv);
     runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
