@@ -5,30 +5,9 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use support::Wayrig;
-
-/// Run `wayrig ARGS` with the session files under `cache`.
-fn cli(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wayrig"))
-        .args(args)
-        .env("XDG_CACHE_HOME", cache)
-        .env_remove("MYGO_AUTOMATION_SESSION")
-        .output()
-        .expect("wayrig runs")
-}
-
-fn ok(cache: &Path, args: &[&str]) -> String {
-    let out = cli(cache, args);
-    assert!(
-        out.status.success(),
-        "wayrig {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use support::{cli, cli_ok as ok, Wayrig};
 
 fn err(cache: &Path, args: &[&str]) -> String {
     let out = cli(cache, args);
@@ -228,12 +207,7 @@ fn a_reader_that_stops_early_does_not_cost_the_session_its_refs() {
 /// its refs still act there, until `--window` moves the session.
 #[test]
 fn a_session_keeps_its_window_when_a_press_opens_another() {
-    let wayrig = Wayrig::start();
-    let cache = wayrig.dir.join("cache");
-    let socket = wayrig.socket.to_str().unwrap();
-    ok(&cache, &["open", "--socket", socket]);
-    wait_for_window(&cache, "wayrig-gtk4-fixture");
-    ok(&cache, &["wait"]);
+    let (_wayrig, cache) = fixture_session();
     let snap = ok(&cache, &["snapshot", "-i"]);
     let opener = ref_of(&snap, &["[button]", "\"Open window\""]);
     let press = ref_of(&snap, &["[button]", "\"Press\""]);
@@ -421,12 +395,7 @@ fn settle_prints_only_what_changed() {
 /// window left in front.
 #[test]
 fn a_press_that_closes_its_window_is_done() {
-    let wayrig = Wayrig::start();
-    let cache = wayrig.dir.join("cache");
-    let socket = wayrig.socket.to_str().unwrap();
-    ok(&cache, &["open", "--socket", socket]);
-    wait_for_window(&cache, "wayrig-gtk4-fixture");
-    ok(&cache, &["wait"]);
+    let (_wayrig, cache) = fixture_session();
     let snap = ok(&cache, &["snapshot", "-i"]);
     ok(&cache, &["press", &ref_of(&snap, &["\"Open window\""])]);
     wait_for_window(&cache, "wayrig-gtk4-second");
@@ -449,4 +418,18 @@ fn a_press_that_closes_its_window_is_done() {
     assert!(!ok(&cache, &["windows"]).contains("wayrig-gtk4-second"));
     // The session goes on with the window left in front.
     assert!(ok(&cache, &["snapshot", "-i"]).contains("\"Open window\""));
+}
+
+/// A session on the GTK 4 fixture's settled window; its files under the
+/// returned cache directory.
+fn fixture_session() -> (Wayrig, std::path::PathBuf) {
+    let wayrig = Wayrig::start();
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
+    ok(&cache, &["wait"]);
+    (wayrig, cache)
 }

@@ -5,11 +5,11 @@
 mod support;
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::path::PathBuf;
+use std::process::{Child, Command};
 
 use serde_json::Value;
-use support::{element_id, ProtocolClient as Client, Wayrig};
+use support::{cli, cli_ok, element_id, ProtocolClient as Client, Wayrig};
 use wayrig_proto::mygo::{Action, Awaited, Call, Code};
 
 fn worker_fixture() -> String {
@@ -105,38 +105,23 @@ fn idle_waits_for_a_worker_thread_to_show_its_result_with_and_without_load() {
     }
 }
 
-/// Run `wayrig ARGS` (the agent CLI) with its session files under `cache`.
-fn cli(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wayrig"))
-        .args(args)
-        .env("XDG_CACHE_HOME", cache)
-        .env_remove("MYGO_AUTOMATION_SESSION")
-        .output()
-        .expect("wayrig runs")
-}
-
-fn cli_ok(cache: &Path, args: &[&str]) -> String {
-    let out = cli(cache, args);
-    assert!(
-        out.status.success(),
-        "wayrig {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-#[test]
-fn wait_text_sees_a_result_a_timer_picks_up_under_load() {
+/// A session on the worker fixture: Wayrig, a protocol client, the window's
+/// id, and the agent CLI's cache with a session opened on it.
+fn worker_session() -> (Wayrig, Client, Option<u64>, PathBuf) {
     let wayrig = Wayrig::start_app(&["/usr/bin/python3", &worker_fixture()]);
     let cache = wayrig.dir.join("cache");
     let mut c = Client::connect(&wayrig.socket);
-    let window = c.first_window();
-    let id = window["id"].as_u64();
+    let id = c.first_window()["id"].as_u64();
     cli_ok(
         &cache,
         &["open", "--socket", wayrig.socket.to_str().unwrap()],
     );
+    (wayrig, c, id, cache)
+}
+
+#[test]
+fn wait_text_sees_a_result_a_timer_picks_up_under_load() {
+    let (_wayrig, mut c, id, cache) = worker_session();
     c.call(Call::Idle {
         window: id,
         timeout_ms: Some(10_000),
@@ -164,15 +149,7 @@ fn wait_text_sees_a_result_a_timer_picks_up_under_load() {
 
 #[test]
 fn waits_for_what_never_shows_end_in_a_clean_timeout() {
-    let wayrig = Wayrig::start_app(&["/usr/bin/python3", &worker_fixture()]);
-    let cache = wayrig.dir.join("cache");
-    let mut c = Client::connect(&wayrig.socket);
-    let window = c.first_window();
-    let id = window["id"].as_u64();
-    cli_ok(
-        &cache,
-        &["open", "--socket", wayrig.socket.to_str().unwrap()],
-    );
+    let (_wayrig, mut c, id, cache) = worker_session();
     // Through the CLI: a timeout error, said in the protocol's terms.
     let out = cli(&cache, &["wait", "--text", "polled 99", "--timeout", "500"]);
     assert!(!out.status.success());

@@ -735,3 +735,25 @@ pub fn follow_output(child: &mut Child) -> (std::sync::Arc<Lines>, std::sync::Ar
     }
     (stdout, stderr)
 }
+
+/// Run `wayrig ARGS` (the agent CLI) with its session files under `cache`.
+pub fn cli(cache: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("MYGO_AUTOMATION_SESSION")
+        .output()
+        .expect("wayrig runs")
+}
+
+/// `wayrig ARGS`, which must succeed; what it printed.
+pub fn cli_ok(cache: &std::path::Path, args: &[&str]) -> String {
+    let out = cli(cache, args);
+    assert!(
+        out.status.success(),
+        "wayrig {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
