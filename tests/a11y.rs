@@ -52,6 +52,28 @@ async fn open_fixture(
     (fixture.app, fixture.layout, fixture.info)
 }
 
+/// Start the GTK 3 fixture in the session; returns it and its window once
+/// settled.
+async fn open_gtk3_fixture(
+    session: &Session,
+    host: &dyn Host,
+    compositor: &wayrig_compositor::CompositorHost,
+) -> (TestClient, wayrig_host::WindowInfo) {
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk3-fixture.py");
+    let mut app = TestClient::spawn_program(
+        compositor,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    app.expect("ready", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk3-fixture").await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    (app, win)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
     let (session, host, _c) = session().await;
@@ -697,18 +719,7 @@ async fn a_stopped_app_times_out_and_is_read_again_once_it_answers() {
 async fn gtk3_expanders_and_tree_rows_expand_and_collapse() {
     use wayrig_services::{Action, Path};
     let (session, host, compositor) = session().await;
-    let mut watch = host.watch_windows().await.unwrap();
-    let fixture =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk3-fixture.py");
-    let mut app = TestClient::spawn_program(
-        &compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    app.expect("ready", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk3-fixture").await;
-    session.settle(win.handle, SHORT).await.unwrap();
+    let (mut app, win) = open_gtk3_fixture(&session, &*host, &compositor).await;
     let tree = session.tree(win.handle).await.unwrap();
 
     let row = tree
@@ -811,18 +822,7 @@ async fn gtk4_list_rows_out_of_view_are_pressed_and_focused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gtk3_calendar_is_in_the_tree() {
     let (session, host, compositor) = session().await;
-    let mut watch = host.watch_windows().await.unwrap();
-    let fixture =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk3-fixture.py");
-    let mut app = TestClient::spawn_program(
-        &compositor,
-        std::path::Path::new("/usr/bin/python3"),
-        &[fixture.to_str().unwrap()],
-        &[],
-    );
-    app.expect("ready", SHORT, |_| true);
-    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk3-fixture").await;
-    session.settle(win.handle, SHORT).await.unwrap();
+    let (_app, win) = open_gtk3_fixture(&session, &*host, &compositor).await;
     let read = session
         .snapshot(win.handle, &wayrig_services::ReadOptions::default())
         .await
