@@ -268,12 +268,23 @@ fn main() {
     }
     let rt = table::runtime();
     let mut rows = Vec::new();
+    // `cargo bench --bench a11y -- NAME` runs the rows whose name holds NAME.
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
     rt.block_on(async {
-        measure("gtk4-widget-factory", &mut rows).await;
-        measure("gtk3-widget-factory", &mut rows).await;
-        measure_warm(&mut rows).await;
-        measure_synthetic(1_000, &mut rows).await;
-        measure_synthetic(10_000, &mut rows).await;
+        for app in ["gtk4-widget-factory", "gtk3-widget-factory"] {
+            if wanted(app) {
+                measure(app, &mut rows).await;
+            }
+        }
+        if wanted("fixture") {
+            measure_warm(&mut rows).await;
+        }
+        for nodes in [1_000, 10_000] {
+            if wanted("synthetic") {
+                measure_synthetic(nodes, &mut rows).await;
+            }
+        }
     });
     table::print(&rows);
 }

@@ -51,7 +51,11 @@ pub enum Command {
     ),
     Step(u32, oneshot::Sender<HostResult<Stepped>>),
     Commits(WindowHandle, oneshot::Sender<HostResult<u64>>),
-    Damage(WindowHandle, u64, oneshot::Sender<HostResult<Damage>>),
+    Damage(
+        WindowHandle,
+        u64,
+        oneshot::Sender<HostResult<(Damage, u64)>>,
+    ),
     Input(
         WindowHandle,
         Vec<InputEvent>,
@@ -238,7 +242,7 @@ impl Host for CompositorHost {
         self.ask(|tx| Command::Commits(window, tx)).await?
     }
 
-    async fn damage_since(&self, window: WindowHandle, since: u64) -> HostResult<Damage> {
+    async fn damage_since(&self, window: WindowHandle, since: u64) -> HostResult<(Damage, u64)> {
         self.ask(|tx| Command::Damage(window, since, tx)).await?
     }
 
@@ -539,7 +543,7 @@ impl State {
                 let _ = reply.send(windows.resolve(handle).map(|id| windows.tree_commits(id)));
             }
             Command::Damage(handle, since, reply) => {
-                let windows = &self.rig.windows;
+                let windows = &mut self.rig.windows;
                 let _ = reply.send(
                     windows
                         .resolve(handle)

@@ -533,20 +533,20 @@ pub enum HostError {
 
 pub type HostResult<T> = Result<T, HostError>;
 
-/// The one interface the services use to reach a host of apps.
 /// Where a window's pixels changed over some commits, as the app told the
 /// compositor when it committed them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Damage {
     /// Only within these rectangles, in the window's content coordinates
     /// (logical points, from the content's top left corner); none at all
-    /// when empty.
+    /// when empty. The content kept its size and scale.
     Within(Vec<Rect>),
-    /// Anything may have changed: the window was resized or rescaled, a
-    /// popup or subsurface drew, or the commits are no longer remembered.
+    /// Anything may have changed or moved: the window was laid out anew
+    /// (resized or rescaled), or a popup or subsurface drew.
     Anywhere,
 }
 
+/// The one interface the services use to reach a host of apps.
 #[async_trait::async_trait]
 pub trait Host: Send + Sync {
     fn capabilities(&self) -> Capabilities;
@@ -599,10 +599,11 @@ pub trait Host: Send + Sync {
     async fn commits(&self, window: WindowHandle) -> HostResult<u64>;
 
     /// Where the window's pixels may have changed since its commit count
-    /// was `since` (as `commits` gave it): what lies wholly outside the
-    /// rectangles has not moved. A host that cannot tell says `Anywhere`.
-    async fn damage_since(&self, _window: WindowHandle, _since: u64) -> HostResult<Damage> {
-        Ok(Damage::Anywhere)
+    /// was `since` (as `commits` or this gave it), with the commit count now:
+    /// what lies wholly outside the rectangles has not moved. A host that
+    /// cannot tell says `Anywhere`.
+    async fn damage_since(&self, window: WindowHandle, _since: u64) -> HostResult<(Damage, u64)> {
+        Ok((Damage::Anywhere, self.commits(window).await?))
     }
 
     /// Advance `frames` frames (step pacing only).

@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use atspi::proxy::accessible::AccessibleProxy;
-use atspi::proxy::cache::CacheProxy;
 use atspi::{
     CacheItem, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet,
 };
 use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
 
+use crate::event_marks::{meaning, Marks, Meaning};
 use crate::facts::{bounds, lasting, Lasting};
 use crate::model::{is_class_name, is_layout, without_mnemonics, Error, Node, Role, States};
 use crate::objects::{node_id, object_proxy, ref_id};
@@ -68,6 +68,7 @@ pub struct Frame {
 }
 
 /// An app's objects as one bulk read gives them, before the per-node calls.
+#[derive(Clone)]
 pub struct AppItems {
     app: App,
     items: Vec<CacheItem>,
@@ -129,6 +130,11 @@ pub struct A11y {
     lasting: std::sync::Mutex<HashMap<String, LastingStore>>,
     /// The change count of the last event that named each object.
     dirty: Shared<HashMap<u64, u64>>,
+    /// What events since marked as moved, restated or reshaped.
+    marks: Shared<Marks>,
+    /// Each app's (by bus name) last cache items, with where on the
+    /// connection they were current: read again only where events say.
+    kept_items: std::sync::Mutex<HashMap<String, (zbus::message::Sequence, AppItems)>>,
     /// What each app (by bus name) announced lately.
     announcements: Shared<Announcements>,
     /// The change count and node id of the last object that gained focus.
@@ -221,11 +227,13 @@ impl A11y {
             .map_err(|e| failed("cannot reach the accessibility bus", e))?;
         let changes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let dirty: Shared<HashMap<u64, u64>> = Default::default();
+        let marks: Shared<Marks> = Default::default();
         let announcements: Shared<Announcements> = Default::default();
         let (focus_to, focus) = tokio::sync::watch::channel((0, 0));
         let watch = Watch {
             changes: changes.clone(),
             dirty: dirty.clone(),
+            marks: marks.clone(),
             announcements: announcements.clone(),
             focus: focus_to,
         };
@@ -237,6 +245,8 @@ impl A11y {
             objects: Default::default(),
             lasting: Default::default(),
             dirty,
+            marks,
+            kept_items: Default::default(),
             announcements,
             focus,
             events,
@@ -266,6 +276,12 @@ impl A11y {
     /// A round trip to the app's main loop, then a wait until every event it
     /// sent before answering has been counted.
     pub async fn sync(&self, app: &App) -> Result<(), Error> {
+        self.caught_up(app).await.map(|_| ())
+    }
+
+    /// `sync`, returning where on the connection the app's answer arrived:
+    /// every event it sent before is marked.
+    async fn caught_up(&self, app: &App) -> Result<zbus::message::Sequence, Error> {
         let position = self.round_trip(app).await?;
         let mut read = self.read.clone();
         tokio::time::timeout(
@@ -275,7 +291,7 @@ impl A11y {
         .await
         .map_err(|_| Error::Timeout("the accessibility events did not catch up".into()))?
         .map_err(|_| Error::Failed("the accessibility connection closed".into()))?;
-        Ok(())
+        Ok(position)
     }
 
     /// What the app announced that this reader has not had, oldest first.
@@ -323,6 +339,7 @@ impl A11y {
                 .unwrap()
                 .get(&id)
                 .is_some_and(|&at| at > since)
+                || self.marks.lock().unwrap().moved_after(id, since)
         };
         let seen = async move {
             loop {
@@ -362,6 +379,11 @@ impl A11y {
             .collect()
     }
 
+    /// The objects an event moved after change count `since`.
+    pub fn moved_since(&self, since: u64) -> std::collections::HashSet<u64> {
+        self.marks.lock().unwrap().moved_since(since)
+    }
+
     /// How many accessibility events have arrived so far.
     pub fn changes(&self) -> u64 {
         self.changes.load(std::sync::atomic::Ordering::SeqCst)
@@ -397,6 +419,16 @@ impl A11y {
                 pid,
             });
         }
+        // What was kept of apps that left is not needed again.
+        let listed = |name: &String| apps.iter().any(|a| &a.bus_name == name);
+        self.kept_items
+            .lock()
+            .unwrap()
+            .retain(|name, _| listed(name));
+        self.marks
+            .lock()
+            .unwrap()
+            .forget_all_but(&apps.iter().map(|a| a.bus_name.as_str()).collect::<Vec<_>>());
         Ok(apps)
     }
 
@@ -452,19 +484,19 @@ impl A11y {
     }
 
     /// An app's objects in one Cache.GetItems call (else a walk): enough to
-    /// tell its frames apart before any per-node call.
+    /// tell its frames apart before any per-node call. Read in bulk again,
+    /// they are the last read's, with the objects events restated since
+    /// asked again, unless an event changed the tree's shape.
     pub async fn read_items(&self, app: &App, how: Read) -> Result<AppItems, Error> {
-        let cache = CacheProxy::builder(&self.conn)
-            .destination(app.bus_name.as_str())
-            .map_err(|e| failed("cache", e))?
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .map_err(|e| failed("cache", e))?;
+        if how == Read::Bulk {
+            if let Some(items) = self.items_as_events_say(app).await? {
+                return Ok(items);
+            }
+        }
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
         let began = std::time::Instant::now();
         let cached = match how {
-            Read::Bulk => self.cached_items(&cache, app).await?,
+            Read::Bulk => self.cached_items(app).await?,
             Read::NodeByNode => None,
         };
         if cached.is_some() {
@@ -472,8 +504,9 @@ impl A11y {
         }
         // A walk reads below objects that manage their descendants itself.
         let cached_read = cached.is_some();
-        let mut items = match cached {
-            Some(items) => {
+        // Where on the connection the items were current.
+        let (as_of, mut items) = match cached {
+            Some((as_of, items)) => {
                 // Toolkits (GTK 4) put an object in the cache only once a client
                 // has asked for it: walk down to what is missing, then read again.
                 let began = std::time::Instant::now();
@@ -481,22 +514,22 @@ impl A11y {
                 self.span("children the cache lacks", began, asked);
                 if asked > 0 {
                     let began = std::time::Instant::now();
-                    let items = cache
-                        .get_items()
+                    let again = self
+                        .get_items(app)
                         .await
                         .map_err(|e| call_failed(&what(), e))?;
                     self.span("GetItems again", began, 1);
-                    items
+                    again
                 } else {
-                    items
+                    (as_of, items)
                 }
             }
             // No cache (Qt 6.4): walk the tree, level by level.
             None => {
                 let began = std::time::Instant::now();
-                let items = self.walk_items(app).await?;
+                let (as_of, items) = self.walk_items(app).await?;
                 self.span("walk", began, items.len() * 6);
-                items
+                (as_of, items)
             }
         };
         if cached_read {
@@ -538,12 +571,62 @@ impl A11y {
                 kept
             });
         }
-        Ok(AppItems {
+        let read = AppItems {
             app: app.clone(),
             items,
             ids,
             children,
-        })
+        };
+        if how == Read::Bulk {
+            self.kept_items
+                .lock()
+                .unwrap()
+                .insert(app.bus_name.clone(), (as_of, read.clone()));
+        }
+        Ok(read)
+    }
+
+    /// The app's last items, when no event since changed the tree's shape:
+    /// those events restated (states, name, description) asked again.
+    async fn items_as_events_say(&self, app: &App) -> Result<Option<AppItems>, Error> {
+        let kept = self.kept_items.lock().unwrap().get(&app.bus_name).cloned();
+        let Some((as_of, mut items)) = kept else {
+            return Ok(None);
+        };
+        let began = std::time::Instant::now();
+        let now = self.caught_up(app).await?;
+        self.span("events caught up", began, 1);
+        let restated = {
+            let marks = self.marks.lock().unwrap();
+            if marks.reshaped_after(&app.bus_name, as_of) {
+                return Ok(None);
+            }
+            marks.restated_after(items.ids.keys().copied(), as_of)
+        };
+        if !restated.is_empty() {
+            let began = std::time::Instant::now();
+            let asked = restated.len();
+            let conn = &self.conn;
+            let items_ref = &items;
+            let fresh: Vec<(u64, Option<Restated>)> = stream::iter(restated)
+                .map(|id| async move { (id, restate(conn, &items_ref.item(id).object).await) })
+                .buffer_unordered(EXTENTS_IN_FLIGHT)
+                .collect()
+                .await;
+            for (id, now) in fresh {
+                // An object that does not answer is gone: read it all again.
+                let Some(now) = now else { return Ok(None) };
+                let i = items.ids[&id];
+                let it = &mut items.items[i];
+                (it.states, it.short_name, it.name) = (now.states, now.name, now.description);
+            }
+            self.span("objects events restated", began, asked * 3);
+        }
+        self.kept_items
+            .lock()
+            .unwrap()
+            .insert(app.bus_name.clone(), (now, items.clone()));
+        Ok(Some(items))
     }
 
     /// One frame's elements: its objects in tree order with what the cache
@@ -569,6 +652,7 @@ impl A11y {
         let details = self
             .details(&items.app, &items.items, &items.ids, &order, kept)
             .await;
+        let began = std::time::Instant::now();
         {
             let mut objects = self.objects.lock().unwrap();
             for id in &order {
@@ -592,21 +676,22 @@ impl A11y {
             })
             .collect();
         roles_by_content(&mut nodes);
+        self.span("nodes", began, 0);
         Frame {
             head: head.clone(),
             nodes,
         }
     }
 
-    /// The app's cache, or `None` when it has no GetItems. An app registers a
-    /// moment before it exports its cache: its main loop gets a few round trips.
+    /// The app's cache, with where on the connection it was current, or
+    /// `None` when it has no GetItems. An app registers a moment before it
+    /// exports its cache: its main loop gets a few round trips.
     async fn cached_items(
         &self,
-        cache: &CacheProxy<'_>,
         app: &App,
-    ) -> Result<Option<Vec<CacheItem>>, Error> {
+    ) -> Result<Option<(zbus::message::Sequence, Vec<CacheItem>)>, Error> {
         for _ in 0..STARTUP_ROUND_TRIPS {
-            match cache.get_items().await {
+            match self.get_items(app).await {
                 Ok(items) => return Ok(Some(items)),
                 Err(zbus::Error::MethodError(name, Some(message), _))
                     if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod"
@@ -627,13 +712,37 @@ impl A11y {
         Ok(None)
     }
 
-    /// Read an app without a cache: each level's objects concurrently.
-    async fn walk_items(&self, app: &App) -> Result<Vec<CacheItem>, Error> {
+    /// One Cache.GetItems, with where its answer arrived: the events the app
+    /// sent before it are in it. (A typed proxy's answer hides the place.)
+    async fn get_items(
+        &self,
+        app: &App,
+    ) -> Result<(zbus::message::Sequence, Vec<CacheItem>), zbus::Error> {
+        let reply = self
+            .conn
+            .call_method(
+                Some(app.bus_name.as_str()),
+                "/org/a11y/atspi/cache",
+                Some("org.a11y.atspi.Cache"),
+                "GetItems",
+                &(),
+            )
+            .await?;
+        let items: Vec<CacheItem> = reply.body().deserialize()?;
+        Ok((reply.recv_position(), items))
+    }
+
+    /// Read an app without a cache: each level's objects concurrently; with
+    /// where on the connection the walk began.
+    async fn walk_items(
+        &self,
+        app: &App,
+    ) -> Result<(zbus::message::Sequence, Vec<CacheItem>), Error> {
         // A hung app would leave every object of the walk unanswered: ask once.
-        self.round_trip(app).await?;
+        let began_at = self.round_trip(app).await?;
         let root = app_root(app)?;
         let start = vec![(root.clone(), ObjectRefOwned::new(atspi::ObjectRef::Null), 0)];
-        Ok(self.walk_from(&root, start).await)
+        Ok((began_at, self.walk_from(&root, start).await))
     }
 
     /// Read objects and everything below them, each level's objects
@@ -1033,6 +1142,7 @@ async fn watch_changes(
 struct Watch {
     changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     dirty: Shared<HashMap<u64, u64>>,
+    marks: Shared<Marks>,
     announcements: Shared<Announcements>,
     /// The change count and node id of the last object that gained focus.
     focus: tokio::sync::watch::Sender<(u64, u64)>,
@@ -1050,17 +1160,30 @@ impl Watch {
             return;
         };
         let id = node_id(sender.as_str(), path.as_str());
-        self.dirty.lock().unwrap().insert(id, count);
         let member = header.member().map(|m| m.as_str().to_string());
         let body = message.body();
         // Object events carry (kind, detail1, detail2, data, properties).
-        let Ok((kind, detail1, _, data, _)) = body.deserialize::<(
+        let object_event = body.deserialize::<(
             String,
             i32,
             i32,
             zbus::zvariant::OwnedValue,
             HashMap<String, zbus::zvariant::OwnedValue>,
-        )>() else {
+        )>();
+        let kind = object_event.as_ref().map(|e| e.0.as_str()).unwrap_or("");
+        let meaning = meaning(member.as_deref().unwrap_or(""), kind);
+        // A move leaves what is read per node as it was.
+        if meaning != Meaning::Moved {
+            self.dirty.lock().unwrap().insert(id, count);
+        }
+        self.marks.lock().unwrap().mark(
+            meaning,
+            sender.as_str(),
+            id,
+            count,
+            message.recv_position(),
+        );
+        let Ok((kind, detail1, _, data, _)) = object_event else {
             return;
         };
         match member.as_deref() {
@@ -1079,6 +1202,25 @@ impl Watch {
             _ => {}
         }
     }
+}
+
+/// What an object's cache item says that events restate.
+struct Restated {
+    states: StateSet,
+    name: String,
+    description: String,
+}
+
+/// An object's states, name and description asked now; `None` when it does
+/// not answer (it is gone).
+async fn restate(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Restated> {
+    let p = object_proxy::<AccessibleProxy>(conn, obj).await.ok()?;
+    let (states, name, description) = tokio::join!(p.get_state(), p.name(), p.description());
+    Some(Restated {
+        states: states.ok()?,
+        name: name.ok()?,
+        description: description.ok()?,
+    })
 }
 
 async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<ObjectRefOwned> {

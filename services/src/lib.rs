@@ -6,6 +6,7 @@
 pub mod a11y;
 pub mod bus;
 pub mod desktop;
+mod event_marks;
 mod facts;
 pub mod model;
 mod objects;

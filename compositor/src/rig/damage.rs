@@ -20,6 +20,9 @@ pub struct DamageLog {
     /// The content's place in the surface and the buffer scale at the last
     /// commit: when they change, every element may have moved.
     layout: Option<(Rect, i32)>,
+    /// The last change that could have moved anything (a new layout, a
+    /// popup's or subsurface's commit); remembered however old.
+    moved_all_at: u64,
 }
 
 impl DamageLog {
@@ -34,20 +37,46 @@ impl DamageLog {
     /// Change number `change` was counted: it damaged what the commit before
     /// it said, or anything when no commit of the toplevel's own surface did.
     pub fn counted(&mut self, change: u64) {
-        self.changes.push_back((change, self.pending.take()));
+        let damaged = self.pending.take();
+        if damaged.is_none() {
+            self.moved_all_at = change;
+        }
+        self.changes.push_back((change, damaged));
         if self.changes.len() > REMEMBERED {
             self.changes.pop_front();
         }
     }
 
-    /// Where the pixels may have changed after change number `since`, up to `now`.
+    /// Rectangles of the buffer (in pixels) in the content's coordinates
+    /// (points), rounded outwards; `None` before the first commit.
+    pub fn in_content(&self, pixels: &[Rect]) -> Option<Vec<Rect>> {
+        let (content, scale) = self.layout?;
+        let placed = pixels.iter().map(|r| {
+            let (x, y) = (r.x.div_euclid(scale), r.y.div_euclid(scale));
+            let right = (r.x + r.width + scale - 1).div_euclid(scale);
+            let bottom = (r.y + r.height + scale - 1).div_euclid(scale);
+            Rect::new(x - content.x, y - content.y, right - x, bottom - y)
+        });
+        Some(placed.collect())
+    }
+
+    /// Where the pixels may have changed after change number `since`, up to
+    /// `now`. Where the changes are no longer remembered but none of them
+    /// moved everything, that is anywhere in the content, still laid out
+    /// as it was.
     pub fn since(&self, since: u64, now: u64) -> Damage {
         if since == now {
             return Damage::Within(Vec::new());
         }
+        if self.moved_all_at > since || since > now {
+            return Damage::Anywhere;
+        }
         // Each change from since + 1 to now must be remembered.
-        match self.changes.front() {
-            Some((first, _)) if *first <= since + 1 && since < now => {}
+        match (self.changes.front(), self.layout) {
+            (Some((first, _)), _) if *first <= since + 1 => {}
+            (_, Some((content, _))) => {
+                return Damage::Within(vec![Rect::new(0, 0, content.width, content.height)])
+            }
             _ => return Damage::Anywhere,
         }
         let mut rects = Vec::new();
@@ -103,6 +132,22 @@ mod tests {
         }
         let now = 5 + REMEMBERED as u64;
         assert_eq!(log.since(now - 1, now), Damage::Within(vec![]));
-        assert_eq!(log.since(4, now), Damage::Anywhere, "forgotten");
+        assert_eq!(log.since(4, now), Damage::Anywhere, "the popup's change");
+    }
+
+    #[test]
+    fn forgotten_changes_damage_the_whole_content_but_move_nothing() {
+        let mut log = DamageLog::default();
+        let content = Rect::new(10, 20, 800, 600);
+        for n in 1..=REMEMBERED as u64 + 10 {
+            commit(&mut log, n, Some(vec![Rect::new(0, 0, 5, 5)]), content);
+        }
+        let now = REMEMBERED as u64 + 10;
+        assert_eq!(
+            log.since(2, now),
+            Damage::Within(vec![Rect::new(0, 0, 800, 600)]),
+            "forgotten, but nothing was laid out again"
+        );
+        assert_eq!(log.since(0, now), Damage::Anywhere, "the first layout");
     }
 }

@@ -7,6 +7,7 @@ pub mod clipboard;
 pub mod damage;
 pub mod frame_clock;
 pub mod input_queue;
+pub mod pixels;
 pub mod windows;
 
 use std::time::Duration;

@@ -28,6 +28,7 @@ use crate::config::{Config, Decorations};
 use crate::registry::{self, Lookup, Registry};
 use crate::rig::clients::Clients;
 use crate::rig::damage::DamageLog;
+use crate::rig::pixels::Tiles;
 use crate::settle::Activity;
 
 /// The surface behind a registry record.
@@ -73,6 +74,9 @@ pub struct WindowData {
     pub shown_changes: u64,
     /// Where each of those changes damaged the toplevel.
     pub damage: DamageLog,
+    /// The tiles of the toplevel's buffer when its damage was last asked
+    /// for, with the change count then.
+    pub looked: Option<(u64, Tiles)>,
 }
 
 impl WindowData {
@@ -85,6 +89,7 @@ impl WindowData {
             fitted: false,
             shown_changes: 0,
             damage: DamageLog::default(),
+            looked: None,
         }
     }
 }
@@ -160,12 +165,27 @@ impl Windows {
         self.registry.get(id).map_or(0, |r| r.surface.shown_changes)
     }
 
-    /// Where a window's pixels may have changed since its change count was `since`.
-    pub fn damage_since(&self, id: u64, since: u64) -> Damage {
-        match self.registry.get(id) {
-            Some(r) => r.surface.damage.since(since, r.surface.shown_changes),
-            None => Damage::Anywhere,
-        }
+    /// Where a window's pixels changed since its change count was `since`,
+    /// and the change count now. Where the damage the app gave can be
+    /// checked against the buffer as it was at `since` (its damage was
+    /// asked for then), only the tiles whose pixels differ count.
+    pub fn damage_since(&mut self, id: u64, since: u64) -> (Damage, u64) {
+        let Some(rec) = self.registry.get_mut(id) else {
+            return (Damage::Anywhere, 0);
+        };
+        let data = &mut rec.surface;
+        let now = data.shown_changes;
+        let declared = data.damage.since(since, now);
+        let tiles = Tiles::of(&data.surface.wl_surface());
+        let damage = match (&declared, &data.looked, &tiles) {
+            (Damage::Within(_), Some((at, before)), Some(tiles)) if *at == since => tiles
+                .changed_since(before)
+                .and_then(|pixels| data.damage.in_content(&pixels))
+                .map_or(declared, Damage::Within),
+            _ => declared,
+        };
+        data.looked = tiles.map(|t| (now, t));
+        (damage, now)
     }
 
     /// Count a change to what record `id` shows on the toplevel that shows it.

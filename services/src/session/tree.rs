@@ -44,13 +44,15 @@ impl Session {
             }
         }
         // Bounds that lie where nothing was drawn since the last read have
-        // not moved.
-        let kept = match &last {
-            Some(last) => match self.host.damage_since(handle, last.commits).await? {
-                Damage::Within(rects) => Some((last, rects)),
-                Damage::Anywhere => None,
-            },
-            None => None,
+        // not moved. (A first read is asked too: the host keeps what the
+        // window showed, to compare the next read's with.)
+        let since = last.as_ref().map_or(0, |l| l.commits);
+        let began = std::time::Instant::now();
+        let (damage, commits) = self.host.damage_since(handle, since).await?;
+        self.a11y()?.span("damage", began, 0);
+        let kept = match (&last, damage) {
+            (Some(last), Damage::Within(rects)) => Some((last, rects)),
+            _ => None,
         };
         // Each call has its own limit; this bounds a read of an app that
         // stops answering halfway through its many calls.
@@ -85,8 +87,10 @@ impl Session {
         handle: WindowHandle,
         last: Option<(&Mirrored, Vec<Rect>)>,
     ) -> Result<(Tree, (i32, i32)), Error> {
+        let began = std::time::Instant::now();
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
         let windows = self.windows.now();
+        self.a11y()?.span("window", began, 0);
         // Trees of windows that have closed are kept no longer.
         self.mirror
             .lock()
@@ -150,7 +154,10 @@ impl Session {
                     last.tree.window.content.height,
                 ) == (window.content.width, window.content.height) =>
             {
-                unmoved(last, &damage, &a11y.named_since(last.changes))
+                // A move reported by an event is a move (GTK 4 reports those
+                // of the elements it exposes, not of the boxes around them).
+                let named = a11y.named_since(last.changes);
+                unmoved(last, &damage, &(&named | &a11y.moved_since(last.changes)))
             }
             _ => HashMap::new(),
         };
