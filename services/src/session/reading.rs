@@ -106,26 +106,29 @@ enum Axis {
     Across,
 }
 
+/// A sibling that shows: its index, and where it and its subtree show.
+type Shown = (usize, Extent);
+
 /// Siblings in reading order: those that show cut apart, then the rest.
 fn siblings_in_order(siblings: &[usize], extents: &[Option<Extent>]) -> Vec<usize> {
     let (shown, unshown): (Vec<usize>, Vec<usize>) =
         siblings.iter().partition(|i| extents[**i].is_some());
-    let placed: Vec<(usize, Extent)> = shown
+    let shown: Vec<Shown> = shown
         .into_iter()
         .filter_map(|i| Some((i, extents[i]?)))
         .collect();
     let mut order = Vec::with_capacity(siblings.len());
-    cut(placed, &mut order);
+    cut(shown, &mut order);
     order.extend(unshown);
     order
 }
 
-/// Cut `placed` (in the toolkit's order) into bands, else columns, and
+/// Cut `shown` (in the toolkit's order) into bands, else columns, and
 /// each of those again; what no gap parts stays in the toolkit's order.
-fn cut(placed: Vec<(usize, Extent)>, order: &mut Vec<usize>) {
-    if placed.len() > 1 {
+fn cut(shown: Vec<Shown>, order: &mut Vec<usize>) {
+    if shown.len() > 1 {
         for axis in [Axis::Down, Axis::Across] {
-            let parts = parts_along(&placed, axis);
+            let parts = parts_along(&shown, axis);
             if parts.len() > 1 {
                 for part in parts {
                     cut(part, order);
@@ -134,33 +137,44 @@ fn cut(placed: Vec<(usize, Extent)>, order: &mut Vec<usize>) {
             }
         }
     }
-    order.extend(placed.into_iter().map(|(i, _)| i));
+    order.extend(shown.into_iter().map(|(i, _)| i));
 }
 
-/// The groups of `placed` that gaps along `axis` part, in the order they
+/// Siblings no gap along an axis parts, and the span they cover along it.
+struct Part {
+    from: i32,
+    to: i32,
+    members: Vec<Shown>,
+}
+
+/// The groups of `shown` that gaps along `axis` part, in the order they
 /// come along it, each in the toolkit's order. Neighbours that overlap by
 /// a quarter of the smaller one or less (a border, a focus ring, a row
 /// set a little lower) are parted still.
-fn parts_along(placed: &[(usize, Extent)], axis: Axis) -> Vec<Vec<(usize, Extent)>> {
-    let mut by_start = placed.to_vec();
+fn parts_along(shown: &[Shown], axis: Axis) -> Vec<Vec<Shown>> {
+    let mut by_start = shown.to_vec();
     by_start.sort_by_key(|(_, e)| e.span(axis));
-    let mut parts: Vec<(i32, i32, Vec<(usize, Extent)>)> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
     for (i, e) in by_start {
         let (start, end) = e.span(axis);
         match parts.last_mut() {
-            Some((from, to, part)) if overlap_much(*from, *to, start, end) => {
-                *to = (*to).max(end);
-                part.push((i, e));
+            Some(part) if overlap_much(part.from, part.to, start, end) => {
+                part.to = part.to.max(end);
+                part.members.push((i, e));
             }
-            _ => parts.push((start, end, vec![(i, e)])),
+            _ => parts.push(Part {
+                from: start,
+                to: end,
+                members: vec![(i, e)],
+            }),
         }
     }
     parts
         .into_iter()
-        .map(|(_, _, mut part)| {
+        .map(|mut part| {
             // Pre-order indices of siblings rise in the toolkit's order.
-            part.sort_by_key(|(i, _)| *i);
-            part
+            part.members.sort_by_key(|(i, _)| *i);
+            part.members
         })
         .collect()
 }
@@ -177,54 +191,59 @@ fn overlap_much(from: i32, to: i32, start: i32, end: i32) -> bool {
 mod tests {
     use super::*;
 
-    /// A tree from (parent, bounds) pairs, a parent before its children.
-    fn tree(elements: &[(Option<usize>, Option<(i32, i32, i32, i32)>)]) -> Vec<Placement> {
-        elements
-            .iter()
-            .map(|(parent, b)| Placement {
-                parent: *parent,
-                bounds: b.map(|(x, y, w, h)| Rect::new(x, y, w, h)),
-            })
-            .collect()
+    /// An element that shows at x, y, of width by height.
+    fn at(parent: Option<usize>, x: i32, y: i32, width: i32, height: i32) -> Placement {
+        Placement {
+            parent,
+            bounds: Some(Rect::new(x, y, width, height)),
+        }
+    }
+
+    /// An element that does not show.
+    fn nowhere(parent: Option<usize>) -> Placement {
+        Placement {
+            parent,
+            bounds: None,
+        }
     }
 
     #[test]
     fn a_label_left_of_its_field_reads_before_it() {
         // A form whose fields the toolkit lists before their labels.
-        let form = tree(&[
-            (None, Some((0, 0, 400, 100))),
-            (Some(0), Some((100, 10, 200, 32))), // Name field
-            (Some(0), Some((10, 16, 60, 20))),   // "Name"
-            (Some(0), Some((100, 50, 200, 32))), // Address field
-            (Some(0), Some((10, 56, 80, 20))),   // "Address"
-        ]);
+        let form = vec![
+            at(None, 0, 0, 400, 100),
+            at(Some(0), 100, 10, 200, 32), // Name field
+            at(Some(0), 10, 16, 60, 20),   // "Name"
+            at(Some(0), 100, 50, 200, 32), // Address field
+            at(Some(0), 10, 56, 80, 20),   // "Address"
+        ];
         assert_eq!(reading_order(&form), [0, 2, 1, 4, 3]);
     }
 
     #[test]
     fn columns_read_whole_as_subtrees_and_as_siblings() {
         // Two columns, each a subtree of three rows.
-        let subtrees = tree(&[
-            (None, Some((0, 0, 400, 100))),
-            (Some(0), Some((200, 0, 200, 100))), // right column, listed first
-            (Some(1), Some((200, 0, 200, 20))),
-            (Some(1), Some((200, 30, 200, 20))),
-            (Some(0), Some((0, 0, 190, 100))), // left column
-            (Some(4), Some((0, 0, 190, 20))),
-            (Some(4), Some((0, 30, 190, 20))),
-        ]);
+        let subtrees = vec![
+            at(None, 0, 0, 400, 100),
+            at(Some(0), 200, 0, 200, 100), // right column, listed first
+            at(Some(1), 200, 0, 200, 20),
+            at(Some(1), 200, 30, 200, 20),
+            at(Some(0), 0, 0, 190, 100), // left column
+            at(Some(4), 0, 0, 190, 20),
+            at(Some(4), 0, 30, 190, 20),
+        ];
         assert_eq!(reading_order(&subtrees), [0, 4, 5, 6, 1, 2, 3]);
         // GTK 4 leaves the boxes out: a header bar (listed last, drawn on
         // top), a column of short rows, and beside it a tall text view.
-        // Rows across both columns would read "row 1, text, row 2".
-        let flat = tree(&[
-            (None, Some((0, 0, 400, 300))),
-            (Some(0), Some((0, 50, 190, 30))),    // entry
-            (Some(0), Some((0, 90, 190, 30))),    // entry
-            (Some(0), Some((0, 130, 190, 30))),   // check box
-            (Some(0), Some((200, 50, 200, 250))), // text view
-            (Some(0), Some((0, 0, 400, 40))),     // header bar
-        ]);
+        // Sorted into rows, the text view would read between the entries.
+        let flat = vec![
+            at(None, 0, 0, 400, 300),
+            at(Some(0), 0, 50, 190, 30),    // entry
+            at(Some(0), 0, 90, 190, 30),    // entry
+            at(Some(0), 0, 130, 190, 30),   // check box
+            at(Some(0), 200, 50, 200, 250), // text view
+            at(Some(0), 0, 0, 400, 40),     // header bar
+        ];
         assert_eq!(reading_order(&flat), [0, 5, 1, 2, 3, 4]);
     }
 
@@ -232,59 +251,56 @@ mod tests {
     fn a_toolbar_reads_left_to_right() {
         // GTK lists a tree view's column headers right to left; a button a
         // pixel higher or lower is on the same row.
-        let toolbar = tree(&[
-            (None, Some((0, 0, 300, 30))),
-            (Some(0), Some((240, 2, 50, 24))), // Nick
-            (Some(0), Some((160, 2, 60, 24))), // Name
-            (Some(0), Some((80, 3, 60, 24))),  // Icon
-            (Some(0), Some((0, 1, 60, 24))),   // Cool
-        ]);
+        let toolbar = vec![
+            at(None, 0, 0, 300, 30),
+            at(Some(0), 240, 2, 50, 24), // Nick
+            at(Some(0), 160, 2, 60, 24), // Name
+            at(Some(0), 80, 3, 60, 24),  // Icon
+            at(Some(0), 0, 1, 60, 24),   // Cool
+        ];
         assert_eq!(reading_order(&toolbar), [0, 4, 3, 2, 1]);
     }
 
     #[test]
     fn a_child_drawn_above_reads_first_with_its_subtree() {
         // GTK 4 lists a window's menu bar after its content.
-        let window = tree(&[
-            (None, Some((0, 0, 500, 560))),
-            (Some(0), Some((0, 27, 500, 32))), // "First" field
-            (Some(0), Some((0, 67, 500, 32))), // "Second" field
-            (Some(0), Some((0, 0, 500, 26))),  // menu bar
-            (Some(3), Some((48, 4, 26, 18))),  // Edit, listed first
-            (Some(3), Some((8, 4, 24, 18))),   // File
-        ]);
+        let window = vec![
+            at(None, 0, 0, 500, 560),
+            at(Some(0), 0, 27, 500, 32), // "First" field
+            at(Some(0), 0, 67, 500, 32), // "Second" field
+            at(Some(0), 0, 0, 500, 26),  // menu bar
+            at(Some(3), 48, 4, 26, 18),  // Edit, listed first
+            at(Some(3), 8, 4, 24, 18),   // File
+        ];
         assert_eq!(reading_order(&window), [0, 3, 5, 4, 1, 2]);
     }
 
     #[test]
     fn what_does_not_show_follows_in_the_toolkits_order() {
-        let window = tree(&[
-            (None, Some((0, 0, 300, 100))),
-            (Some(0), None),                   // a closed popover
-            (Some(1), None),                   // its item
-            (Some(0), Some((0, 50, 100, 20))), // a button below
-            (Some(0), Some((0, 0, 0, 0))),     // an unsized (hidden) page
-            (Some(0), None),                   // a box of no size of its own
-            (Some(5), Some((0, 10, 100, 20))), // whose button is on top
-        ]);
+        let window = vec![
+            at(None, 0, 0, 300, 100),
+            nowhere(Some(0)),            // a closed popover
+            nowhere(Some(1)),            // its item
+            at(Some(0), 0, 50, 100, 20), // a button below
+            at(Some(0), 0, 0, 0, 0),     // an unsized (hidden) page
+            nowhere(Some(0)),            // a box of no size of its own
+            at(Some(5), 0, 10, 100, 20), // whose button is on top
+        ];
         assert_eq!(reading_order(&window), [0, 5, 6, 3, 1, 2, 4]);
     }
 
     #[test]
     fn layers_no_gap_parts_keep_the_toolkits_order() {
         // A video's overlay: the picture, an icon on it, controls over its foot.
-        let overlay = tree(&[
-            (None, Some((0, 0, 200, 64))),
-            (Some(0), Some((0, 0, 200, 64))),
-            (Some(0), Some((70, 0, 64, 64))),
-            (Some(0), Some((0, 30, 200, 34))),
-        ]);
+        let overlay = vec![
+            at(None, 0, 0, 200, 64),
+            at(Some(0), 0, 0, 200, 64),
+            at(Some(0), 70, 0, 64, 64),
+            at(Some(0), 0, 30, 200, 34),
+        ];
         assert_eq!(reading_order(&overlay), [0, 1, 2, 3]);
         // A parent listed after its child (no pre-order) is no parent.
-        let odd = tree(&[
-            (Some(1), Some((0, 50, 10, 10))),
-            (None, Some((0, 0, 10, 10))),
-        ]);
+        let odd = vec![at(Some(1), 0, 50, 10, 10), at(None, 0, 0, 10, 10)];
         assert_eq!(reading_order(&odd), [1, 0]);
     }
 }
