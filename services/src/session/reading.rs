@@ -24,9 +24,10 @@ pub struct Placement {
 ///
 /// Siblings are cut apart along the gaps between them: into bands top to
 /// bottom, each band into columns left to right, and again within each part;
-/// siblings that no gap parts (an overlay's layers) keep the toolkit's order. An element
-/// without bounds of its own reads where its content shows; siblings that do
-/// not show at all follow those that do, in the toolkit's order.
+/// siblings that no gap parts (an overlay's layers) keep the toolkit's
+/// order. An element without bounds of its own reads where its content
+/// shows; siblings that do not show at all follow those that do, in the
+/// toolkit's order.
 pub fn reading_order(elements: &[Placement]) -> Vec<usize> {
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); elements.len()];
     let mut tops = Vec::new();
