@@ -324,7 +324,7 @@ fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
 /// gtk4-widget-factory's first page as a person reads it: the header bar
 /// (which GTK lists last) first, then each column of the page whole, top to
 /// bottom, a row left to right (GTK lists a tree view's headers right to
-/// left), a label before the field it names.
+/// left), a label before the field it names and naming no other.
 #[test]
 fn snapshot_lists_the_page_as_a_person_reads_it() {
     let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
@@ -353,6 +353,13 @@ fn snapshot_lists_the_page_as_a_person_reads_it() {
     );
     // The bottom row's notebooks come last, after the right-hand column.
     assert!(first(&["[textField]", "Lorem ipsum"]) < first(&["[tab] \"Tab\""]));
+    // A label names the control read just after it: the video's time its
+    // seek slider, not the volume button past that, nor the next column's
+    // text view the last line of "Text Styles".
+    let named = |text: &str| lines.iter().filter(|l| l.contains(text)).count();
+    assert_eq!(named("[slider] ~\"0:00\""), 1, "{snap}");
+    assert_eq!(named("~\"0:00\""), 1, "{snap}");
+    assert_eq!(named("~\"Heading\""), 0, "{snap}");
 
     let all = ok(&cache, &["snapshot"]);
     let lines: Vec<&str> = all.lines().collect();

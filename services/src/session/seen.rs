@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use wayrig_host::Rect;
 
 use super::elements::{is_control, is_hidden};
+use super::reading::{reading_order, Placement};
 use crate::model::{LabelFallback, LabelSource, Node, Role, Tree};
 
 /// How far a label may sit from the field it names, in points: left of it on
@@ -20,12 +21,13 @@ const ABOVE_GAP: i32 = 40;
 /// window's app shows a popup (menu, popover) now.
 pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
     mark_offscreen(tree, popup_open);
+    let ranks = reading_ranks(tree);
     let fallbacks: Vec<(usize, LabelFallback)> = tree
         .nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.label().is_none() && is_control(n))
-        .filter_map(|(i, n)| Some((i, label_fallback(tree, n)?)))
+        .filter_map(|(i, _)| Some((i, label_fallback(tree, &ranks, i)?)))
         .collect();
     for (i, fallback) in fallbacks {
         tree.nodes[i].label_fallback = Some(fallback);
@@ -103,10 +105,36 @@ fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     false
 }
 
-/// The words that name a control whose name says nothing: the text its
-/// labelled-by relation points at, its description (GTK's tooltip), the
-/// name of the icon it shows, else the label just before it.
-fn label_fallback(tree: &Tree, n: &Node) -> Option<LabelFallback> {
+/// Each node's place in reading order, by its index in the tree; what does
+/// not show is placed nowhere.
+fn reading_ranks(tree: &Tree) -> Vec<usize> {
+    let index: HashMap<u64, usize> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+    let placements: Vec<Placement> = tree
+        .nodes
+        .iter()
+        .map(|n| Placement {
+            parent: n.parent.and_then(|p| index.get(&p).copied()),
+            bounds: n.bounds.filter(|_| !n.states.offscreen),
+        })
+        .collect();
+    let mut ranks = vec![0; tree.nodes.len()];
+    for (rank, i) in reading_order(&placements).into_iter().enumerate() {
+        ranks[i] = rank;
+    }
+    ranks
+}
+
+/// The words that name a control (the node at `at`) whose name says
+/// nothing: the text its labelled-by relation points at, its description
+/// (GTK's tooltip), the name of the icon it shows, else the label just
+/// before it. `ranks`: each node's place in reading order.
+fn label_fallback(tree: &Tree, ranks: &[usize], at: usize) -> Option<LabelFallback> {
+    let n = &tree.nodes[at];
     let found = |source, text: &str| {
         let text = text.trim();
         (!text.is_empty()).then(|| LabelFallback {
@@ -129,7 +157,7 @@ fn label_fallback(tree: &Tree, n: &Node) -> Option<LabelFallback> {
     if let Some(f) = icon_name(tree, n).and_then(|t| found(LabelSource::Icon, &t)) {
         return Some(f);
     }
-    label_before(tree, n).and_then(|t| found(LabelSource::Beside, t))
+    label_before(tree, ranks, at).and_then(|t| found(LabelSource::Beside, t))
 }
 
 /// The name of the icon a button shows: an image inside it that says what
@@ -154,20 +182,23 @@ fn icon_name(tree: &Tree, n: &Node) -> Option<String> {
     None
 }
 
-/// The text of the label nearest before the element as a person reads: on
-/// its row and left of it, else just above it and over it.
-fn label_before<'t>(tree: &'t Tree, n: &Node) -> Option<&'t str> {
+/// The text of the label nearest before the element (the node at `at`) as
+/// a person reads: on its row and left of it, else just above it and over
+/// it, with no other control read between them.
+fn label_before<'t>(tree: &'t Tree, ranks: &[usize], at: usize) -> Option<&'t str> {
+    let n = &tree.nodes[at];
     let field = n.bounds.filter(|_| !n.states.offscreen)?;
     // Text of its own (a button's caption, a slider's value) names no other.
-    let labels = tree.nodes.iter().filter(|l| {
+    let labels = tree.nodes.iter().enumerate().filter(|(i, l)| {
         l.role == Role::Label
             && !l.states.offscreen
             && l.label().is_some()
             && !inside_a_control(tree, l)
+            && reads_just_before(tree, ranks, *i, at)
     });
     let mut left: Option<(i32, &Node)> = None;
     let mut above: Option<(i32, &Node)> = None;
-    for l in labels {
+    for (_, l) in labels {
         let Some(b) = l.bounds else { continue };
         let same_row = b.y < bottom(&field) && bottom(&b) > field.y;
         let same_column = b.x < right(&field) && right(&b) > field.x;
@@ -186,6 +217,28 @@ fn label_before<'t>(tree: &'t Tree, n: &Node) -> Option<&'t str> {
         }
     }
     left.or(above).and_then(|(_, l)| l.label())
+}
+
+/// Whether the node at `label` reads before the one at `field` with no
+/// control that shows read between them, other than those holding the
+/// field (a combo box around its entry).
+fn reads_just_before(tree: &Tree, ranks: &[usize], label: usize, field: usize) -> bool {
+    let (from, to) = (ranks[label], ranks[field]);
+    if from >= to {
+        return false;
+    }
+    let mut holders = Vec::new();
+    let mut parent = tree.nodes[field].parent;
+    while let Some(p) = parent.and_then(|p| tree.node(p)) {
+        holders.push(p.id);
+        parent = p.parent;
+    }
+    !tree.nodes.iter().zip(ranks).any(|(c, rank)| {
+        (from + 1..to).contains(rank)
+            && is_control(c)
+            && !c.states.offscreen
+            && !holders.contains(&c.id)
+    })
 }
 
 /// Whether a control holds the element.
@@ -329,5 +382,29 @@ mod tests {
         assert!(tree.node(5).unwrap().label_fallback.is_none());
         // A button's own caption names nothing below it.
         assert!(tree.node(11).unwrap().label_fallback.is_none());
+    }
+
+    #[test]
+    fn a_label_names_only_the_control_read_just_after_it() {
+        // A video's controls: the time, the seek slider beside it, and past
+        // the slider the volume button, near enough to the time to pass for
+        // its field; then a column whose last label is left of a text view
+        // in the next column, a list's header button read between them.
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            at(node(2, Some(1), Role::Label, "0:00"), 40, 0, 30, 30),
+            at(node(3, Some(1), Role::Slider, ""), 80, 10, 60, 10),
+            at(node(4, Some(1), Role::Button, ""), 160, 0, 30, 30),
+            at(node(5, Some(1), Role::Group, ""), 0, 40, 100, 100),
+            at(node(6, Some(5), Role::Label, "Heading"), 0, 120, 90, 20),
+            at(node(7, Some(1), Role::Group, ""), 110, 40, 100, 200),
+            at(node(8, Some(7), Role::Button, "Cool"), 110, 40, 40, 20),
+            at(node(9, Some(7), Role::TextArea, ""), 110, 110, 100, 130),
+        ]);
+        as_seen(&mut tree, false);
+        let fallback = |id| tree.node(id).unwrap().label_fallback.clone();
+        assert_eq!(fallback(3).unwrap().text, "0:00");
+        assert_eq!(fallback(4), None, "the slider is read between");
+        assert_eq!(fallback(9), None, "the header button is read between");
     }
 }
