@@ -188,31 +188,34 @@ fn icon_name(tree: &Tree, n: &Node) -> Option<String> {
 fn label_before<'t>(tree: &'t Tree, ranks: &[usize], at: usize) -> Option<&'t str> {
     let n = &tree.nodes[at];
     let field = n.bounds.filter(|_| !n.states.offscreen)?;
-    // Text of its own (a button's caption, a slider's value) names no other.
-    let labels = tree.nodes.iter().enumerate().filter(|(i, l)| {
-        l.role == Role::Label
-            && !l.states.offscreen
-            && l.label().is_some()
-            && !inside_a_control(tree, l)
-            && reads_just_before(tree, ranks, *i, at)
-    });
+    let labels = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.role == Role::Label && !l.states.offscreen && l.label().is_some());
     let mut left: Option<(i32, &Node)> = None;
     let mut above: Option<(i32, &Node)> = None;
-    for (_, l) in labels {
+    for (i, l) in labels {
         let Some(b) = l.bounds else { continue };
         let same_row = b.y < bottom(&field) && bottom(&b) > field.y;
         let same_column = b.x < right(&field) && right(&b) > field.x;
         let gap_left = field.x - right(&b);
         let gap_above = field.y - bottom(&b);
-        if same_row
+        let beside = same_row
             && (0..=BESIDE_GAP).contains(&gap_left)
-            && left.is_none_or(|(g, _)| gap_left < g)
-        {
-            left = Some((gap_left, l));
-        } else if same_column
+            && left.is_none_or(|(g, _)| gap_left < g);
+        let over = same_column
             && (0..=ABOVE_GAP).contains(&gap_above)
-            && above.is_none_or(|(g, _)| gap_above < g)
+            && above.is_none_or(|(g, _)| gap_above < g);
+        // Text of its own (a button's caption, a slider's value) names no
+        // other. Asked last: these walk the tree.
+        if !(beside || over) || inside_a_control(tree, l) || !reads_just_before(tree, ranks, i, at)
         {
+            continue;
+        }
+        if beside {
+            left = Some((gap_left, l));
+        } else {
             above = Some((gap_above, l));
         }
     }
