@@ -21,13 +21,13 @@ const ABOVE_GAP: i32 = 40;
 /// window's app shows a popup (menu, popover) now.
 pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
     mark_offscreen(tree, popup_open);
-    let ranks = reading_ranks(tree);
+    let reading = Reading::of(tree);
     let fallbacks: Vec<(usize, LabelFallback)> = tree
         .nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.label().is_none() && is_control(n))
-        .filter_map(|(i, _)| Some((i, label_fallback(tree, &ranks, i)?)))
+        .filter_map(|(i, _)| Some((i, label_fallback(tree, &reading, i)?)))
         .collect();
     for (i, fallback) in fallbacks {
         tree.nodes[i].label_fallback = Some(fallback);
@@ -105,35 +105,46 @@ fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     false
 }
 
-/// Each node's place in reading order, by its index in the tree; what does
-/// not show is placed nowhere.
-fn reading_ranks(tree: &Tree) -> Vec<usize> {
-    let index: HashMap<u64, usize> = tree
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id, i))
-        .collect();
-    let placements: Vec<Placement> = tree
-        .nodes
-        .iter()
-        .map(|n| Placement {
-            parent: n.parent.and_then(|p| index.get(&p).copied()),
-            bounds: n.bounds.filter(|_| !n.states.offscreen),
-        })
-        .collect();
-    let mut ranks = vec![0; tree.nodes.len()];
-    for (rank, i) in reading_order(&placements).into_iter().enumerate() {
-        ranks[i] = rank;
+/// A tree's nodes in reading order, and each node's place in it.
+struct Reading {
+    /// Indices of nodes as a person reads them.
+    order: Vec<usize>,
+    /// By node index: its place in `order`.
+    ranks: Vec<usize>,
+}
+
+impl Reading {
+    /// The session's reading order of the tree; what does not show is
+    /// placed nowhere.
+    fn of(tree: &Tree) -> Reading {
+        let index: HashMap<u64, usize> = tree
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id, i))
+            .collect();
+        let placements: Vec<Placement> = tree
+            .nodes
+            .iter()
+            .map(|n| Placement {
+                parent: n.parent.and_then(|p| index.get(&p).copied()),
+                bounds: n.bounds.filter(|_| !n.states.offscreen),
+            })
+            .collect();
+        let order = reading_order(&placements);
+        let mut ranks = vec![0; tree.nodes.len()];
+        for (rank, i) in order.iter().enumerate() {
+            ranks[*i] = rank;
+        }
+        Reading { order, ranks }
     }
-    ranks
 }
 
 /// The words that name a control (the node at `at`) whose name says
 /// nothing: the text its labelled-by relation points at, its description
 /// (GTK's tooltip), the name of the icon it shows, else the label just
-/// before it. `ranks`: each node's place in reading order.
-fn label_fallback(tree: &Tree, ranks: &[usize], at: usize) -> Option<LabelFallback> {
+/// before it in `reading`.
+fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFallback> {
     let n = &tree.nodes[at];
     let found = |source, text: &str| {
         let text = text.trim();
@@ -157,7 +168,7 @@ fn label_fallback(tree: &Tree, ranks: &[usize], at: usize) -> Option<LabelFallba
     if let Some(f) = icon_name(tree, n).and_then(|t| found(LabelSource::Icon, &t)) {
         return Some(f);
     }
-    label_before(tree, ranks, at).and_then(|t| found(LabelSource::Beside, t))
+    label_before(tree, reading, at).and_then(|t| found(LabelSource::Beside, t))
 }
 
 /// The name of the icon a button shows: an image inside it that says what
@@ -185,7 +196,7 @@ fn icon_name(tree: &Tree, n: &Node) -> Option<String> {
 /// The text of the label nearest before the element (the node at `at`) as
 /// a person reads: on its row and left of it, else just above it and over
 /// it, with no other control read between them.
-fn label_before<'t>(tree: &'t Tree, ranks: &[usize], at: usize) -> Option<&'t str> {
+fn label_before<'t>(tree: &'t Tree, reading: &Reading, at: usize) -> Option<&'t str> {
     let n = &tree.nodes[at];
     let field = n.bounds.filter(|_| !n.states.offscreen)?;
     let labels = tree
@@ -209,7 +220,9 @@ fn label_before<'t>(tree: &'t Tree, ranks: &[usize], at: usize) -> Option<&'t st
             && above.is_none_or(|(g, _)| gap_above < g);
         // Text of its own (a button's caption, a slider's value) names no
         // other. Asked last: these walk the tree.
-        if !(beside || over) || inside_a_control(tree, l) || !reads_just_before(tree, ranks, i, at)
+        if !(beside || over)
+            || inside_a_control(tree, l)
+            || !reads_just_before(tree, reading, i, at)
         {
             continue;
         }
@@ -225,23 +238,25 @@ fn label_before<'t>(tree: &'t Tree, ranks: &[usize], at: usize) -> Option<&'t st
 /// Whether the node at `label` reads before the one at `field` with no
 /// control that shows read between them, other than those holding the
 /// field (a combo box around its entry).
-fn reads_just_before(tree: &Tree, ranks: &[usize], label: usize, field: usize) -> bool {
-    let (from, to) = (ranks[label], ranks[field]);
-    if from >= to {
-        return false;
+fn reads_just_before(tree: &Tree, reading: &Reading, label: usize, field: usize) -> bool {
+    let (from, to) = (reading.ranks[label], reading.ranks[field]);
+    from < to
+        && !reading.order[from + 1..to].iter().any(|i| {
+            let c = &tree.nodes[*i];
+            is_control(c) && !c.states.offscreen && !holds(tree, c.id, &tree.nodes[field])
+        })
+}
+
+/// Whether the node `holder` is an ancestor of `n`.
+fn holds(tree: &Tree, holder: u64, n: &Node) -> bool {
+    let mut parent = n.parent;
+    while let Some(p) = parent {
+        if p == holder {
+            return true;
+        }
+        parent = tree.node(p).and_then(|p| p.parent);
     }
-    let mut holders = Vec::new();
-    let mut parent = tree.nodes[field].parent;
-    while let Some(p) = parent.and_then(|p| tree.node(p)) {
-        holders.push(p.id);
-        parent = p.parent;
-    }
-    !tree.nodes.iter().zip(ranks).any(|(c, rank)| {
-        (from + 1..to).contains(rank)
-            && is_control(c)
-            && !c.states.offscreen
-            && !holders.contains(&c.id)
-    })
+    false
 }
 
 /// Whether a control holds the element.
