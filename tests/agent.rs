@@ -377,6 +377,69 @@ fn snapshot_lists_the_page_as_a_person_reads_it() {
     );
 }
 
+/// After the page switcher's tab for another page is pressed, `snapshot -i`
+/// lists that page's controls and none of the page left, and back again.
+/// GTK 4.8 keeps the page left laid out where it was and says the same of
+/// every page's states: only which tab is selected tells which page shows.
+#[test]
+fn switching_pages_lists_only_the_page_that_shows() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "Widget Factory");
+    // A control of each page: page 1's check buttons, page 2's dialog
+    // buttons.
+    let (page_1, page_2) = ("[checkBox] \"checkbutton\"", "[button] \"Inform Inform\"");
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    assert!(snap.contains(page_1) && !snap.contains(page_2), "{snap}");
+    // The app animates forever, so no --settle: read until the page shows.
+    let switch_to = |tab: &str, shown: &str| {
+        let snap = ok(&cache, &["snapshot", "-i"]);
+        ok(&cache, &["press", &ref_of(&snap, &["[tab]", tab])]);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let snap = ok(&cache, &["snapshot", "-i"]);
+            if snap.contains(shown) {
+                return snap;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{tab} never showed:\n{snap}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    let snap = switch_to("\"Page 2\"", page_2);
+    assert!(snap.contains("[tab] \"Page 2\" (selected"), "{snap}");
+    for left in [
+        page_1,
+        "\"radiobutton\"",
+        "\"togglebutton\"",
+        "value=\"entry\"",
+    ] {
+        assert!(!snap.contains(left), "{left} of the page left:\n{snap}");
+    }
+    // A moment later still: nothing of page 1 comes back.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let later = ok(&cache, &["snapshot", "-i"]);
+    assert!(later.contains(page_2) && !later.contains(page_1), "{later}");
+    // The whole tree keeps what does not show, after what does.
+    let all = ok(&cache, &["snapshot"]);
+    let (showing, not_showing) = all.split_once("(not showing: ").unwrap();
+    assert!(
+        showing.contains(page_2) && !showing.contains(page_1),
+        "{all}"
+    );
+    assert!(not_showing.contains(page_1), "{all}");
+
+    let snap = switch_to("\"Page 1\"", page_1);
+    assert!(!snap.contains(page_2), "{snap}");
+    assert!(snap.contains("[link] \"link button\""), "{snap}");
+}
+
 /// `--settle` prints what changed and nothing else: a popover opening and
 /// closing, `(no change)`, neighbours only when asked; errors read once and
 /// by ref.

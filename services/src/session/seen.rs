@@ -3,7 +3,7 @@
 //!
 //! Applied to every tree the session reads, so every face tells the same.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use wayrig_host::Rect;
 
@@ -35,9 +35,10 @@ pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
 }
 
 /// Offscreen: what the toolkit says is, what has no size or lies outside
-/// the window, what lies wholly outside a scrolled view around it, and what
-/// is in a popover while no popup shows (GTK 4 keeps a popover's last
-/// layout once it closed).
+/// the window, what lies wholly outside a scrolled view around it, what is
+/// on the panel of a tab that is not selected, and what is in a popover
+/// while no popup shows (GTK 4 keeps a popover's last layout once it
+/// closed).
 fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
     let window = tree.window.content;
     let index: HashMap<u64, usize> = tree
@@ -46,18 +47,72 @@ fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
         .enumerate()
         .map(|(i, n)| (n.id, i))
         .collect();
+    let unselected = unselected_panels(tree);
     let hidden: Vec<bool> = tree
         .nodes
         .iter()
         .map(|n| {
             is_hidden(n, &window)
                 || scrolled_away(tree, &index, n)
+                || on_a_panel(tree, &index, n, &unselected)
                 || (!popup_open && in_popover(tree, &index, n))
         })
         .collect();
     for (n, hidden) in tree.nodes.iter_mut().zip(hidden) {
         n.states.offscreen = hidden;
     }
+}
+
+/// The panels (by id) of tabs that are not selected while a tab beside
+/// them is: only the selected tab's panel shows. A tab names its panel by
+/// its controls relation (ARIA's aria-controls, AT-SPI's controller-for),
+/// as GTK 4 gives a stack switcher's and a notebook's tabs. Neither size
+/// nor states tell a page that was shown and is no more: GTK 4.8 keeps its
+/// last layout, says `visible` of every page and `showing` of none.
+fn unselected_panels(tree: &Tree) -> HashSet<u64> {
+    let is_tab = |id: &u64| tree.node(*id).filter(|t| t.role == Role::Tab);
+    let tab_lists_with_a_choice: HashSet<u64> = tree
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.children
+                .iter()
+                .filter_map(is_tab)
+                .any(|t| t.states.selected)
+        })
+        .map(|n| n.id)
+        .collect();
+    let lists = &tab_lists_with_a_choice;
+    let panels = |selected: bool| {
+        tree.nodes
+            .iter()
+            .filter(move |t| {
+                t.role == Role::Tab
+                    && t.states.selected == selected
+                    && t.parent.is_some_and(|p| lists.contains(&p))
+            })
+            .flat_map(|t| t.relations.controls.iter().copied())
+    };
+    let shown: HashSet<u64> = panels(true).collect();
+    panels(false).filter(|p| !shown.contains(p)).collect()
+}
+
+/// The element is one of `panels`, or lies on one.
+fn on_a_panel(tree: &Tree, index: &HashMap<u64, usize>, n: &Node, panels: &HashSet<u64>) -> bool {
+    if panels.is_empty() {
+        return false;
+    }
+    let mut at = Some(n);
+    while let Some(node) = at {
+        if panels.contains(&node.id) {
+            return true;
+        }
+        at = node
+            .parent
+            .and_then(|p| index.get(&p))
+            .map(|i| &tree.nodes[*i]);
+    }
+    false
 }
 
 /// The element lies wholly outside a scrolled view it is in. A popup
@@ -351,6 +406,61 @@ mod tests {
         // A menu the app draws in its window (egui) is no popover: it shows.
         as_seen(&mut drawn, false);
         assert!(!drawn.node(7).unwrap().states.offscreen);
+    }
+
+    #[test]
+    fn only_the_selected_tabs_panel_shows() {
+        // GTK 4.8's stack after a switch: both pages keep a layout, and
+        // the states of neither tell which shows.
+        let mut first = at(node(2, Some(1), Role::Tab, "Page 1"), 0, 0, 50, 20);
+        first.relations.controls = vec![10];
+        let mut second = at(node(3, Some(1), Role::Tab, "Page 2"), 50, 0, 50, 20);
+        second.relations.controls = vec![20];
+        second.states.selected = true;
+        // A tab list where no tab is selected hides no panel.
+        let mut loose = at(node(5, Some(4), Role::Tab, "Loose"), 0, 30, 50, 20);
+        loose.relations.controls = vec![30];
+        let panel = |id, name| {
+            let mut p = node(id, Some(1), Role::Group, name);
+            p.bounds = None;
+            p
+        };
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            first,
+            second,
+            at(node(4, Some(1), Role::TabList, ""), 0, 30, 100, 20),
+            loose,
+            panel(10, "Page 1"),
+            at(node(11, Some(10), Role::Group, ""), 0, 50, 200, 50),
+            at(
+                node(12, Some(11), Role::CheckBox, "On page 1"),
+                0,
+                50,
+                50,
+                20,
+            ),
+            panel(20, "Page 2"),
+            at(node(21, Some(20), Role::Group, ""), 0, 50, 200, 50),
+            at(node(22, Some(21), Role::Button, "On page 2"), 0, 50, 50, 20),
+            panel(30, "Loose"),
+            at(node(31, Some(30), Role::Button, "Loose"), 100, 50, 50, 20),
+        ]);
+        let mut back = tree.clone();
+        as_seen(&mut tree, false);
+        let offscreen = |tree: &Tree, id| tree.node(id).unwrap().states.offscreen;
+        assert!(offscreen(&tree, 12), "on the page left");
+        assert!(offscreen(&tree, 11));
+        assert!(!offscreen(&tree, 22), "on the page shown");
+        assert!(!offscreen(&tree, 21));
+        assert!(!offscreen(&tree, 2), "the tabs show");
+        assert!(!offscreen(&tree, 31), "no tab of its list is selected");
+        // And back again.
+        back.nodes[1].states.selected = true;
+        back.nodes[2].states.selected = false;
+        as_seen(&mut back, false);
+        assert!(!offscreen(&back, 12));
+        assert!(offscreen(&back, 22));
     }
 
     #[test]
