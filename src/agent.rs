@@ -4,7 +4,7 @@
 //! A session keeps the socket, window and refs in a file under the user's
 //! cache directory; refs last while their element shows and are never reused.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,7 @@ use wayrig_proto::mygo::{
     parse_answer, Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event,
     Mods, Request, TreeAnswer, WindowsAnswer, WireError, WAIT_FOR_METHOD,
 };
+use wayrig_services::{reading_order, Placement};
 
 pub const SKILL: &str = include_str!("../docs/SKILL.md");
 
@@ -500,9 +501,30 @@ fn worth_a_line(n: &Element) -> bool {
     (has(&n.label) && !n.label_is_class_name) || has(&n.value) || has(&n.key) || is_control(n)
 }
 
+/// The elements in the order a person reads them (the session's reading
+/// order): what does not show is placed nowhere.
+fn in_reading_order(nodes: &[Element]) -> impl Iterator<Item = &Element> {
+    let index: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let placements: Vec<Placement> = nodes
+        .iter()
+        .map(|n| Placement {
+            parent: n.parent.as_deref().and_then(|p| index.get(p).copied()),
+            bounds: n
+                .bounds
+                .filter(|_| !n.states.iter().any(|s| s == "offscreen"))
+                .map(|b| wayrig_host::Rect::new(b.x, b.y, b.width, b.height)),
+        })
+        .collect();
+    reading_order(&placements).into_iter().map(|i| &nodes[i])
+}
+
 /// Read the tree and write the elements worth a line (those with a label, a
-/// value or actions), hidden ones only when `hidden` asks for them. The
-/// tree comes back as the app wrote it too.
+/// value or actions) in reading order, hidden ones only when `hidden` asks
+/// for them. The tree comes back as the app wrote it too.
 fn snapshot(
     client: &mut Client,
     state: &mut State,
@@ -514,7 +536,7 @@ fn snapshot(
     })?;
     let tree: TreeAnswer = typed(raw.clone())?;
     let mut shown = Vec::new();
-    for n in &tree.nodes {
+    for n in in_reading_order(&tree.nodes) {
         if !worth_a_line(n) {
             continue;
         }
@@ -979,7 +1001,7 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
                     ));
                 }
             } else {
-                // What shows, then what does not, each in tree order.
+                // What shows, then what does not, each in reading order.
                 let (hidden, showing): (Vec<&Shown>, Vec<&Shown>) =
                     shown.iter().partition(|s| s.hidden);
                 for s in showing {

@@ -1,6 +1,5 @@
-//! The agent CLI end to end against `wayrig run` hosting the GTK4 fixture:
-//! open, snapshot -i, press with --settle diffs, fill, stale refs refused,
-//! two sessions side by side, close leaving the app running, the guide.
+//! The agent CLI end to end against `wayrig run` hosting GTK 4 apps: open, snapshot -i
+//! in reading order, --settle diffs, fill, stale refs, sessions, close, the guide.
 
 mod support;
 
@@ -197,10 +196,11 @@ fn a_reader_that_stops_early_does_not_cost_the_session_its_refs() {
         .read_line(&mut first)
         .unwrap();
     child.wait().unwrap();
-    // The ref it printed is known to the next command.
-    assert!(first.contains("[textField] \"First\""), "{first}");
+    // The ref it printed (the menu bar's first item: it reads first, though
+    // GTK lists it last) is known to the next command.
+    assert!(first.contains("[menuItem] \"File\""), "{first}");
     let listed = first.split_whitespace().next().unwrap();
-    ok(&cache, &["focus", listed]);
+    assert!(ok(&cache, &["wait", "--ref", listed, "--shown"]).contains("\"File\""));
 }
 
 /// A press that opens a second window leaves the session on its own window:
@@ -319,6 +319,125 @@ fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
     let set = ok(&cache, &["fill", &password, "hunter2"]);
     assert!(set.contains("value=•••• (7 chars)"), "{set}");
     assert!(!set.contains("hunter2"), "{set}");
+}
+
+/// gtk4-widget-factory's first page as a person reads it: the header bar
+/// (which GTK lists last) first, then each column of the page whole, top to
+/// bottom, a row left to right (GTK lists a tree view's headers right to
+/// left), a label before the field it names and naming no other.
+#[test]
+fn snapshot_lists_the_page_as_a_person_reads_it() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "Widget Factory");
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let lines: Vec<&str> = snap.lines().collect();
+    let first = |parts: &[&str]| {
+        lines
+            .iter()
+            .position(|l| parts.iter().all(|p| l.contains(p)))
+            .unwrap_or_else(|| panic!("no line with {parts:?} in:\n{snap}"))
+    };
+    let last = |part: &str| lines.iter().rposition(|l| l.contains(part)).unwrap();
+    assert!(lines[0].contains("[tab] \"Page 1\""), "{snap}");
+    assert!(first(&["\"Close\""]) < first(&["value=\"comboboxentry\""]));
+    // The first column's last radio button (at the foot of the page) comes
+    // before the second column's first toggle button (at its top).
+    assert!(
+        last("\"radiobutton\"") < first(&["\"togglebutton\""]),
+        "{snap}"
+    );
+    // The bottom row's notebooks come last, after the right-hand column.
+    assert!(first(&["[textField]", "Lorem ipsum"]) < first(&["[tab] \"Tab\""]));
+    // A label names the control read just after it: the video's time its
+    // seek slider, not the volume button past that, nor the next column's
+    // text view the last line of "Text Styles".
+    let named = |text: &str| lines.iter().filter(|l| l.contains(text)).count();
+    assert_eq!(named("[slider] ~\"0:00\""), 1, "{snap}");
+    assert_eq!(named("~\"0:00\""), 1, "{snap}");
+    assert_eq!(named("~\"Heading\""), 0, "{snap}");
+
+    let all = ok(&cache, &["snapshot"]);
+    let lines: Vec<&str> = all.lines().collect();
+    let at = |parts: &[&str]| {
+        lines
+            .iter()
+            .position(|l| parts.iter().all(|p| l.contains(p)))
+            .unwrap_or_else(|| panic!("no line with {parts:?} in:\n{all}"))
+    };
+    let headers = ["\"Cool\"", "\"Icon\"", "\"Name\"", "\"Nick\""].map(|h| at(&["[text]", h]));
+    assert!(headers.is_sorted(), "{headers:?}:\n{all}");
+    assert!(
+        at(&["[text] \"label\""]) < at(&["[stepper] ~\"label\""]),
+        "{all}"
+    );
+}
+
+/// After the page switcher's tab for another page is pressed, `snapshot -i`
+/// lists that page's controls and none of the page left, and back again.
+/// GTK 4.8 keeps the page left laid out where it was and says the same of
+/// every page's states: only which tab is selected tells which page shows.
+#[test]
+fn switching_pages_lists_only_the_page_that_shows() {
+    let wayrig = Wayrig::start_app(&["gtk4-widget-factory"]);
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "Widget Factory");
+    // A control of each page: page 1's check buttons, page 2's dialog
+    // buttons.
+    let (page_1, page_2) = ("[checkBox] \"checkbutton\"", "[button] \"Inform Inform\"");
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    assert!(snap.contains(page_1) && !snap.contains(page_2), "{snap}");
+    // The app animates forever, so no --settle: read until the page shows.
+    let switch_to = |tab: &str, shown: &str| {
+        let snap = ok(&cache, &["snapshot", "-i"]);
+        ok(&cache, &["press", &ref_of(&snap, &["[tab]", tab])]);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let snap = ok(&cache, &["snapshot", "-i"]);
+            if snap.contains(shown) {
+                return snap;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{tab} never showed:\n{snap}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    let snap = switch_to("\"Page 2\"", page_2);
+    assert!(snap.contains("[tab] \"Page 2\" (selected"), "{snap}");
+    for left in [
+        page_1,
+        "\"radiobutton\"",
+        "\"togglebutton\"",
+        "value=\"entry\"",
+    ] {
+        assert!(!snap.contains(left), "{left} of the page left:\n{snap}");
+    }
+    // A moment later still: nothing of page 1 comes back.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let later = ok(&cache, &["snapshot", "-i"]);
+    assert!(later.contains(page_2) && !later.contains(page_1), "{later}");
+    // The whole tree keeps what does not show, after what does.
+    let all = ok(&cache, &["snapshot"]);
+    let (showing, not_showing) = all.split_once("(not showing: ").unwrap();
+    assert!(
+        showing.contains(page_2) && !showing.contains(page_1),
+        "{all}"
+    );
+    assert!(not_showing.contains(page_1), "{all}");
+
+    let snap = switch_to("\"Page 1\"", page_1);
+    assert!(!snap.contains(page_2), "{snap}");
+    assert!(snap.contains("[link] \"link button\""), "{snap}");
 }
 
 /// `--settle` prints what changed and nothing else: a popover opening and

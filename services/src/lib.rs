@@ -17,9 +17,9 @@ pub use a11y::AnnouncementsRead;
 pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
-    is_hidden, offered, ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses, ClipboardText,
-    CloseOutcome, Delivery, Element, ElementRef, ImageFormat, Launch, Launched, LogicalRect, Menu,
-    MenuPath, MenuRow, Offered, OpenMenu, OpenTarget, Path, Query, ReadOptions, Screenshot,
-    Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step, StepReport, WindowFilter,
-    WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT, QUEUE_LIMIT,
+    is_hidden, offered, reading_order, ActOptions, ActReport, Action, AppIdentity, AppSpec, Buses,
+    ClipboardText, CloseOutcome, Delivery, Element, ElementRef, ImageFormat, Launch, Launched,
+    LogicalRect, Menu, MenuPath, MenuRow, Offered, OpenMenu, OpenTarget, Path, Placement, Query,
+    ReadOptions, Screenshot, Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step,
+    StepReport, WindowFilter, WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT, QUEUE_LIMIT,
 };

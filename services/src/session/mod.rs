@@ -3,7 +3,7 @@
 //!
 //! windows: the kept window list, selection and window operations; tree: reading
 //! a window's elements; seen: what of them shows, and what names an unlabeled
-//! control; elements: queries and pre-order reads; snapshots: named reads and
+//! control; reading: the order a person reads elements in; elements: queries and pre-order reads; snapshots: named reads and
 //! staleness; act: actions on elements; menus: the app's menus;
 //! launch: starting apps and opening files as a desktop does; input: input in
 //! steps, one frame each, queued per window and cancellable; clipboard: the
@@ -20,6 +20,7 @@ mod fake_host;
 mod input;
 mod launch;
 mod menus;
+mod reading;
 mod screenshots;
 mod seen;
 mod snapshots;
@@ -44,6 +45,7 @@ pub use elements::{is_hidden, offered, Element, Offered, Query, ReadOptions, Sta
 pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
+pub use reading::{reading_order, Placement};
 pub use screenshots::{
     display_of, primary_display, ImageFormat, LogicalRect, Screenshot, ShotRequest, ShotSource,
     DEFAULT_JPEG_QUALITY, KEPT_SHOTS,

@@ -3,11 +3,12 @@
 //!
 //! Applied to every tree the session reads, so every face tells the same.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use wayrig_host::Rect;
 
 use super::elements::{is_control, is_hidden};
+use super::reading::{reading_order, Placement};
 use crate::model::{LabelFallback, LabelSource, Node, Role, Tree};
 
 /// How far a label may sit from the field it names, in points: left of it on
@@ -20,12 +21,13 @@ const ABOVE_GAP: i32 = 40;
 /// window's app shows a popup (menu, popover) now.
 pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
     mark_offscreen(tree, popup_open);
+    let reading = Reading::of(tree);
     let fallbacks: Vec<(usize, LabelFallback)> = tree
         .nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.label().is_none() && is_control(n))
-        .filter_map(|(i, n)| Some((i, label_fallback(tree, n)?)))
+        .filter_map(|(i, _)| Some((i, label_fallback(tree, &reading, i)?)))
         .collect();
     for (i, fallback) in fallbacks {
         tree.nodes[i].label_fallback = Some(fallback);
@@ -33,9 +35,10 @@ pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
 }
 
 /// Offscreen: what the toolkit says is, what has no size or lies outside
-/// the window, what lies wholly outside a scrolled view around it, and what
-/// is in a popover while no popup shows (GTK 4 keeps a popover's last
-/// layout once it closed).
+/// the window, what lies wholly outside a scrolled view around it, what is
+/// on the panel of a tab that is not selected, and what is in a popover
+/// while no popup shows (GTK 4 keeps a popover's last layout once it
+/// closed).
 fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
     let window = tree.window.content;
     let index: HashMap<u64, usize> = tree
@@ -44,18 +47,72 @@ fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
         .enumerate()
         .map(|(i, n)| (n.id, i))
         .collect();
+    let unselected = unselected_panels(tree);
     let hidden: Vec<bool> = tree
         .nodes
         .iter()
         .map(|n| {
             is_hidden(n, &window)
                 || scrolled_away(tree, &index, n)
+                || on_a_panel(tree, &index, n, &unselected)
                 || (!popup_open && in_popover(tree, &index, n))
         })
         .collect();
     for (n, hidden) in tree.nodes.iter_mut().zip(hidden) {
         n.states.offscreen = hidden;
     }
+}
+
+/// The panels (by id) of tabs that are not selected while a tab beside
+/// them is: only the selected tab's panel shows. A tab names its panel by
+/// its controls relation (ARIA's aria-controls, AT-SPI's controller-for),
+/// as GTK 4 gives a stack switcher's and a notebook's tabs. Neither size
+/// nor states tell a page that was shown and is no more: GTK 4.8 keeps its
+/// last layout, says `visible` of every page and `showing` of none.
+fn unselected_panels(tree: &Tree) -> HashSet<u64> {
+    let is_tab = |id: &u64| tree.node(*id).filter(|t| t.role == Role::Tab);
+    let tab_lists_with_a_choice: HashSet<u64> = tree
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.children
+                .iter()
+                .filter_map(is_tab)
+                .any(|t| t.states.selected)
+        })
+        .map(|n| n.id)
+        .collect();
+    let lists = &tab_lists_with_a_choice;
+    let panels = |selected: bool| {
+        tree.nodes
+            .iter()
+            .filter(move |t| {
+                t.role == Role::Tab
+                    && t.states.selected == selected
+                    && t.parent.is_some_and(|p| lists.contains(&p))
+            })
+            .flat_map(|t| t.relations.controls.iter().copied())
+    };
+    let shown: HashSet<u64> = panels(true).collect();
+    panels(false).filter(|p| !shown.contains(p)).collect()
+}
+
+/// The element is one of `panels`, or lies on one.
+fn on_a_panel(tree: &Tree, index: &HashMap<u64, usize>, n: &Node, panels: &HashSet<u64>) -> bool {
+    if panels.is_empty() {
+        return false;
+    }
+    let mut at = Some(n);
+    while let Some(node) = at {
+        if panels.contains(&node.id) {
+            return true;
+        }
+        at = node
+            .parent
+            .and_then(|p| index.get(&p))
+            .map(|i| &tree.nodes[*i]);
+    }
+    false
 }
 
 /// The element lies wholly outside a scrolled view it is in. A popup
@@ -103,10 +160,47 @@ fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     false
 }
 
-/// The words that name a control whose name says nothing: the text its
-/// labelled-by relation points at, its description (GTK's tooltip), the
-/// name of the icon it shows, else the label just before it.
-fn label_fallback(tree: &Tree, n: &Node) -> Option<LabelFallback> {
+/// A tree's nodes in reading order, and each node's place in it.
+struct Reading {
+    /// Indices of nodes as a person reads them.
+    order: Vec<usize>,
+    /// By node index: its place in `order`.
+    ranks: Vec<usize>,
+}
+
+impl Reading {
+    /// The session's reading order of the tree; what does not show is
+    /// placed nowhere.
+    fn of(tree: &Tree) -> Reading {
+        let index: HashMap<u64, usize> = tree
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id, i))
+            .collect();
+        let placements: Vec<Placement> = tree
+            .nodes
+            .iter()
+            .map(|n| Placement {
+                parent: n.parent.and_then(|p| index.get(&p).copied()),
+                bounds: n.bounds.filter(|_| !n.states.offscreen),
+            })
+            .collect();
+        let order = reading_order(&placements);
+        let mut ranks = vec![0; tree.nodes.len()];
+        for (rank, i) in order.iter().enumerate() {
+            ranks[*i] = rank;
+        }
+        Reading { order, ranks }
+    }
+}
+
+/// The words that name a control (the node at `at`) whose name says
+/// nothing: the text its labelled-by relation points at, its description
+/// (GTK's tooltip), the name of the icon it shows, else the label just
+/// before it in `reading`.
+fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFallback> {
+    let n = &tree.nodes[at];
     let found = |source, text: &str| {
         let text = text.trim();
         (!text.is_empty()).then(|| LabelFallback {
@@ -129,7 +223,7 @@ fn label_fallback(tree: &Tree, n: &Node) -> Option<LabelFallback> {
     if let Some(f) = icon_name(tree, n).and_then(|t| found(LabelSource::Icon, &t)) {
         return Some(f);
     }
-    label_before(tree, n).and_then(|t| found(LabelSource::Beside, t))
+    label_before(tree, reading, at).and_then(|t| found(LabelSource::Beside, t))
 }
 
 /// The name of the icon a button shows: an image inside it that says what
@@ -154,38 +248,70 @@ fn icon_name(tree: &Tree, n: &Node) -> Option<String> {
     None
 }
 
-/// The text of the label nearest before the element as a person reads: on
-/// its row and left of it, else just above it and over it.
-fn label_before<'t>(tree: &'t Tree, n: &Node) -> Option<&'t str> {
+/// The text of the label nearest before the element (the node at `at`) as
+/// a person reads: on its row and left of it, else just above it and over
+/// it, with no other control read between them.
+fn label_before<'t>(tree: &'t Tree, reading: &Reading, at: usize) -> Option<&'t str> {
+    let n = &tree.nodes[at];
     let field = n.bounds.filter(|_| !n.states.offscreen)?;
-    // Text of its own (a button's caption, a slider's value) names no other.
-    let labels = tree.nodes.iter().filter(|l| {
-        l.role == Role::Label
-            && !l.states.offscreen
-            && l.label().is_some()
-            && !inside_a_control(tree, l)
-    });
+    let labels = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.role == Role::Label && !l.states.offscreen && l.label().is_some());
     let mut left: Option<(i32, &Node)> = None;
     let mut above: Option<(i32, &Node)> = None;
-    for l in labels {
+    for (i, l) in labels {
         let Some(b) = l.bounds else { continue };
         let same_row = b.y < bottom(&field) && bottom(&b) > field.y;
         let same_column = b.x < right(&field) && right(&b) > field.x;
         let gap_left = field.x - right(&b);
         let gap_above = field.y - bottom(&b);
-        if same_row
+        let beside = same_row
             && (0..=BESIDE_GAP).contains(&gap_left)
-            && left.is_none_or(|(g, _)| gap_left < g)
-        {
-            left = Some((gap_left, l));
-        } else if same_column
+            && left.is_none_or(|(g, _)| gap_left < g);
+        let over = same_column
             && (0..=ABOVE_GAP).contains(&gap_above)
-            && above.is_none_or(|(g, _)| gap_above < g)
+            && above.is_none_or(|(g, _)| gap_above < g);
+        // Text of its own (a button's caption, a slider's value) names no
+        // other. Asked last: these walk the tree.
+        if !(beside || over)
+            || inside_a_control(tree, l)
+            || !reads_just_before(tree, reading, i, at)
         {
+            continue;
+        }
+        if beside {
+            left = Some((gap_left, l));
+        } else {
             above = Some((gap_above, l));
         }
     }
     left.or(above).and_then(|(_, l)| l.label())
+}
+
+/// Whether the node at `label` reads before the one at `field` with no
+/// control that shows read between them, other than those holding the
+/// field (a combo box around its entry).
+fn reads_just_before(tree: &Tree, reading: &Reading, label: usize, field: usize) -> bool {
+    let (from, to) = (reading.ranks[label], reading.ranks[field]);
+    from < to
+        && !reading.order[from + 1..to].iter().any(|i| {
+            let c = &tree.nodes[*i];
+            is_control(c) && !c.states.offscreen && !holds(tree, c.id, &tree.nodes[field])
+        })
+}
+
+/// Whether the node `holder` is an ancestor of `n`.
+fn holds(tree: &Tree, holder: u64, n: &Node) -> bool {
+    let mut parent = n.parent;
+    while let Some(p) = parent {
+        if p == holder {
+            return true;
+        }
+        parent = tree.node(p).and_then(|p| p.parent);
+    }
+    false
 }
 
 /// Whether a control holds the element.
@@ -283,6 +409,61 @@ mod tests {
     }
 
     #[test]
+    fn only_the_selected_tabs_panel_shows() {
+        // GTK 4.8's stack after a switch: both pages keep a layout, and
+        // the states of neither tell which shows.
+        let mut first = at(node(2, Some(1), Role::Tab, "Page 1"), 0, 0, 50, 20);
+        first.relations.controls = vec![10];
+        let mut second = at(node(3, Some(1), Role::Tab, "Page 2"), 50, 0, 50, 20);
+        second.relations.controls = vec![20];
+        second.states.selected = true;
+        // A tab list where no tab is selected hides no panel.
+        let mut loose = at(node(5, Some(4), Role::Tab, "Loose"), 0, 30, 50, 20);
+        loose.relations.controls = vec![30];
+        let panel = |id, name| {
+            let mut p = node(id, Some(1), Role::Group, name);
+            p.bounds = None;
+            p
+        };
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            first,
+            second,
+            at(node(4, Some(1), Role::TabList, ""), 0, 30, 100, 20),
+            loose,
+            panel(10, "Page 1"),
+            at(node(11, Some(10), Role::Group, ""), 0, 50, 200, 50),
+            at(
+                node(12, Some(11), Role::CheckBox, "On page 1"),
+                0,
+                50,
+                50,
+                20,
+            ),
+            panel(20, "Page 2"),
+            at(node(21, Some(20), Role::Group, ""), 0, 50, 200, 50),
+            at(node(22, Some(21), Role::Button, "On page 2"), 0, 50, 50, 20),
+            panel(30, "Loose"),
+            at(node(31, Some(30), Role::Button, "Loose"), 100, 50, 50, 20),
+        ]);
+        let mut back = tree.clone();
+        as_seen(&mut tree, false);
+        let offscreen = |tree: &Tree, id| tree.node(id).unwrap().states.offscreen;
+        assert!(offscreen(&tree, 12), "on the page left");
+        assert!(offscreen(&tree, 11));
+        assert!(!offscreen(&tree, 22), "on the page shown");
+        assert!(!offscreen(&tree, 21));
+        assert!(!offscreen(&tree, 2), "the tabs show");
+        assert!(!offscreen(&tree, 31), "no tab of its list is selected");
+        // And back again.
+        back.nodes[1].states.selected = true;
+        back.nodes[2].states.selected = false;
+        as_seen(&mut back, false);
+        assert!(!offscreen(&back, 12));
+        assert!(offscreen(&back, 22));
+    }
+
+    #[test]
     fn a_control_named_after_its_class_is_read_by_what_a_person_sees() {
         let mut tooltip = at(node(2, Some(1), Role::Button, "GtkButton"), 0, 0, 20, 20);
         tooltip.name_is_class = true;
@@ -329,5 +510,29 @@ mod tests {
         assert!(tree.node(5).unwrap().label_fallback.is_none());
         // A button's own caption names nothing below it.
         assert!(tree.node(11).unwrap().label_fallback.is_none());
+    }
+
+    #[test]
+    fn a_label_names_only_the_control_read_just_after_it() {
+        // A video's controls: the time, the seek slider beside it, and past
+        // the slider the volume button, near enough to the time to pass for
+        // its field; then a column whose last label is left of a text view
+        // in the next column, a list's header button read between them.
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            at(node(2, Some(1), Role::Label, "0:00"), 40, 0, 30, 30),
+            at(node(3, Some(1), Role::Slider, ""), 80, 10, 60, 10),
+            at(node(4, Some(1), Role::Button, ""), 160, 0, 30, 30),
+            at(node(5, Some(1), Role::Group, ""), 0, 40, 100, 100),
+            at(node(6, Some(5), Role::Label, "Heading"), 0, 120, 90, 20),
+            at(node(7, Some(1), Role::Group, ""), 110, 40, 100, 200),
+            at(node(8, Some(7), Role::Button, "Cool"), 110, 40, 40, 20),
+            at(node(9, Some(7), Role::TextArea, ""), 110, 110, 100, 130),
+        ]);
+        as_seen(&mut tree, false);
+        let fallback = |id| tree.node(id).unwrap().label_fallback.clone();
+        assert_eq!(fallback(3).unwrap().text, "0:00");
+        assert_eq!(fallback(4), None, "the slider is read between");
+        assert_eq!(fallback(9), None, "the header button is read between");
     }
 }
