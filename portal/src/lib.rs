@@ -2,9 +2,11 @@
 //! as a Wayland client of its wlr protocols, with sway's IPC for window places.
 //!
 //! Windows come from zwlr_foreign_toplevel_manager_v1 joined with sway's tree;
-//! capture and settle from zwlr_screencopy; input from virtual devices.
+//! capture and settle from zwlr_screencopy; input from virtual devices; the
+//! clipboard from zwlr_data_control_manager_v1.
 
 mod capture;
+mod clipboard;
 mod input;
 mod probe;
 mod sway;
@@ -60,6 +62,7 @@ struct Inner {
     /// Why the virtual devices could not be made, if they could not.
     input_missing: Option<String>,
     commits: AtomicU64,
+    setting_clipboard: tokio::sync::Mutex<()>,
     launched: Mutex<Vec<u32>>,
 }
 
@@ -143,6 +146,7 @@ impl PortalHost {
             input_missing,
             input_source,
             commits: AtomicU64::new(0),
+            setting_clipboard: tokio::sync::Mutex::new(()),
             launched: Mutex::new(Vec::new()),
         });
         inner.refresh().await?;
@@ -859,11 +863,19 @@ impl Host for PortalHost {
     }
 
     async fn clipboard(&self) -> HostResult<ClipboardText> {
-        Err(clipboard_unsupported(&self.inner.offered))
+        if !self.inner.offered.capabilities().clipboard {
+            return Err(clipboard_unsupported(&self.inner.offered));
+        }
+        clipboard::read(&self.inner.wayland).await
     }
 
-    async fn set_clipboard(&self, _text: String) -> HostResult<u64> {
-        Err(clipboard_unsupported(&self.inner.offered))
+    async fn set_clipboard(&self, text: String) -> HostResult<u64> {
+        if !self.inner.offered.capabilities().clipboard {
+            return Err(clipboard_unsupported(&self.inner.offered));
+        }
+        // One at a time: each answer is the generation of its own text.
+        let _turn = self.inner.setting_clipboard.lock().await;
+        clipboard::set(&self.inner.wayland, text).await
     }
 
     async fn shutdown(&self) {
