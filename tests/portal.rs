@@ -858,3 +858,97 @@ async fn attach_carries_the_clipboard_both_ways_on_sway() {
         .into_inner();
     assert_eq!(got.content.unwrap().text.as_deref(), Some("second"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_settles_beside_a_spinner_and_says_when_a_window_animates() {
+    let Some(mut desktop) =
+        Desktop::start("attach_settles_beside_a_spinner_and_says_when_a_window_animates")
+    else {
+        return;
+    };
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let fixture = fixture.to_str().unwrap();
+    let (still_pid, _, _) = desktop.start_app(&["/usr/bin/python3", fixture]);
+    // env execs the fixture: its pid is the fixture's.
+    let (spinner_pid, spinner_out, _) = desktop.start_app(&[
+        "/usr/bin/env",
+        "WAYRIG_FIXTURE_ANIMATE=1",
+        "/usr/bin/python3",
+        fixture,
+    ]);
+    let (socket, _) = desktop.attach(&[]);
+    desktop.client_env();
+    let host = PortalHost::attach(Some(desktop.swaysock.clone()), InputChoice::Virtual)
+        .await
+        .expect("the test attaches too");
+    let mut watch = host.watch_windows().await.unwrap();
+    let placed =
+        |pid: u32| move |w: &wayrig_host::WindowInfo| w.pid == Some(pid) && !w.content.is_empty();
+    let still = wait_window(&mut watch, APP_START, placed(still_pid)).await;
+    let spinner = wait_window(&mut watch, APP_START, placed(spinner_pid)).await;
+    // Side by side once sway has laid both out.
+    let tiled = |all: &[wayrig_host::WindowInfo]| {
+        let of =
+            |h: wayrig_host::WindowHandle| all.iter().find(|w| w.handle == h).map(|w| w.content);
+        matches!((of(still.handle), of(spinner.handle)), (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() && !a.intersects(&b))
+    };
+    let deadline = tokio::time::Instant::now() + APP_START;
+    while !tiled(&host.windows().await.unwrap()) {
+        let _ = tokio::time::timeout_at(deadline, watch.events.recv())
+            .await
+            .expect("the two are tiled in time");
+    }
+
+    // The spinner draws every frame; the still window settles all the same,
+    // within a few refresh intervals: only changes over it break its quiet.
+    let limit = Duration::from_secs(10);
+    for _ in 0..5 {
+        let settled = host.settle(still.handle, limit).await.expect("settles");
+        assert!(settled.waited < Duration::from_secs(1), "{settled:?}");
+    }
+    // The spinner itself never settles: the wait ends at its limit, saying why.
+    let bounded = Duration::from_millis(500);
+    match host.settle(spinner.handle, bounded).await {
+        Err(wayrig_host::HostError::Timeout(waited, why)) => {
+            assert_eq!(waited, bounded);
+            assert!(why.contains("keeps drawing frames"), "{why}");
+            assert!(why.contains("approximate"), "{why}");
+        }
+        other => panic!("the spinner settled: {other:?}"),
+    }
+
+    // The same through MyGo: idle answers for the still window, and ends in
+    // `timeout` for the spinner, with the reason.
+    let mut c = ProtocolClient::connect(&socket);
+    let deadline = std::time::Instant::now() + APP_START;
+    while c.call(Call::Windows)["windows"].as_array().unwrap().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "MyGo lists both");
+        let _ = c.answer(Call::Idle {
+            window: None,
+            timeout_ms: Some(50),
+        });
+    }
+    idle(&mut c, still.handle.id);
+    let refused = c
+        .answer(Call::Idle {
+            window: Some(spinner.handle.id),
+            timeout_ms: Some(500),
+        })
+        .unwrap_err();
+    assert_eq!(refused.code, Code::Timeout);
+    assert!(
+        refused.message.contains("keeps drawing frames"),
+        "{}",
+        refused.message
+    );
+    // Input to the spinner is answered all the same: its answer is among its frames.
+    let tree = c.call(Call::Tree {
+        window: Some(spinner.handle.id),
+    });
+    let (x, y) = centre(labelled(&tree, "button", "Press"));
+    c.call(Call::Input {
+        window: Some(spinner.handle.id),
+        events: vec![click(x, y)],
+    });
+    spinner_out.wait_for("\"ev\": \"clicked\"", "the spinner's click");
+}

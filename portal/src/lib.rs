@@ -7,6 +7,7 @@
 
 mod capture;
 mod clipboard;
+mod damage;
 mod input;
 mod probe;
 mod sway;
@@ -28,6 +29,7 @@ use wayrig_host::{
 
 pub use probe::Offered;
 
+use damage::DamageHub;
 use input::{InputDevices, VirtualInput};
 use sway::SwayIpc;
 use uinput::UinputInput;
@@ -38,6 +40,12 @@ use windows::{join, Joined, ToplevelFacts};
 const COMMAND_LIMIT: Duration = Duration::from_secs(3);
 /// How many refresh intervals without damage count as quiet.
 const QUIET_FRAMES: u32 = 2;
+/// The longest quiet a window's own pace may ask for: changes further apart
+/// than half of it are taken as separate, the window settled between them.
+const QUIET_LIMIT: Duration = Duration::from_millis(250);
+/// How long a window that keeps drawing is watched, from its first change,
+/// for an input's answer (`FrameWait::Drawn`).
+const DRAWN_LIMIT: Duration = Duration::from_millis(250);
 /// How long the window list follows a layout after a window event.
 const LAYOUT_LIMIT: Duration = Duration::from_secs(2);
 
@@ -47,7 +55,9 @@ pub struct PortalHost {
 }
 
 struct Inner {
-    wayland: Wayland,
+    wayland: Arc<Wayland>,
+    /// The output's changes, one stream shared by every watcher.
+    damage: Arc<DamageHub>,
     offered: Offered,
     /// Requests to sway's IPC, when the desktop is sway.
     sway: Option<tokio::sync::Mutex<SwayIpc>>,
@@ -135,7 +145,8 @@ impl PortalHost {
         wayland.flush()?;
         let changed = wayland.changed.clone();
         let inner = Arc::new(Inner {
-            wayland,
+            wayland: Arc::new(wayland),
+            damage: Arc::default(),
             offered,
             sway: sway.map(tokio::sync::Mutex::new),
             windows: Mutex::new(Vec::new()),
@@ -257,23 +268,22 @@ impl Inner {
         if self.sway.is_none() || !self.offered.screencopy_damage {
             return;
         }
-        let deadline = Instant::now() + LAYOUT_LIMIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+        let mut changes = match self.damage.listen(&self.wayland, &output) {
+            Ok(changes) => changes,
+            Err(e) => {
+                tracing::warn!("portal: cannot follow the layout: {e}");
                 return;
             }
-            match capture::copy(&self.wayland, &output, None, true, left).await {
-                Ok(Some(_)) => {
+        };
+        let deadline = tokio::time::Instant::now() + LAYOUT_LIMIT;
+        loop {
+            match tokio::time::timeout_at(deadline, changes.recv()).await {
+                Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => return,
+                Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => {
                     if let Err(e) = self.refresh().await {
                         tracing::warn!("portal: cannot read the windows: {e}");
                         return;
                     }
-                }
-                Ok(None) => return,
-                Err(e) => {
-                    tracing::warn!("portal: cannot follow the layout: {e}");
-                    return;
                 }
             }
         }
@@ -398,7 +408,11 @@ impl Inner {
     }
 
     /// Copy frames until the window's part of the output has been quiet for
-    /// two refresh intervals (or `until` is met); answer how many changed it.
+    /// two refresh intervals, or two of the window's own frame gaps (or
+    /// `until` is met; `Drawn` also ends `DRAWN_LIMIT` after the window's
+    /// first change when it keeps drawing); answer how many changed it.
+    /// Damage elsewhere on the output (another app's spinner) is not the
+    /// window's: it neither counts nor breaks the quiet.
     async fn watch_damage(
         &self,
         handle: WindowHandle,
@@ -415,53 +429,87 @@ impl Inner {
         } else {
             window.content
         };
+        let settled = |commits| Settled {
+            window: handle,
+            commits,
+            waited: started.elapsed(),
+        };
+        let mut changes = self.damage.listen(&self.wayland, &output)?;
         let mut commits = 0u64;
+        // The window's part of the output last changed then (or never since the start).
+        let mut changed = Instant::now();
+        // The quiet asked for: two refresh intervals, or two of the longest gaps
+        // between the window's own changes, for an app that draws at its own
+        // slower pace (a spinner on a busy machine) is not quiet between frames.
+        let mut needed = quiet;
+        let mut first_change: Option<Instant> = None;
         loop {
             let left = timeout.saturating_sub(started.elapsed());
             if left.is_zero() {
+                let why = match until {
+                    FrameWait::Frames(n) => format!("did not change {n} times on screen"),
+                    FrameWait::Settled | FrameWait::Drawn => {
+                        "did not settle: it keeps drawing frames".into()
+                    }
+                };
                 return Err(HostError::Timeout(
                     timeout,
                     format!(
-                        "window {handle} kept changing on screen ({commits} frames); \
-                         an animation never settles"
+                        "window {handle} {why} ({commits} frames changed its part of the \
+                         output meanwhile; settle on an attached desktop is approximate)"
                     ),
                 ));
             }
             let wait = match until {
                 FrameWait::Frames(_) => left,
-                FrameWait::Settled | FrameWait::Drawn => quiet.min(left),
-            };
-            match capture::copy(&self.wayland, &output, None, true, wait).await? {
-                None if matches!(until, FrameWait::Frames(_)) => continue,
-                None => {
-                    return Ok(Settled {
-                        window: handle,
-                        commits,
-                        waited: started.elapsed(),
-                    })
-                }
-                Some(copied) => {
-                    let touched = copied.damage.iter().any(|d| {
-                        let logical = Rect::new(
-                            output.x + d.x / scale,
-                            output.y + d.y / scale,
-                            d.width / scale + 1,
-                            d.height / scale + 1,
-                        );
-                        logical.intersects(&area)
-                    });
-                    if touched {
-                        commits += 1;
-                        if let FrameWait::Frames(n) = until {
-                            if commits >= n as u64 {
-                                return Ok(Settled {
-                                    window: handle,
-                                    commits,
-                                    waited: started.elapsed(),
-                                });
-                            }
-                        }
+                FrameWait::Settled | FrameWait::Drawn => {
+                    let quiet_left = (changed + needed).saturating_duration_since(Instant::now());
+                    if quiet_left.is_zero() {
+                        return Ok(settled(commits));
                     }
+                    quiet_left.min(left)
+                }
+            };
+            let damage = match tokio::time::timeout(wait, changes.recv()).await {
+                // Quiet for `wait`.
+                Err(_) => continue,
+                Ok(Ok(damage)) => damage,
+                // Changes missed: anything may have changed.
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => {
+                    Arc::new(vec![Rect::new(0, 0, i32::MAX / 2, i32::MAX / 2)])
+                }
+                Ok(Err(broadcast::error::RecvError::Closed)) => {
+                    return Err(HostError::Failed(
+                        "the compositor stopped copying the output, so the screen cannot be \
+                         watched go quiet (attach's log says why)"
+                            .into(),
+                    ))
+                }
+            };
+            let touched = damage.iter().any(|d| {
+                let logical = Rect::new(
+                    output.x + d.x / scale,
+                    output.y + d.y / scale,
+                    d.width / scale + 1,
+                    d.height / scale + 1,
+                );
+                logical.intersects(&area)
+            });
+            if touched {
+                if commits > 0 {
+                    needed = needed.max(changed.elapsed() * 2).min(QUIET_LIMIT);
+                }
+                commits += 1;
+                changed = Instant::now();
+                let first = *first_change.get_or_insert(changed);
+                match until {
+                    FrameWait::Frames(n) if commits >= n as u64 => return Ok(settled(commits)),
+                    // A window that keeps drawing drew its answer among its
+                    // frames: it is not waited for to go quiet.
+                    FrameWait::Drawn if changed - first >= DRAWN_LIMIT => {
+                        return Ok(settled(commits))
+                    }
+                    _ => {}
                 }
             }
         }
