@@ -106,6 +106,8 @@ fn measure(socket: &std::path::Path, said: &Lines) -> [Duration; 4] {
         window: Some(window),
         events: vec![click(first)],
     });
+    // Focused, and its text input enabled, before the first key.
+    c.call(idle.clone());
     let alphabet: Vec<char> = "Grüße, 世界 — Привет ✓ abc".chars().collect();
     let mut typing = Vec::new();
     for round in 0..TYPED {
