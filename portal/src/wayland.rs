@@ -44,6 +44,9 @@ use wayrig_host::Rect;
 
 use crate::clipboard::{OfferTypes, Selection, SourceText};
 
+/// How long the compositor may take to answer a round trip.
+const SYNC_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A toplevel as zwlr_foreign_toplevel_handle_v1 describes it.
 #[derive(Debug, Clone)]
 pub struct Toplevel {
@@ -173,16 +176,22 @@ impl Wayland {
     }
 
     /// Until the compositor has answered every request sent before this one,
-    /// and the event thread has handled the events they caused.
+    /// and the event thread has handled the events they caused (at most
+    /// `SYNC_LIMIT`: a compositor that stops answering is an error, not a hang).
     pub async fn sync(&self) -> Result<(), String> {
         let (done, answered) = tokio::sync::oneshot::channel();
         self.connection
             .display()
             .sync(&self.queue, Mutex::new(Some(done)));
         self.flush()?;
-        answered
-            .await
-            .map_err(|_| "the compositor went away".to_string())
+        match tokio::time::timeout(SYNC_LIMIT, answered).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err("the compositor went away".to_string()),
+            Err(_) => Err(format!(
+                "the compositor did not answer a round trip within {} s",
+                SYNC_LIMIT.as_secs()
+            )),
+        }
     }
 }
 
