@@ -152,8 +152,10 @@ enum Now {
     Offer(ZwlrDataControlOfferV1, &'static str),
 }
 
-/// The clipboard's text, whoever owns it, and its generation.
+/// The clipboard's text, whoever owns it, and its generation: the selection
+/// as the compositor has it when asked, not as last heard.
 pub async fn read(wayland: &Wayland) -> HostResult<ClipboardText> {
+    wayland.sync().await.map_err(HostError::Failed)?;
     for _ in 0..READ_TRIES {
         let (now, generation) = {
             let selection = wayland.shared.selection.lock().unwrap();
