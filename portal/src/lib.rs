@@ -40,8 +40,7 @@ use windows::{join, Joined, ToplevelFacts};
 const COMMAND_LIMIT: Duration = Duration::from_secs(3);
 /// How many refresh intervals without damage count as quiet.
 const QUIET_FRAMES: u32 = 2;
-/// The longest quiet a window's own pace may ask for: changes further apart
-/// than half of it are taken as separate, the window settled between them.
+/// The longest quiet a window's own pace may ask for.
 const QUIET_LIMIT: Duration = Duration::from_millis(250);
 /// How long a window that keeps drawing is watched, from its first change,
 /// for an input's answer (`FrameWait::Drawn`).
@@ -269,7 +268,7 @@ impl Inner {
             return;
         }
         let mut changes = match self.damage.listen(&self.wayland, &output) {
-            Ok(changes) => changes,
+            Ok((changes, _)) => changes,
             Err(e) => {
                 tracing::warn!("portal: cannot follow the layout: {e}");
                 return;
@@ -434,14 +433,33 @@ impl Inner {
             commits,
             waited: started.elapsed(),
         };
-        let mut changes = self.damage.listen(&self.wayland, &output)?;
+        let (mut changes, recent) = self.damage.listen(&self.wayland, &output)?;
         let mut commits = 0u64;
         // The window's part of the output last changed then (or never since the start).
         let mut changed = Instant::now();
         // The quiet asked for: two refresh intervals, or two of the longest gaps
         // between the window's own changes, for an app that draws at its own
         // slower pace (a spinner on a busy machine) is not quiet between frames.
-        let mut needed = quiet;
+        let touches = |damage: &[Rect]| {
+            damage.iter().any(|d| {
+                let logical = Rect::new(
+                    output.x + d.x / scale,
+                    output.y + d.y / scale,
+                    d.width / scale + 1,
+                    d.height / scale + 1,
+                );
+                logical.intersects(&area)
+            })
+        };
+        // The window's pace just before the wait, where the stream was running.
+        let mut needed = recent
+            .iter()
+            .filter(|(_, damage)| touches(damage))
+            .map(|(at, _)| *at)
+            .collect::<Vec<_>>()
+            .windows(2)
+            .map(|pair| pair[1] - pair[0])
+            .fold(quiet, paced);
         let mut first_change: Option<Instant> = None;
         loop {
             let left = timeout.saturating_sub(started.elapsed());
@@ -486,18 +504,9 @@ impl Inner {
                     ))
                 }
             };
-            let touched = damage.iter().any(|d| {
-                let logical = Rect::new(
-                    output.x + d.x / scale,
-                    output.y + d.y / scale,
-                    d.width / scale + 1,
-                    d.height / scale + 1,
-                );
-                logical.intersects(&area)
-            });
-            if touched {
+            if touches(&damage) {
                 if commits > 0 {
-                    needed = needed.max(changed.elapsed() * 2).min(QUIET_LIMIT);
+                    needed = paced(needed, changed.elapsed());
                 }
                 commits += 1;
                 changed = Instant::now();
@@ -591,6 +600,12 @@ impl Inner {
         }
         self.wayland.flush().map_err(HostError::Failed)
     }
+}
+
+/// The quiet to ask for once the window changed again `gap` after its last
+/// change: two of its longest gap, at most `QUIET_LIMIT`.
+fn paced(needed: Duration, gap: Duration) -> Duration {
+    needed.max(gap * 2).min(QUIET_LIMIT.max(needed))
 }
 
 /// Two refresh intervals of `output` (60 Hz when it does not say).
@@ -949,4 +964,20 @@ fn clipboard_unsupported(offered: &Offered) -> HostError {
         .map(|l| l.reason)
         .unwrap_or_default();
     HostError::Unsupported(format!("clipboard: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_animation_s_gaps_ask_for_more_quiet_up_to_the_limit() {
+        let quiet = Duration::from_millis(33);
+        let ms = Duration::from_millis;
+        // A spinner drawing every 60 ms on a busy machine is not quiet between frames.
+        assert_eq!(paced(quiet, ms(60)), ms(120));
+        assert_eq!(paced(ms(120), ms(20)), ms(120), "the longest gap holds");
+        // Changes far apart ask for no more than the limit.
+        assert_eq!(paced(quiet, ms(500)), QUIET_LIMIT);
+    }
 }
