@@ -672,3 +672,283 @@ async fn attach_input_uinput_clicks_and_types_needs_dev_uinput() {
         refused.message
     );
 }
+
+/// The window of `pid` as cua's window watch first shows it.
+async fn cua_window_of(w: &mut WindowsServiceClient<Channel>, pid: u32) -> v1::WindowInfo {
+    use v1::watch_windows_response::Event;
+    let mut watch = w
+        .watch_windows(v1::WatchWindowsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let found = tokio::time::timeout(APP_START, async {
+        loop {
+            let message = watch.message().await.unwrap().expect("a message");
+            match message.event {
+                Some(Event::Snapshot(all)) => {
+                    if let Some(one) = all.windows.into_iter().find(|w| pid_of(w) == pid) {
+                        return one;
+                    }
+                }
+                Some(Event::Created(one) | Event::Updated(one)) if pid_of(&one) == pid => {
+                    return one
+                }
+                _ => {}
+            }
+        }
+    });
+    found.await.expect("the app's window is listed in time")
+}
+
+/// A key with Ctrl held, for the cua face.
+fn ctrl(character: &str, window: &v1::WindowRef) -> v1::KeyboardRequest {
+    v1::KeyboardRequest {
+        target: Some(v1::InputTarget {
+            window: Some(window.clone()),
+            ..Default::default()
+        }),
+        action: Some(v1::keyboard_request::Action::Press(v1::KeyboardPress {
+            key: Some(v1::KeyInput {
+                key: Some(v1::key_input::Key::Character(character.into())),
+            }),
+            modifiers: vec![v1::Key::Control as i32],
+            repeat: 1,
+        })),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_carries_the_clipboard_both_ways_on_sway() {
+    let Some(mut desktop) = Desktop::start("attach_carries_the_clipboard_both_ways_on_sway") else {
+        return;
+    };
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let (fixture_pid, fixture_out, _) =
+        desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let said = desktop.attach_serving(&["--cua-listen", "127.0.0.1:0"]);
+    let addr = said.wait_for("cua.env.v1 listens at ", "the cua face's address");
+    let addr = addr.split("listens at ").nth(1).unwrap().to_string();
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("the cua face takes a connection");
+    let mut s = SystemServiceClient::new(channel.clone());
+    let mut w = WindowsServiceClient::new(channel.clone());
+    let mut a = AccessibilityServiceClient::new(channel.clone());
+    let mut c = ComputerServiceClient::new(channel);
+
+    // Sway 1.7 offers zwlr_data_control_manager_v1: the clipboard is there.
+    let caps = s
+        .get_capabilities(v1::GetCapabilitiesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let clipboard = caps
+        .features
+        .iter()
+        .find(|f| f.name == "clipboard.text")
+        .expect("clipboard.text is listed");
+    assert!(clipboard.supported, "{clipboard:?}");
+
+    let window = cua_window_of(&mut w, fixture_pid).await;
+    let wref = window.r#ref.clone().unwrap();
+
+    // Text set through the face reads back with the generation set answered.
+    let text = "héllo 世界 — sway";
+    let set = c
+        .set_clipboard(v1::SetClipboardRequest {
+            content: Some(v1::ClipboardContent {
+                text: Some(text.into()),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let got = c
+        .get_clipboard(v1::GetClipboardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.content.unwrap().text.as_deref(), Some(text));
+    assert_eq!(got.generation, set.generation);
+
+    // Ctrl+V in the GTK entry pastes it: the app reads it from Wayrig's source.
+    let read = v1::GetTreeRequest {
+        window: Some(wref.clone()),
+        ..Default::default()
+    };
+    let mut tree = a.get_tree(read.clone()).await.unwrap().into_inner();
+    let deadline = std::time::Instant::now() + APP_START;
+    let first = loop {
+        if let Some(n) = tree.nodes.iter().find(|n| n.name == "First") {
+            break n.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no First field came");
+        tree = a.get_tree(read.clone()).await.unwrap().into_inner();
+    };
+    let b = first.bounds.unwrap();
+    c.pointer(v1::PointerRequest {
+        target: Some(v1::InputTarget::default()),
+        action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+            position: Some(v1::Point {
+                x: b.x + b.width / 2.0,
+                y: b.y + b.height / 2.0,
+            }),
+            ..Default::default()
+        })),
+    })
+    .await
+    .unwrap();
+    c.keyboard(ctrl("v", &wref)).await.unwrap();
+    fixture_out.wait_for(
+        &format!(r#""name": "first", "text": "{text}""#),
+        "the pasted text",
+    );
+
+    // Typed, selected and copied in the app: read back, a new generation.
+    c.keyboard(v1::KeyboardRequest {
+        action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+            text: " + more".into(),
+            ..Default::default()
+        })),
+        ..ctrl("a", &wref)
+    })
+    .await
+    .unwrap();
+    c.keyboard(ctrl("a", &wref)).await.unwrap();
+    c.keyboard(ctrl("c", &wref)).await.unwrap();
+    let copied = c
+        .get_clipboard(v1::GetClipboardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        copied.content.unwrap().text.as_deref(),
+        Some(format!("{text} + more").as_str())
+    );
+    assert_ne!(copied.generation, set.generation);
+    let again = c
+        .get_clipboard(v1::GetClipboardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        again.generation, copied.generation,
+        "reading changes nothing"
+    );
+
+    // Set again over the app's copy: Wayrig owns it once more.
+    let reset = c
+        .set_clipboard(v1::SetClipboardRequest {
+            content: Some(v1::ClipboardContent {
+                text: Some("second".into()),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(reset.generation > copied.generation);
+    let got = c
+        .get_clipboard(v1::GetClipboardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.content.unwrap().text.as_deref(), Some("second"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_settles_beside_a_spinner_and_says_when_a_window_animates() {
+    let Some(mut desktop) =
+        Desktop::start("attach_settles_beside_a_spinner_and_says_when_a_window_animates")
+    else {
+        return;
+    };
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let fixture = fixture.to_str().unwrap();
+    let (still_pid, _, _) = desktop.start_app(&["/usr/bin/python3", fixture]);
+    // env execs the fixture: its pid is the fixture's.
+    let (spinner_pid, spinner_out, _) = desktop.start_app(&[
+        "/usr/bin/env",
+        "WAYRIG_FIXTURE_ANIMATE=1",
+        "/usr/bin/python3",
+        fixture,
+    ]);
+    let (socket, _) = desktop.attach(&[]);
+    desktop.client_env();
+    let host = PortalHost::attach(Some(desktop.swaysock.clone()), InputChoice::Virtual)
+        .await
+        .expect("the test attaches too");
+    let mut watch = host.watch_windows().await.unwrap();
+    let placed =
+        |pid: u32| move |w: &wayrig_host::WindowInfo| w.pid == Some(pid) && !w.content.is_empty();
+    let still = wait_window(&mut watch, APP_START, placed(still_pid)).await;
+    let spinner = wait_window(&mut watch, APP_START, placed(spinner_pid)).await;
+    // Side by side once sway has laid both out.
+    let tiled = |all: &[wayrig_host::WindowInfo]| {
+        let of =
+            |h: wayrig_host::WindowHandle| all.iter().find(|w| w.handle == h).map(|w| w.content);
+        matches!((of(still.handle), of(spinner.handle)), (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() && !a.intersects(&b))
+    };
+    let deadline = tokio::time::Instant::now() + APP_START;
+    while !tiled(&host.windows().await.unwrap()) {
+        let _ = tokio::time::timeout_at(deadline, watch.events.recv())
+            .await
+            .expect("the two are tiled in time");
+    }
+
+    // The spinner draws every frame; the still window settles all the same,
+    // within a few refresh intervals: only changes over it break its quiet.
+    let limit = Duration::from_secs(10);
+    for _ in 0..5 {
+        let settled = host.settle(still.handle, limit).await.expect("settles");
+        assert!(settled.waited < Duration::from_secs(1), "{settled:?}");
+    }
+    // The spinner itself never settles: the wait ends at its limit, saying why.
+    let bounded = Duration::from_millis(500);
+    match host.settle(spinner.handle, bounded).await {
+        Err(wayrig_host::HostError::Timeout(waited, why)) => {
+            assert_eq!(waited, bounded);
+            assert!(why.contains("keeps drawing frames"), "{why}");
+            assert!(why.contains("approximate"), "{why}");
+        }
+        other => panic!("the spinner settled: {other:?}"),
+    }
+
+    // The same through MyGo: idle answers for the still window, and ends in
+    // `timeout` for the spinner, with the reason.
+    let mut c = ProtocolClient::connect(&socket);
+    let deadline = std::time::Instant::now() + APP_START;
+    while c.call(Call::Windows)["windows"].as_array().unwrap().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "MyGo lists both");
+        let _ = c.answer(Call::Idle {
+            window: None,
+            timeout_ms: Some(50),
+        });
+    }
+    idle(&mut c, still.handle.id);
+    let refused = c
+        .answer(Call::Idle {
+            window: Some(spinner.handle.id),
+            timeout_ms: Some(500),
+        })
+        .unwrap_err();
+    assert_eq!(refused.code, Code::Timeout);
+    assert!(
+        refused.message.contains("keeps drawing frames"),
+        "{}",
+        refused.message
+    );
+    // Input to the spinner is answered all the same: its answer is among its frames.
+    let tree = c.call(Call::Tree {
+        window: Some(spinner.handle.id),
+    });
+    let (x, y) = centre(labelled(&tree, "button", "Press"));
+    c.call(Call::Input {
+        window: Some(spinner.handle.id),
+        events: vec![click(x, y)],
+    });
+    spinner_out.wait_for("\"ev\": \"clicked\"", "the spinner's click");
+}

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use wayland_client::Proxy;
+use wayland_protocols_wlr::screencopy::v1::client::zwlr_screencopy_manager_v1::ZwlrScreencopyManagerV1;
 use wayrig_host::{Capture, HostError, HostResult, Rect};
 
 use crate::wayland::{FrameEvent, Output, Pixels, ShmTarget, Wayland};
@@ -23,6 +24,26 @@ impl Copied {
     }
 }
 
+fn screencopy(wayland: &Wayland) -> HostResult<&ZwlrScreencopyManagerV1> {
+    wayland.globals.screencopy.as_ref().ok_or_else(|| {
+        HostError::Unsupported(
+            "capture: the compositor offers neither ext-image-copy-capture-v1 nor \
+             zwlr_screencopy_manager_v1; on GNOME or KDE use their ScreenCast portal"
+                .into(),
+        )
+    })
+}
+
+/// Whether the compositor's screencopy tells where the output changed.
+pub fn damage_offered(wayland: &Wayland) -> HostResult<()> {
+    if screencopy(wayland)?.version() < 2 {
+        return Err(HostError::Unsupported(
+            "settle: the compositor's screencopy (version 1) reports no damage".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Copy the output (or `region` of it, in logical points global) into memory.
 /// With `with_damage`, the copy waits for the output to change, at most `wait`.
 /// `Ok(None)` means nothing changed within `wait`.
@@ -33,17 +54,9 @@ pub async fn copy(
     with_damage: bool,
     wait: Duration,
 ) -> HostResult<Option<Copied>> {
-    let manager = wayland.globals.screencopy.as_ref().ok_or_else(|| {
-        HostError::Unsupported(
-            "capture: the compositor offers neither ext-image-copy-capture-v1 nor \
-             zwlr_screencopy_manager_v1; on GNOME or KDE use their ScreenCast portal"
-                .into(),
-        )
-    })?;
-    if with_damage && manager.version() < 2 {
-        return Err(HostError::Unsupported(
-            "settle: the compositor's screencopy (version 1) reports no damage".into(),
-        ));
+    let manager = screencopy(wayland)?;
+    if with_damage {
+        damage_offered(wayland)?;
     }
     let (sink, mut events) = mpsc::unbounded_channel();
     let frame = match region {

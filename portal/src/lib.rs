@@ -2,9 +2,12 @@
 //! as a Wayland client of its wlr protocols, with sway's IPC for window places.
 //!
 //! Windows come from zwlr_foreign_toplevel_manager_v1 joined with sway's tree;
-//! capture and settle from zwlr_screencopy; input from virtual devices.
+//! capture and settle from zwlr_screencopy; input from virtual devices; the
+//! clipboard from zwlr_data_control_manager_v1.
 
 mod capture;
+mod clipboard;
+mod damage;
 mod input;
 mod probe;
 mod sway;
@@ -26,6 +29,7 @@ use wayrig_host::{
 
 pub use probe::Offered;
 
+use damage::DamageHub;
 use input::{InputDevices, VirtualInput};
 use sway::SwayIpc;
 use uinput::UinputInput;
@@ -36,6 +40,11 @@ use windows::{join, Joined, ToplevelFacts};
 const COMMAND_LIMIT: Duration = Duration::from_secs(3);
 /// How many refresh intervals without damage count as quiet.
 const QUIET_FRAMES: u32 = 2;
+/// The longest quiet a window's own pace may ask for.
+const QUIET_LIMIT: Duration = Duration::from_millis(250);
+/// How long a window that keeps drawing is watched, from its first change,
+/// for an input's answer (`FrameWait::Drawn`).
+const DRAWN_LIMIT: Duration = Duration::from_millis(250);
 /// How long the window list follows a layout after a window event.
 const LAYOUT_LIMIT: Duration = Duration::from_secs(2);
 
@@ -45,7 +54,9 @@ pub struct PortalHost {
 }
 
 struct Inner {
-    wayland: Wayland,
+    wayland: Arc<Wayland>,
+    /// The output's changes, one stream shared by every watcher.
+    damage: Arc<DamageHub>,
     offered: Offered,
     /// Requests to sway's IPC, when the desktop is sway.
     sway: Option<tokio::sync::Mutex<SwayIpc>>,
@@ -60,6 +71,7 @@ struct Inner {
     /// Why the virtual devices could not be made, if they could not.
     input_missing: Option<String>,
     commits: AtomicU64,
+    setting_clipboard: tokio::sync::Mutex<()>,
     launched: Mutex<Vec<u32>>,
 }
 
@@ -132,7 +144,8 @@ impl PortalHost {
         wayland.flush()?;
         let changed = wayland.changed.clone();
         let inner = Arc::new(Inner {
-            wayland,
+            wayland: Arc::new(wayland),
+            damage: Arc::default(),
             offered,
             sway: sway.map(tokio::sync::Mutex::new),
             windows: Mutex::new(Vec::new()),
@@ -143,6 +156,7 @@ impl PortalHost {
             input_missing,
             input_source,
             commits: AtomicU64::new(0),
+            setting_clipboard: tokio::sync::Mutex::new(()),
             launched: Mutex::new(Vec::new()),
         });
         inner.refresh().await?;
@@ -253,23 +267,22 @@ impl Inner {
         if self.sway.is_none() || !self.offered.screencopy_damage {
             return;
         }
-        let deadline = Instant::now() + LAYOUT_LIMIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+        let mut changes = match self.damage.listen(&self.wayland, &output) {
+            Ok((changes, _)) => changes,
+            Err(e) => {
+                tracing::warn!("portal: cannot follow the layout: {e}");
                 return;
             }
-            match capture::copy(&self.wayland, &output, None, true, left).await {
-                Ok(Some(_)) => {
+        };
+        let deadline = tokio::time::Instant::now() + LAYOUT_LIMIT;
+        loop {
+            match tokio::time::timeout_at(deadline, changes.recv()).await {
+                Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => return,
+                Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => {
                     if let Err(e) = self.refresh().await {
                         tracing::warn!("portal: cannot read the windows: {e}");
                         return;
                     }
-                }
-                Ok(None) => return,
-                Err(e) => {
-                    tracing::warn!("portal: cannot follow the layout: {e}");
-                    return;
                 }
             }
         }
@@ -394,7 +407,11 @@ impl Inner {
     }
 
     /// Copy frames until the window's part of the output has been quiet for
-    /// two refresh intervals (or `until` is met); answer how many changed it.
+    /// two refresh intervals, or two of the window's own frame gaps (or
+    /// `until` is met; `Drawn` also ends `DRAWN_LIMIT` after the window's
+    /// first change when it keeps drawing); answer how many changed it.
+    /// Damage elsewhere on the output (another app's spinner) is not the
+    /// window's: it neither counts nor breaks the quiet.
     async fn watch_damage(
         &self,
         handle: WindowHandle,
@@ -411,53 +428,97 @@ impl Inner {
         } else {
             window.content
         };
+        let settled = |commits| Settled {
+            window: handle,
+            commits,
+            waited: started.elapsed(),
+        };
+        let (mut changes, recent) = self.damage.listen(&self.wayland, &output)?;
         let mut commits = 0u64;
+        // The window's part of the output last changed then (or never since the start).
+        let mut changed = Instant::now();
+        // The quiet asked for: two refresh intervals, or two of the longest gaps
+        // between the window's own changes, for an app that draws at its own
+        // slower pace (a spinner on a busy machine) is not quiet between frames.
+        let touches = |damage: &[Rect]| {
+            damage.iter().any(|d| {
+                let logical = Rect::new(
+                    output.x + d.x / scale,
+                    output.y + d.y / scale,
+                    d.width / scale + 1,
+                    d.height / scale + 1,
+                );
+                logical.intersects(&area)
+            })
+        };
+        // The window's pace just before the wait, where the stream was running.
+        let mut needed = recent
+            .iter()
+            .filter(|(_, damage)| touches(damage))
+            .map(|(at, _)| *at)
+            .collect::<Vec<_>>()
+            .windows(2)
+            .map(|pair| pair[1] - pair[0])
+            .fold(quiet, paced);
+        let mut first_change: Option<Instant> = None;
         loop {
             let left = timeout.saturating_sub(started.elapsed());
             if left.is_zero() {
+                let why = match until {
+                    FrameWait::Frames(n) => format!("did not change {n} times on screen"),
+                    FrameWait::Settled | FrameWait::Drawn => {
+                        "did not settle: it keeps drawing frames".into()
+                    }
+                };
                 return Err(HostError::Timeout(
                     timeout,
                     format!(
-                        "window {handle} kept changing on screen ({commits} frames); \
-                         an animation never settles"
+                        "window {handle} {why} ({commits} frames changed its part of the \
+                         output meanwhile; settle on an attached desktop is approximate)"
                     ),
                 ));
             }
             let wait = match until {
                 FrameWait::Frames(_) => left,
-                FrameWait::Settled | FrameWait::Drawn => quiet.min(left),
-            };
-            match capture::copy(&self.wayland, &output, None, true, wait).await? {
-                None if matches!(until, FrameWait::Frames(_)) => continue,
-                None => {
-                    return Ok(Settled {
-                        window: handle,
-                        commits,
-                        waited: started.elapsed(),
-                    })
-                }
-                Some(copied) => {
-                    let touched = copied.damage.iter().any(|d| {
-                        let logical = Rect::new(
-                            output.x + d.x / scale,
-                            output.y + d.y / scale,
-                            d.width / scale + 1,
-                            d.height / scale + 1,
-                        );
-                        logical.intersects(&area)
-                    });
-                    if touched {
-                        commits += 1;
-                        if let FrameWait::Frames(n) = until {
-                            if commits >= n as u64 {
-                                return Ok(Settled {
-                                    window: handle,
-                                    commits,
-                                    waited: started.elapsed(),
-                                });
-                            }
-                        }
+                FrameWait::Settled | FrameWait::Drawn => {
+                    let quiet_left = (changed + needed).saturating_duration_since(Instant::now());
+                    if quiet_left.is_zero() {
+                        return Ok(settled(commits));
                     }
+                    quiet_left.min(left)
+                }
+            };
+            let damage = match tokio::time::timeout(wait, changes.recv()).await {
+                // Quiet for `wait`.
+                Err(_) => continue,
+                Ok(Ok(damage)) => damage,
+                // Changes missed: anything may have changed.
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => {
+                    Arc::new(vec![Rect::new(0, 0, i32::MAX / 2, i32::MAX / 2)])
+                }
+                Ok(Err(broadcast::error::RecvError::Closed)) => {
+                    return Err(HostError::Failed(
+                        "the compositor stopped copying the output, so the screen cannot be \
+                         watched go quiet (attach's log says why)"
+                            .into(),
+                    ))
+                }
+            };
+            if touches(&damage) {
+                if commits > 0 {
+                    needed = paced(needed, changed.elapsed());
+                }
+                commits += 1;
+                changed = Instant::now();
+                let first = *first_change.get_or_insert(changed);
+                match until {
+                    FrameWait::Frames(n) if commits >= n as u64 => return Ok(settled(commits)),
+                    // A window that keeps drawing drew its answer among its
+                    // frames: it is not waited for to go quiet.
+                    FrameWait::Drawn if changed - first >= DRAWN_LIMIT => {
+                        return Ok(settled(commits))
+                    }
+                    _ => {}
                 }
             }
         }
@@ -539,6 +600,12 @@ impl Inner {
         }
         self.wayland.flush().map_err(HostError::Failed)
     }
+}
+
+/// The quiet to ask for once the window changed again `gap` after its last
+/// change: two of its longest gap, at most `QUIET_LIMIT`.
+fn paced(needed: Duration, gap: Duration) -> Duration {
+    needed.max(gap * 2).min(QUIET_LIMIT.max(needed))
 }
 
 /// Two refresh intervals of `output` (60 Hz when it does not say).
@@ -859,11 +926,19 @@ impl Host for PortalHost {
     }
 
     async fn clipboard(&self) -> HostResult<ClipboardText> {
-        Err(clipboard_unsupported(&self.inner.offered))
+        if !self.inner.offered.capabilities().clipboard {
+            return Err(clipboard_unsupported(&self.inner.offered));
+        }
+        clipboard::read(&self.inner.wayland).await
     }
 
-    async fn set_clipboard(&self, _text: String) -> HostResult<u64> {
-        Err(clipboard_unsupported(&self.inner.offered))
+    async fn set_clipboard(&self, text: String) -> HostResult<u64> {
+        if !self.inner.offered.capabilities().clipboard {
+            return Err(clipboard_unsupported(&self.inner.offered));
+        }
+        // One at a time: each answer is the generation of its own text.
+        let _turn = self.inner.setting_clipboard.lock().await;
+        clipboard::set(&self.inner.wayland, text).await
     }
 
     async fn shutdown(&self) {
@@ -889,4 +964,20 @@ fn clipboard_unsupported(offered: &Offered) -> HostError {
         .map(|l| l.reason)
         .unwrap_or_default();
     HostError::Unsupported(format!("clipboard: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_animation_s_gaps_ask_for_more_quiet_up_to_the_limit() {
+        let quiet = Duration::from_millis(33);
+        let ms = Duration::from_millis;
+        // A spinner drawing every 60 ms on a busy machine is not quiet between frames.
+        assert_eq!(paced(quiet, ms(60)), ms(120));
+        assert_eq!(paced(ms(120), ms(20)), ms(120), "the longest gap holds");
+        // Changes far apart ask for no more than the limit.
+        assert_eq!(paced(quiet, ms(500)), QUIET_LIMIT);
+    }
 }

@@ -18,6 +18,8 @@ pub struct Offered {
     pub window_capture: bool,
     /// ext-foreign-toplevel-list-v1.
     pub toplevel_list: bool,
+    /// zwlr_data_control_manager_v1, for the seat's clipboard.
+    pub data_control: bool,
     /// Input goes through uinput devices rather than the compositor's virtual ones.
     pub uinput: bool,
 }
@@ -41,6 +43,7 @@ impl Offered {
             window_capture: has("ext_image_copy_capture_manager_v1")
                 && has("ext_foreign_toplevel_image_capture_source_manager_v1"),
             toplevel_list: has("ext_foreign_toplevel_list_v1"),
+            data_control: has("zwlr_data_control_manager_v1"),
             uinput: false,
         }
     }
@@ -59,7 +62,7 @@ impl Offered {
             window_commands: self.foreign_toplevels,
             input: self.input(),
             settle_threads: false,
-            clipboard: false,
+            clipboard: self.data_control && self.seat,
             settle_approximate: true,
         }
     }
@@ -126,12 +129,21 @@ impl Offered {
             };
             limit(Capability::Input, reason);
         }
-        limit(
-            Capability::Clipboard,
-            "`wayrig attach` does not read the desktop's clipboard yet (it would take \
-             zwlr_data_control_manager_v1); copy and paste inside the app instead"
-                .into(),
-        );
+        if !(self.data_control && self.seat) {
+            let missing = if self.data_control {
+                "wl_seat"
+            } else {
+                "zwlr_data_control_manager_v1"
+            };
+            limit(
+                Capability::Clipboard,
+                format!(
+                    "the compositor offers no {missing}, so `wayrig attach` can neither \
+                     read nor set the desktop's clipboard; copy and paste inside the app, \
+                     or run the app under `wayrig run`"
+                ),
+            );
+        }
         limits
     }
 }
@@ -148,6 +160,7 @@ mod tests {
             ("zwlr_screencopy_manager_v1", 3),
             ("zwlr_virtual_pointer_manager_v1", 2),
             ("zwp_virtual_keyboard_manager_v1", 1),
+            ("zwlr_data_control_manager_v1", 2),
         ]
         .into_iter()
         .map(|(i, v)| (i.to_string(), v))
@@ -155,16 +168,14 @@ mod tests {
     }
 
     #[test]
-    fn sway_lacks_only_covered_capture_and_clipboard() {
+    fn sway_lacks_only_covered_capture() {
         let offered = Offered::from_interfaces(&sway_1_7(), true);
         let caps = offered.capabilities();
         assert!(caps.window_commands && caps.input && caps.frame_pacing && caps.launch);
+        assert!(caps.clipboard);
         assert!(!caps.capture_covered && caps.settle_approximate);
         let lacking: Vec<Capability> = offered.limits().iter().map(|l| l.capability).collect();
-        assert_eq!(
-            lacking,
-            vec![Capability::CaptureCovered, Capability::Clipboard]
-        );
+        assert_eq!(lacking, vec![Capability::CaptureCovered]);
     }
 
     #[test]
@@ -180,6 +191,13 @@ mod tests {
         assert!(input.reason.contains("zwlr_virtual_pointer_manager_v1"));
         assert!(input.reason.contains("zwp_virtual_keyboard_manager_v1"));
         assert!(input.reason.contains("RemoteDesktop portal"));
+        let clipboard = offered
+            .limits()
+            .into_iter()
+            .find(|l| l.capability == Capability::Clipboard)
+            .unwrap();
+        assert!(!caps.clipboard);
+        assert!(clipboard.reason.contains("zwlr_data_control_manager_v1"));
     }
 
     #[test]

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 use wayland_client::globals::{registry_queue_init, GlobalList, GlobalListContents};
 use wayland_client::protocol::{
-    wl_buffer::WlBuffer, wl_output, wl_output::WlOutput, wl_registry::WlRegistry, wl_seat::WlSeat,
-    wl_shm, wl_shm::WlShm, wl_shm_pool::WlShmPool,
+    wl_buffer::WlBuffer, wl_callback, wl_callback::WlCallback, wl_output, wl_output::WlOutput,
+    wl_registry::WlRegistry, wl_seat::WlSeat, wl_shm, wl_shm::WlShm, wl_shm_pool::WlShmPool,
 };
 use wayland_client::{
     event_created_child, Connection, Dispatch, EventQueue, Proxy, QueueHandle, WEnum,
@@ -21,6 +21,12 @@ use wayland_client::{
 use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::{
     zwp_virtual_keyboard_manager_v1::ZwpVirtualKeyboardManagerV1,
     zwp_virtual_keyboard_v1::ZwpVirtualKeyboardV1,
+};
+use wayland_protocols_wlr::data_control::v1::client::{
+    zwlr_data_control_device_v1::{self, ZwlrDataControlDeviceV1},
+    zwlr_data_control_manager_v1::ZwlrDataControlManagerV1,
+    zwlr_data_control_offer_v1::{self, ZwlrDataControlOfferV1},
+    zwlr_data_control_source_v1::{self, ZwlrDataControlSourceV1},
 };
 use wayland_protocols_wlr::foreign_toplevel::v1::client::{
     zwlr_foreign_toplevel_handle_v1::{self, ZwlrForeignToplevelHandleV1},
@@ -35,6 +41,11 @@ use wayland_protocols_wlr::virtual_pointer::v1::client::{
     zwlr_virtual_pointer_v1::ZwlrVirtualPointerV1,
 };
 use wayrig_host::Rect;
+
+use crate::clipboard::{OfferTypes, Selection, SourceText};
+
+/// How long the compositor may take to answer a round trip.
+const SYNC_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A toplevel as zwlr_foreign_toplevel_handle_v1 describes it.
 #[derive(Debug, Clone)]
@@ -82,6 +93,8 @@ pub struct Shared {
     /// By the portal's own id, in the order the compositor announced them.
     pub toplevels: Mutex<BTreeMap<u64, Toplevel>>,
     pub outputs: Mutex<Vec<Output>>,
+    /// The clipboard as zwlr_data_control_device_v1 last announced it.
+    pub selection: Mutex<Selection>,
     next_toplevel: Mutex<u64>,
 }
 
@@ -93,6 +106,9 @@ pub struct Globals {
     pub screencopy: Option<ZwlrScreencopyManagerV1>,
     pub virtual_pointer: Option<ZwlrVirtualPointerManagerV1>,
     pub virtual_keyboard: Option<ZwpVirtualKeyboardManagerV1>,
+    pub data_control: Option<ZwlrDataControlManagerV1>,
+    /// The seat's clipboard, made at once so its first selection is heard.
+    pub clipboard: Option<ZwlrDataControlDeviceV1>,
     /// Every interface the compositor advertised, with its version.
     pub advertised: Vec<(String, u32)>,
 }
@@ -158,6 +174,25 @@ impl Wayland {
             .flush()
             .map_err(|e| format!("the compositor went away: {e}"))
     }
+
+    /// Until the compositor has answered every request sent before this one,
+    /// and the event thread has handled the events they caused (at most
+    /// `SYNC_LIMIT`: a compositor that stops answering is an error, not a hang).
+    pub async fn sync(&self) -> Result<(), String> {
+        let (done, answered) = tokio::sync::oneshot::channel();
+        self.connection
+            .display()
+            .sync(&self.queue, Mutex::new(Some(done)));
+        self.flush()?;
+        match tokio::time::timeout(SYNC_LIMIT, answered).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err("the compositor went away".to_string()),
+            Err(_) => Err(format!(
+                "the compositor did not answer a round trip within {} s",
+                SYNC_LIMIT.as_secs()
+            )),
+        }
+    }
 }
 
 fn read_events(mut queue: EventQueue<Client>, mut client: Client) {
@@ -188,13 +223,22 @@ fn bind_globals(list: &GlobalList, qh: &QueueHandle<Client>) -> Globals {
             .bind(global.name, global.version.min(4), qh, ());
         drop(output);
     }
+    let seat: Option<WlSeat> = list.bind(qh, 1..=7, ()).ok();
+    // Version 1: the clipboard only; the primary selection is the apps' own.
+    let data_control: Option<ZwlrDataControlManagerV1> = list.bind(qh, 1..=1, ()).ok();
+    let clipboard = match (&data_control, &seat) {
+        (Some(manager), Some(seat)) => Some(manager.get_data_device(seat, qh, ())),
+        _ => None,
+    };
     Globals {
-        seat: list.bind(qh, 1..=7, ()).ok(),
+        seat,
         shm: list.bind(qh, 1..=1, ()).ok(),
         toplevels: list.bind(qh, 1..=3, ()).ok(),
         screencopy: list.bind(qh, 1..=3, ()).ok(),
         virtual_pointer: list.bind(qh, 1..=2, ()).ok(),
         virtual_keyboard: list.bind(qh, 1..=1, ()).ok(),
+        data_control,
+        clipboard,
         advertised,
     }
 }
@@ -404,6 +448,87 @@ impl Dispatch<ZwlrScreencopyFrameV1, mpsc::UnboundedSender<FrameEvent>> for Clie
     }
 }
 
+impl Dispatch<ZwlrDataControlDeviceV1, ()> for Client {
+    fn event(
+        client: &mut Self,
+        proxy: &ZwlrDataControlDeviceV1,
+        event: zwlr_data_control_device_v1::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        use zwlr_data_control_device_v1::Event;
+        let mut selection = client.shared.selection.lock().unwrap();
+        match event {
+            Event::Selection { id } => selection.replaced(id),
+            Event::Finished => {
+                selection.finished();
+                proxy.destroy();
+            }
+            // Offers are made with their types' list, and heard of in `Selection`.
+            _ => {}
+        }
+    }
+
+    event_created_child!(Client, ZwlrDataControlDeviceV1, [
+        zwlr_data_control_device_v1::EVT_DATA_OFFER_OPCODE => (ZwlrDataControlOfferV1, OfferTypes::default())
+    ]);
+}
+
+impl Dispatch<ZwlrDataControlOfferV1, OfferTypes> for Client {
+    fn event(
+        _: &mut Self,
+        _: &ZwlrDataControlOfferV1,
+        event: zwlr_data_control_offer_v1::Event,
+        types: &OfferTypes,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        if let zwlr_data_control_offer_v1::Event::Offer { mime_type } = event {
+            types.0.lock().unwrap().push(mime_type);
+        }
+    }
+}
+
+impl Dispatch<ZwlrDataControlSourceV1, SourceText> for Client {
+    fn event(
+        client: &mut Self,
+        proxy: &ZwlrDataControlSourceV1,
+        event: zwlr_data_control_source_v1::Event,
+        source: &SourceText,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        use zwlr_data_control_source_v1::Event;
+        match event {
+            Event::Send { fd, .. } => source.send(fd),
+            Event::Cancelled => {
+                source.cancel();
+                client.shared.selection.lock().unwrap().lost(proxy);
+                proxy.destroy();
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Dispatch<WlCallback, Mutex<Option<tokio::sync::oneshot::Sender<()>>>> for Client {
+    fn event(
+        _: &mut Self,
+        _: &WlCallback,
+        event: wl_callback::Event,
+        done: &Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        if let wl_callback::Event::Done { .. } = event {
+            if let Some(done) = done.lock().unwrap().take() {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
 /// Objects that send no events the portal reads.
 macro_rules! no_events {
     ($($proxy:ty),*) => {$(
@@ -430,7 +555,8 @@ no_events!(
     ZwlrVirtualPointerManagerV1,
     ZwlrVirtualPointerV1,
     ZwpVirtualKeyboardManagerV1,
-    ZwpVirtualKeyboardV1
+    ZwpVirtualKeyboardV1,
+    ZwlrDataControlManagerV1
 );
 
 /// An anonymous shared-memory file of `len` bytes holding `contents` at its start.

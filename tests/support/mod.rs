@@ -714,6 +714,17 @@ impl Lines {
         let found = lines.iter().rev().find(|l| l.contains(text)).cloned();
         found.unwrap_or_else(|| panic!("{what} never came"))
     }
+
+    /// Until `count` lines hold `text`; fails saying what never came.
+    pub fn wait_count(&self, text: &str, count: usize, what: &str) {
+        let lines = self.lines.lock().unwrap();
+        let seen = |l: &Vec<String>| l.iter().filter(|l| l.contains(text)).count();
+        let (lines, _) = self
+            .added
+            .wait_timeout_while(lines, APP_START, |l| seen(l) < count)
+            .unwrap();
+        assert!(seen(&lines) >= count, "{what} never came ({count} times)");
+    }
 }
 
 /// What a child prints on stdout and on stderr, line by line as it comes;
