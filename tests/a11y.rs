@@ -852,7 +852,7 @@ async fn bounds_asked_now(
         if app.pid != pid {
             continue;
         }
-        for frame in a11y.read_app(&app, Read::Bulk).await.unwrap() {
+        for frame in a11y.read_app(&app, Read::BulkAnew).await.unwrap() {
             if frame.nodes[0].id != root.id {
                 continue;
             }

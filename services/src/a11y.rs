@@ -52,8 +52,12 @@ pub struct App {
 /// How an app's tree is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Read {
-    /// Cache.GetItems where the app has it, else node by node.
+    /// Cache.GetItems where the app has it, else node by node; the last
+    /// one's items kept where no event since says they changed.
     Bulk,
+    /// Cache.GetItems asked again whatever the events say: the toolkit's
+    /// events may trail what input just did (GTK 4 sends them after its frame).
+    BulkAnew,
     /// Every object's properties one call each, level by level: what tools
     /// without the cache do, kept to compare against.
     NodeByNode,
@@ -68,7 +72,6 @@ pub struct Frame {
 }
 
 /// An app's objects as one bulk read gives them, before the per-node calls.
-#[derive(Clone)]
 pub struct AppItems {
     app: App,
     items: Vec<CacheItem>,
@@ -132,9 +135,9 @@ pub struct A11y {
     dirty: Shared<HashMap<u64, u64>>,
     /// What events since marked as moved, restated or reshaped.
     marks: Shared<Marks>,
-    /// Each app's (by bus name) last cache items, with where on the
-    /// connection they were current: read again only where events say.
-    kept_items: std::sync::Mutex<HashMap<String, (zbus::message::Sequence, AppItems)>>,
+    /// Each app's (by bus name) last Cache.GetItems, with where on the
+    /// connection it was current: read again only where events say.
+    kept_items: std::sync::Mutex<HashMap<String, (zbus::message::Sequence, Vec<CacheItem>)>>,
     /// What each app (by bus name) announced lately.
     announcements: Shared<Announcements>,
     /// The change count and node id of the last object that gained focus.
@@ -488,49 +491,14 @@ impl A11y {
     /// they are the last read's, with the objects events restated since
     /// asked again, unless an event changed the tree's shape.
     pub async fn read_items(&self, app: &App, how: Read) -> Result<AppItems, Error> {
-        if how == Read::Bulk {
-            if let Some(items) = self.items_as_events_say(app).await? {
-                return Ok(items);
-            }
-        }
-        let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
-        let began = std::time::Instant::now();
-        let cached = match how {
-            Read::Bulk => self.cached_items(app).await?,
-            Read::NodeByNode => None,
+        let kept = match how {
+            Read::Bulk => self.cache_as_events_say(app).await?,
+            Read::BulkAnew | Read::NodeByNode => None,
         };
-        if cached.is_some() {
-            self.span("GetItems", began, 1);
-        }
         // A walk reads below objects that manage their descendants itself.
-        let cached_read = cached.is_some();
-        // Where on the connection the items were current.
-        let (as_of, mut items) = match cached {
-            Some((as_of, items)) => {
-                // Toolkits (GTK 4) put an object in the cache only once a client
-                // has asked for it: walk down to what is missing, then read again.
-                let began = std::time::Instant::now();
-                let asked = self.realize_missing(&items).await;
-                self.span("children the cache lacks", began, asked);
-                if asked > 0 {
-                    let began = std::time::Instant::now();
-                    let again = self
-                        .get_items(app)
-                        .await
-                        .map_err(|e| call_failed(&what(), e))?;
-                    self.span("GetItems again", began, 1);
-                    again
-                } else {
-                    (as_of, items)
-                }
-            }
-            // No cache (Qt 6.4): walk the tree, level by level.
-            None => {
-                let began = std::time::Instant::now();
-                let (as_of, items) = self.walk_items(app).await?;
-                self.span("walk", began, items.len() * 6);
-                (as_of, items)
-            }
+        let (cached_read, mut items) = match kept {
+            Some(items) => (true, items),
+            None => self.read_cache_or_walk(app, how).await?,
         };
         if cached_read {
             let began = std::time::Instant::now();
@@ -571,24 +539,61 @@ impl A11y {
                 kept
             });
         }
-        let read = AppItems {
+        Ok(AppItems {
             app: app.clone(),
             items,
             ids,
             children,
-        };
-        if how == Read::Bulk {
-            self.kept_items
-                .lock()
-                .unwrap()
-                .insert(app.bus_name.clone(), (as_of, read.clone()));
-        }
-        Ok(read)
+        })
     }
 
-    /// The app's last items, when no event since changed the tree's shape:
-    /// those events restated (states, name, description) asked again.
-    async fn items_as_events_say(&self, app: &App) -> Result<Option<AppItems>, Error> {
+    /// The app's cache read anew (kept for the next read), with whether it
+    /// was; else, without a cache (Qt 6.4), its tree walked.
+    async fn read_cache_or_walk(
+        &self,
+        app: &App,
+        how: Read,
+    ) -> Result<(bool, Vec<CacheItem>), Error> {
+        let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
+        let began = std::time::Instant::now();
+        let cached = match how {
+            Read::Bulk | Read::BulkAnew => self.cached_items(app).await?,
+            Read::NodeByNode => None,
+        };
+        let Some((as_of, items)) = cached else {
+            // No events tell when a walked tree changed: it is walked each time.
+            let began = std::time::Instant::now();
+            let (_, items) = self.walk_items(app).await?;
+            self.span("walk", began, items.len() * 6);
+            return Ok((false, items));
+        };
+        self.span("GetItems", began, 1);
+        // Toolkits (GTK 4) put an object in the cache only once a client
+        // has asked for it: walk down to what is missing, then read again.
+        let began = std::time::Instant::now();
+        let asked = self.realize_missing(&items).await;
+        self.span("children the cache lacks", began, asked);
+        let (as_of, items) = if asked > 0 {
+            let began = std::time::Instant::now();
+            let again = self
+                .get_items(app)
+                .await
+                .map_err(|e| call_failed(&what(), e))?;
+            self.span("GetItems again", began, 1);
+            again
+        } else {
+            (as_of, items)
+        };
+        self.kept_items
+            .lock()
+            .unwrap()
+            .insert(app.bus_name.clone(), (as_of, items.clone()));
+        Ok((true, items))
+    }
+
+    /// The app's last cache items, when no event since changed the tree's
+    /// shape: those events restated (states, name, description) asked again.
+    async fn cache_as_events_say(&self, app: &App) -> Result<Option<Vec<CacheItem>>, Error> {
         let kept = self.kept_items.lock().unwrap().get(&app.bus_name).cloned();
         let Some((as_of, mut items)) = kept else {
             return Ok(None);
@@ -596,28 +601,35 @@ impl A11y {
         let began = std::time::Instant::now();
         let now = self.caught_up(app).await?;
         self.span("events caught up", began, 1);
+        let index: HashMap<u64, usize> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, it)| ref_id(&it.object).map(|id| (id, i)))
+            .collect();
         let restated = {
             let marks = self.marks.lock().unwrap();
             if marks.reshaped_after(&app.bus_name, as_of) {
                 return Ok(None);
             }
-            marks.restated_after(items.ids.keys().copied(), as_of)
+            marks.restated_after(index.keys().copied(), as_of)
         };
         if !restated.is_empty() {
             let began = std::time::Instant::now();
             let asked = restated.len();
             let conn = &self.conn;
-            let items_ref = &items;
+            let (items_ref, index_ref) = (&items, &index);
             let fresh: Vec<(u64, Option<Restated>)> = stream::iter(restated)
-                .map(|id| async move { (id, restate(conn, &items_ref.item(id).object).await) })
+                .map(|id| async move {
+                    let object = &items_ref[index_ref[&id]].object;
+                    (id, restate(conn, object).await)
+                })
                 .buffer_unordered(EXTENTS_IN_FLIGHT)
                 .collect()
                 .await;
             for (id, now) in fresh {
                 // An object that does not answer is gone: read it all again.
                 let Some(now) = now else { return Ok(None) };
-                let i = items.ids[&id];
-                let it = &mut items.items[i];
+                let it = &mut items[index[&id]];
                 (it.states, it.short_name, it.name) = (now.states, now.name, now.description);
             }
             self.span("objects events restated", began, asked * 3);

@@ -284,6 +284,7 @@ impl Session {
             ..Delivered::default()
         };
         let since = self.a11y()?.changes();
+        self.count_act();
         let answer = self
             .act_once(&tree, &node, action.clone(), &delivered)
             .await;

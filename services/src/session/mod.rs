@@ -119,6 +119,9 @@ pub struct Session {
     windows: windows::WindowBook,
     /// The last tree of each window, with what it was read at.
     mirror: std::sync::Mutex<HashMap<WindowHandle, tree::Mirrored>>,
+    /// How often the session acted on an app (input, accessibility
+    /// actions): the first read after an act asks the apps' caches anew.
+    acts: std::sync::atomic::AtomicU64,
     snapshots: std::sync::Mutex<snapshots::History>,
     shots: std::sync::Mutex<screenshots::ShotHistory>,
     input_queues: input::InputQueues,
@@ -163,6 +166,7 @@ impl Session {
             a11y: None,
             windows,
             mirror: Default::default(),
+            acts: Default::default(),
             snapshots: Default::default(),
             shots: Default::default(),
             input_queues: Default::default(),
@@ -260,7 +264,14 @@ impl Session {
         options: InputOptions,
     ) -> Result<wayrig_host::InputReport, Error> {
         self.require(Capability::Input, "input")?;
+        self.count_act();
         Ok(self.host.input(handle, events, options).await?)
+    }
+
+    /// Note an act on an app: what it changes may show in the apps' caches
+    /// before their events say so.
+    fn count_act(&self) {
+        self.acts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The window's surfaces as rendered now, covered or not.

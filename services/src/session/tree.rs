@@ -25,6 +25,8 @@ const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 pub(crate) struct Mirrored {
     commits: u64,
     changes: u64,
+    /// The session's act count then.
+    acts: u64,
     pub(super) tree: Tree,
     offset: (i32, i32),
 }
@@ -36,6 +38,7 @@ impl Session {
     /// change since the last read; else the mirror is what the user sees.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let changes = self.a11y()?.changes();
+        let acts = self.acts.load(std::sync::atomic::Ordering::SeqCst);
         let commits = self.host.commits(handle).await?;
         let last = self.mirror.lock().unwrap().get(&handle).cloned();
         if let Some(last) = &last {
@@ -54,9 +57,14 @@ impl Session {
             (Some(last), Damage::Within(rects)) => Some((last, rects)),
             _ => None,
         };
+        // The apps' events may trail what an act did to their caches.
+        let how = match &last {
+            Some(last) if last.acts == acts => Read::Bulk,
+            _ => Read::BulkAnew,
+        };
         // Each call has its own limit; this bounds a read of an app that
         // stops answering halfway through its many calls.
-        let (tree, offset) = tokio::time::timeout(READ_LIMIT, self.read_tree(handle, kept))
+        let (tree, offset) = tokio::time::timeout(READ_LIMIT, self.read_tree(handle, kept, how))
             .await
             .map_err(|_| {
                 Error::Timeout(format!(
@@ -68,6 +76,7 @@ impl Session {
             Mirrored {
                 commits,
                 changes,
+                acts,
                 tree: tree.clone(),
                 offset,
             },
@@ -86,6 +95,7 @@ impl Session {
         &self,
         handle: WindowHandle,
         last: Option<(&Mirrored, Vec<Rect>)>,
+        how: Read,
     ) -> Result<(Tree, (i32, i32)), Error> {
         let began = std::time::Instant::now();
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
@@ -112,7 +122,7 @@ impl Session {
             let registered = a11y.wait_for_app(pid, APP_REGISTRATION).await?;
             a11y.span("registration", began, 1);
             for app in registered {
-                apps.push(a11y.read_items(&app, Read::Bulk).await?);
+                apps.push(a11y.read_items(&app, how).await?);
             }
             let heads: Vec<(usize, FrameHead)> = apps
                 .iter()
