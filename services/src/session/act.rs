@@ -16,10 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
 use wayrig_host::{
-    Button, FrameWait, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo,
+    Button, FrameWait, HostError, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo,
 };
 
 use super::elements::{offered, Offered, Query};
+use super::seen::clipping_views;
 use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
@@ -44,6 +45,12 @@ const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 /// Only that frame is waited for, never the window going quiet: an action on
 /// a window that animates forever must still act.
 const DRAWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Frames at most to wait for an element to stop moving.
+const STILL_FRAMES: usize = 120;
+
+/// A window that draws nothing for this long has stopped moving.
+const STILL_QUIET: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The element an action is for: its window, its node as last read, the
 /// AT-SPI object behind it, and how input reaches it.
@@ -185,11 +192,6 @@ fn is_item(role: Role) -> bool {
     )
 }
 
-/// The element is laid out and its centre lies in the window.
-fn showing(node: &Node, window: &WindowInfo) -> bool {
-    node.bounds.is_some_and(|b| shows_in(b, window))
-}
-
 /// Whether an element without bounds comes after the nearest sibling that
 /// has them (so lies further down its list), `None` when no sibling has.
 fn follows_laid_out(tree: &Tree, node: &Node) -> Option<bool> {
@@ -207,6 +209,18 @@ fn follows_laid_out(tree: &Tree, node: &Node) -> Option<bool> {
         (None, Some(_)) => Some(false),
         (None, None) => None,
     }
+}
+
+/// The element's bounds where its centre shows: inside the window's content
+/// and inside the scrolled views around it (a row scrolled out of its list
+/// has bounds over whatever lies beside the list).
+fn in_view(tree: &Tree, node: &Node) -> Option<Rect> {
+    let b = node.bounds.filter(|b| shows_in(*b, &tree.window))?;
+    let (x, y) = centre(b);
+    clipping_views(node, |id| tree.node(id))
+        .iter()
+        .all(|view| view.contains_point(x, y))
+        .then_some(b)
 }
 
 /// The element's centre lies inside the window's content.
@@ -359,7 +373,7 @@ impl Session {
             // never laid out) gets its own action instead.
             // An element with no such action (a GTK 4 list row) is scrolled
             // into view and clicked, as a person activates it.
-            Action::Press => match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
+            Action::Press => match in_view(tree, node) {
                 Some(b) => self.click(&target, b).await,
                 None => match self.do_named_action(&obj, &ifaces, &PRESS_ACTIONS).await {
                     Ok(path) => Ok(path),
@@ -372,7 +386,7 @@ impl Session {
             Action::Custom { name } => self.do_named_action(&obj, &ifaces, &[&name]).await,
             // An item of a list or tree takes the focus once it shows: the
             // focus chain passes through the rows a list shows.
-            Action::Focus if is_item(node.role) && !showing(node, &tree.window) => {
+            Action::Focus if is_item(node.role) && in_view(tree, node).is_none() => {
                 let (shown, _) = self.bring_into_view(&target, tree).await?;
                 self.focus(&Target {
                     node: &shown,
@@ -441,7 +455,7 @@ impl Session {
                 }
             }
             Action::ScrollIntoView => {
-                if node.bounds.is_some_and(|b| shows_in(b, &tree.window)) {
+                if in_view(tree, node).is_some() {
                     return Ok(Path::Accessibility);
                 }
                 if !ifaces.contains(Interface::Component) {
@@ -483,7 +497,7 @@ impl Session {
                 if let Ok(path) = self.do_named_action(&obj, &ifaces, names).await {
                     return Ok(path);
                 }
-                let Some(b) = node.bounds.filter(|b| shows_in(*b, &tree.window)) else {
+                let Some(b) = in_view(tree, node) else {
                     return Err(Error::Unsupported(format!(
                         "element {id} has no way to expand"
                     )));
@@ -504,7 +518,7 @@ impl Session {
                 if self.select_in_container(tree, node).await? {
                     return Ok(Path::Accessibility);
                 }
-                match node.bounds.filter(|b| shows_in(*b, &tree.window)) {
+                match in_view(tree, node) {
                     Some(b) => self.click(&target, b).await,
                     None => {
                         self.do_named_action(&obj, &ifaces, &["select", "activate", "click"])
@@ -516,7 +530,7 @@ impl Session {
                 let named = self
                     .do_named_action(&obj, &ifaces, &["showmenu", "show menu", "menu", "popup"])
                     .await;
-                match (named, node.bounds.filter(|b| shows_in(*b, &tree.window))) {
+                match (named, in_view(tree, node)) {
                     (Ok(path), _) => Ok(path),
                     (Err(_), Some(b)) => self.click_with(&target, b, Button::Right).await,
                     // Off screen: focus it, then the keyboard's menu key.
@@ -576,7 +590,7 @@ impl Session {
             let node = tree
                 .node(id)
                 .ok_or_else(|| Error::NoElement(id.to_string()))?;
-            if let Some(b) = node.bounds.filter(|b| shows_in(*b, &tree.window)) {
+            if let Some(b) = in_view(&tree, node) {
                 return Ok((node.clone(), b));
             }
             let content = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
@@ -642,15 +656,44 @@ impl Session {
         tree: &Tree,
     ) -> Result<(Node, Rect), Error> {
         if is_item(target.node.role) && self.focus_by_arrows(target, tree).await?.is_some() {
-            let tree = self.tree(target.window).await?;
-            let node = tree
-                .node(target.node.id)
-                .ok_or_else(|| Error::NoElement(target.node.id.to_string()))?;
-            if let Some(b) = node.bounds.filter(|b| shows_in(*b, &tree.window)) {
-                return Ok((node.clone(), b));
+            let (node, shown) = self.when_still(target).await?;
+            if let Some(b) = shown {
+                return Ok((node, b));
             }
         }
         self.scroll_by_wheel(target).await
+    }
+
+    /// The element as it lies once it stops moving (GTK animates a list's
+    /// scroll to its focused row), with its bounds where it shows: read
+    /// again after each frame the window draws until two reads agree, or
+    /// until it draws no more.
+    async fn when_still(&self, target: &Target<'_>) -> Result<(Node, Option<Rect>), Error> {
+        let id = target.node.id;
+        let read = |tree: Tree| -> Result<(Node, Option<Rect>), Error> {
+            let node = tree
+                .node(id)
+                .ok_or_else(|| Error::NoElement(id.to_string()))?;
+            Ok((node.clone(), in_view(&tree, node)))
+        };
+        let mut last = read(self.tree(target.window).await?)?;
+        for _ in 0..STILL_FRAMES {
+            match self
+                .host
+                .wait_frames(target.window, FrameWait::Frames(1), STILL_QUIET)
+                .await
+            {
+                Ok(_) => {}
+                Err(HostError::Timeout(..)) => break,
+                Err(e) => return Err(e.into()),
+            }
+            let now = read(self.tree(target.window).await?)?;
+            if now.0.bounds == last.0.bounds {
+                return Ok(now);
+            }
+            last = now;
+        }
+        Ok(last)
     }
 
     /// Select an item through its container's Selection, by its place among
@@ -846,7 +889,9 @@ impl Session {
         let tree = self.tree(target.window).await?;
         // GTK 4 leaves a row scrolled into view marked offscreen: where it
         // is laid out says it shows.
-        let shown = tree.node(node.id).is_some_and(|n| showing(n, &tree.window));
+        let shown = tree
+            .node(node.id)
+            .is_some_and(|n| in_view(&tree, n).is_some());
         if node.states.offscreen && !shown {
             return Err(refused("it is not shown"));
         }
@@ -959,5 +1004,36 @@ impl Session {
         }
         self.deliver(target, events).await?;
         Ok(Path::Keyboard)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::elements::tests::{node, tree_of};
+
+    fn at(mut n: Node, x: i32, y: i32, w: i32, h: i32) -> Node {
+        n.bounds = Some(Rect::new(x, y, w, h));
+        n
+    }
+
+    #[test]
+    fn a_row_scrolled_out_of_its_list_is_not_clicked_over_its_neighbours() {
+        let tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Main"), 0, 0, 200, 100),
+            at(node(2, Some(1), Role::TextArea, "Notes"), 0, 0, 200, 30),
+            at(node(3, Some(1), Role::ScrollView, ""), 0, 30, 200, 70),
+            at(node(4, Some(3), Role::List, ""), 0, -400, 200, 6000),
+            // Scrolled up past the list's top: it lies over the notes.
+            at(node(5, Some(4), Role::ListItem, "row 1"), 0, 10, 200, 20),
+            at(node(6, Some(4), Role::ListItem, "row 4"), 0, 60, 200, 20),
+            // A popover opened from the list is measured apart.
+            at(node(7, Some(4), Role::Menu, ""), 0, 0, 100, 40),
+            at(node(8, Some(7), Role::MenuItem, "Copy"), 0, 5, 100, 20),
+        ]);
+        let shown = |id| in_view(&tree, tree.node(id).unwrap());
+        assert_eq!(shown(5), None, "row 1 is clipped by the list");
+        assert_eq!(shown(6), Some(Rect::new(0, 60, 200, 20)));
+        assert_eq!(shown(8), Some(Rect::new(0, 5, 100, 20)));
     }
 }

@@ -115,29 +115,31 @@ fn on_a_panel(tree: &Tree, index: &HashMap<u64, usize>, n: &Node, panels: &HashS
     false
 }
 
-/// The element lies wholly outside a scrolled view it is in. A popup
-/// (menu, popover, tooltip) is a surface of its own, measured apart: the
-/// views around where it was opened do not clip it.
+/// The element lies wholly outside a scrolled view it is in.
 fn scrolled_away(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     let Some(bounds) = n.bounds else {
         return false;
     };
+    clipping_views(n, |id| index.get(&id).map(|i| &tree.nodes[*i]))
+        .iter()
+        .any(|view| !bounds.intersects(view))
+}
+
+/// The bounds of the scrolled views around an element, which clip what it
+/// shows. A popup (menu, popover, tooltip) is a surface of its own,
+/// measured apart: the views around where it was opened do not clip it.
+pub(super) fn clipping_views<'t>(n: &Node, node: impl Fn(u64) -> Option<&'t Node>) -> Vec<Rect> {
+    let mut views = Vec::new();
     let mut parent = n.parent;
-    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
+    while let Some(p) = parent.and_then(&node) {
         match p.role {
-            Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip => return false,
-            Role::ScrollView => {
-                if let Some(view) = p.bounds {
-                    if !view.is_empty() && !bounds.intersects(&view) {
-                        return true;
-                    }
-                }
-            }
+            Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip => break,
+            Role::ScrollView => views.extend(p.bounds.filter(|v| !v.is_empty())),
             _ => {}
         }
         parent = p.parent;
     }
-    false
+    views
 }
 
 /// The element is in a popover: below a menu that is not laid out in the
