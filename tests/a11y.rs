@@ -1014,3 +1014,76 @@ async fn bounds_a_read_keeps_are_never_stale_after_pages_scrolls_and_resizes() {
     let smaller = read_matches_the_app(&session, &*host, &a11y, &resized, "resizing").await;
     assert!(moved(&scrolled, &smaller) > 0, "the resize moved nothing");
 }
+
+/// GTK 4.8's list views keep the rows they scrolled away with the bounds
+/// those last had, so after a scroll several rows claim each place. Only
+/// the rows that show are laid out in the tree, and a press on a row left
+/// behind reaches that row, not the one now in its place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk4_list_view_rows_scrolled_away_are_not_where_they_were() {
+    use wayrig_host::{InputEvent, InputOptions, Mods};
+    use wayrig_services::Action;
+    let (session, host, _c) = session().await;
+    let win = launch_and_wait(&*host, &["gtk4-demo"], APP_START).await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    let demos = |tree: &wayrig_services::Tree| -> u64 {
+        tree.find(Role::List, "Demo list")
+            .next()
+            .expect("the demo list")
+            .id
+    };
+    let tree = session.tree(win.handle).await.unwrap();
+    let list = tree.node(demos(&tree)).unwrap().bounds.unwrap();
+    for _ in 0..3 {
+        let wheel = InputEvent::Wheel {
+            x: f64::from(list.x + list.width / 2),
+            y: f64::from(list.y + list.height / 2),
+            dx: 0.0,
+            dy: 600.0,
+            precise: false,
+            mods: Mods::default(),
+        };
+        session
+            .input(win.handle, vec![wheel], InputOptions::default())
+            .await
+            .unwrap();
+        session.settle(win.handle, SHORT).await.unwrap();
+    }
+    let tree = session.tree(win.handle).await.unwrap();
+    let rows: Vec<&wayrig_services::Node> = tree
+        .nodes
+        .iter()
+        .filter(|n| n.parent == Some(demos(&tree)) && n.role == Role::ListItem)
+        .collect();
+    let shown: Vec<Rect> = rows
+        .iter()
+        .filter(|n| !n.states.offscreen)
+        .filter_map(|n| n.bounds)
+        .collect();
+    assert!(!shown.is_empty(), "no row of the list shows");
+    for (i, a) in shown.iter().enumerate() {
+        assert!(a.intersects(&list), "a row outside the list shows: {a:?}");
+        for b in &shown[i + 1..] {
+            assert!(!a.intersects(b), "two rows show at one place: {a:?} {b:?}");
+        }
+    }
+    // The first page's rows are all behind: none of them shows.
+    let frames = rows
+        .iter()
+        .find(|r| {
+            r.children
+                .iter()
+                .any(|c| tree.node(*c).is_some_and(|c| c.name == "Frames"))
+        })
+        .expect("the Frames row");
+    assert!(frames.states.offscreen, "{frames:?}");
+
+    session
+        .act_by_id(win.handle, frames.id, Action::Press)
+        .await
+        .unwrap();
+    session.settle(win.handle, SHORT).await.unwrap();
+    let now = host.windows().await.unwrap();
+    let title = &now.iter().find(|w| w.handle == win.handle).unwrap().title;
+    assert_eq!(title, "Frames", "the demo chosen");
+}

@@ -8,8 +8,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::component::ComponentProxy;
 use atspi::{
-    CacheItem, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet,
+    CacheItem, CoordType, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State,
+    StateSet,
 };
 use futures_util::stream::{self, StreamExt};
 use zbus::proxy::CacheProperties;
@@ -971,6 +973,24 @@ impl A11y {
                 (*id, (known.remove(id).unwrap_or_default(), bounds))
             })
             .collect()
+    }
+
+    /// The node the app says is at a point (in its window's coordinates,
+    /// as bounds are) inside the node `within`: the deepest one there.
+    /// `None` when the app cannot tell or answers an object not read.
+    pub async fn pick(&self, within: u64, x: i32, y: i32) -> Option<u64> {
+        let (obj, ifaces) = self.object(within)?;
+        if !ifaces.contains(Interface::Component) {
+            return None;
+        }
+        let proxy = object_proxy::<ComponentProxy>(&self.conn, &obj)
+            .await
+            .ok()?;
+        let hit = proxy
+            .get_accessible_at_point(x, y, CoordType::Window)
+            .await
+            .ok()?;
+        ref_id(&hit)
     }
 
     /// The object and interfaces behind a node id read before.

@@ -185,7 +185,7 @@ fn clicks(delta: f64, extent: i32) -> f64 {
 }
 
 /// An item of a list, tree or table.
-fn is_item(role: Role) -> bool {
+pub(super) fn is_item(role: Role) -> bool {
     matches!(
         role,
         Role::ListItem | Role::TreeItem | Role::Row | Role::Cell

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use wayrig_host::Rect;
 
+use super::act::is_item;
 use super::elements::{is_control, is_hidden};
 use super::reading::{reading_order, Placement};
 use crate::model::{LabelFallback, LabelSource, Node, Role, Tree};
@@ -126,10 +127,16 @@ fn scrolled_away(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
 }
 
 /// The bounds of the scrolled views around an element, which clip what it
-/// shows. A popup (menu, popover, tooltip) is a surface of its own,
-/// measured apart: the views around where it was opened do not clip it.
+/// shows: those of scroll views, and an item's list (GTK 4's list view is
+/// a scrolled view of its own). A popup (menu, popover, tooltip) is a
+/// surface of its own, measured apart: the views around where it was
+/// opened do not clip it.
 pub(super) fn clipping_views<'t>(n: &Node, node: impl Fn(u64) -> Option<&'t Node>) -> Vec<Rect> {
     let mut views = Vec::new();
+    if is_item(n.role) {
+        let list = n.parent.and_then(&node).and_then(|list| list.bounds);
+        views.extend(list.filter(|v| !v.is_empty()));
+    }
     let mut parent = n.parent;
     while let Some(p) = parent.and_then(&node) {
         match p.role {

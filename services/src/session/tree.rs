@@ -5,10 +5,11 @@ use std::collections::{HashMap, HashSet};
 
 use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
+use super::act::is_item;
 use super::windows::is_top_level;
 use super::Session;
 use crate::a11y::{Frame, FrameHead, Read};
-use crate::model::{Error, Tree};
+use crate::model::{Error, Node, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
 const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
@@ -29,6 +30,8 @@ pub(crate) struct Mirrored {
     acts: u64,
     pub(super) tree: Tree,
     offset: (i32, i32),
+    /// Items the read found left behind where another item shows.
+    left_behind: HashSet<u64>,
 }
 
 impl Session {
@@ -64,7 +67,7 @@ impl Session {
         };
         // Each call has its own limit; this bounds a read of an app that
         // stops answering halfway through its many calls.
-        let (tree, offset) = tokio::time::timeout(READ_LIMIT, self.read_tree(handle, kept, how))
+        let (tree, offset, left_behind) = tokio::time::timeout(READ_LIMIT, self.read_tree(handle, kept, how))
             .await
             .map_err(|_| {
                 Error::Timeout(format!(
@@ -79,6 +82,7 @@ impl Session {
                 acts,
                 tree: tree.clone(),
                 offset,
+                left_behind,
             },
         );
         Ok(tree)
@@ -89,14 +93,15 @@ impl Session {
         self.a11y().map(|a| a.take_spans()).unwrap_or_default()
     }
 
-    /// The window's tree, and the offset of its app's coordinates; `last`
-    /// is the tree read before with the damage drawn since, when known.
+    /// The window's tree, the offset of its app's coordinates and the items
+    /// left behind; `last` is the tree read before with the damage drawn
+    /// since, when known.
     async fn read_tree(
         &self,
         handle: WindowHandle,
         last: Option<(&Mirrored, Vec<Rect>)>,
         how: Read,
-    ) -> Result<(Tree, (i32, i32)), Error> {
+    ) -> Result<(Tree, (i32, i32), HashSet<u64>), Error> {
         let began = std::time::Instant::now();
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
         let windows = self.windows.now();
@@ -172,7 +177,11 @@ impl Session {
             _ => HashMap::new(),
         };
         // Only the picked frame's elements cost per-node calls.
-        let frame = a11y.read_frame(&apps[app], &head, &kept).await;
+        let mut frame = a11y.read_frame(&apps[app], &head, &kept).await;
+        let began = std::time::Instant::now();
+        let left_behind = self.unplace_left_behind(&mut frame.nodes).await?;
+        a11y.span("items left behind", began, left_behind.1);
+        let (left_behind, _) = left_behind;
         let began = std::time::Instant::now();
         let offset = surface_offset(&frame, &window);
         let nodes = frame
@@ -193,8 +202,135 @@ impl Session {
         let mut tree = Tree { window, nodes };
         super::seen::as_seen(&mut tree, popup_open);
         a11y.span("model", began, 0);
-        Ok((tree, offset))
+        Ok((tree, offset, left_behind))
     }
+
+    /// GTK 4.8's list views keep the rows they no longer show, with the
+    /// bounds those had when they last showed: a scrolled list has several
+    /// rows at each place. Where items of one list share a place the app is
+    /// asked which one is there; the others, and all they hold, are not laid
+    /// out. Answers those and how many places were asked about.
+    async fn unplace_left_behind(
+        &self,
+        nodes: &mut [Node],
+    ) -> Result<(HashSet<u64>, usize), Error> {
+        let a11y = self.a11y()?;
+        let contested = shared_places(nodes);
+        let parents: HashMap<u64, u64> = nodes
+            .iter()
+            .filter_map(|n| Some((n.id, n.parent?)))
+            .collect();
+        let (mut left, mut there) = (HashSet::new(), HashSet::new());
+        for place in &contested {
+            let Some(hit) = a11y.pick(place.list, place.x, place.y).await else {
+                continue;
+            };
+            // The item that holds what is there.
+            let mut at = Some(hit);
+            while let Some(id) = at.filter(|id| !place.items.contains(id)) {
+                at = parents.get(&id).copied();
+            }
+            if let Some(shown) = at {
+                left.extend(place.items.iter().filter(|id| **id != shown));
+                there.insert(shown);
+            }
+        }
+        left.retain(|id| !there.contains(id));
+        // What they hold was left behind with them.
+        let mut held: Vec<u64> = left.iter().copied().collect();
+        let children: HashMap<u64, &[u64]> = nodes
+            .iter()
+            .map(|n| (n.id, n.children.as_slice()))
+            .collect();
+        while let Some(id) = held.pop() {
+            for child in children.get(&id).copied().unwrap_or_default() {
+                if left.insert(*child) {
+                    held.push(*child);
+                }
+            }
+        }
+        for n in nodes.iter_mut().filter(|n| left.contains(&n.id)) {
+            n.bounds = None;
+        }
+        Ok((left, contested.len()))
+    }
+}
+
+/// A place in a list that several of its items claim.
+#[derive(Debug, PartialEq)]
+struct SharedPlace {
+    list: u64,
+    /// A point inside every claimant, in the app's coordinates.
+    x: i32,
+    y: i32,
+    items: Vec<u64>,
+}
+
+/// The places in lists that more than one item of the list claims: each
+/// item's middle where the list shows it (a point the app can be asked
+/// about), with every item of the list that holds it too. Items are swept
+/// top to bottom, each compared with those it overlaps.
+fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
+    let bounds: HashMap<u64, Rect> = nodes
+        .iter()
+        .filter_map(|n| Some((n.id, n.bounds?)))
+        .collect();
+    let mut items_of: HashMap<u64, Vec<(u64, Rect)>> = HashMap::new();
+    for n in nodes.iter().filter(|n| is_item(n.role)) {
+        if let (Some(list), Some(b)) = (n.parent, n.bounds) {
+            items_of.entry(list).or_default().push((n.id, b));
+        }
+    }
+    let mut places = Vec::new();
+    for (list, mut items) in items_of {
+        items.sort_by_key(|(_, b)| (b.y, b.x));
+        let shown = |b: &Rect| match bounds.get(&list) {
+            Some(l) => clip(b, l),
+            None => Some(*b),
+        };
+        let mut claimed = HashSet::new();
+        // Items above this one that reach below its top.
+        let mut above: Vec<(u64, Rect)> = Vec::new();
+        for (i, (id, b)) in items.iter().enumerate() {
+            above.retain(|(_, a)| a.y + a.height > b.y);
+            let here = shown(b);
+            above.push((*id, *b));
+            let Some(here) = here else {
+                continue;
+            };
+            if claimed.contains(id) {
+                continue;
+            }
+            let (x, y) = (here.x + here.width / 2, here.y + here.height / 2);
+            let holds = |(_, r): &&(u64, Rect)| r.contains_point(f64::from(x), f64::from(y));
+            let below = items[i + 1..].iter().take_while(|(_, r)| r.y <= y);
+            let claimants: Vec<u64> = above
+                .iter()
+                .chain(below)
+                .filter(holds)
+                .map(|(id, _)| *id)
+                .collect();
+            if claimants.len() > 1 {
+                claimed.extend(claimants.iter().copied());
+                places.push(SharedPlace {
+                    list,
+                    x,
+                    y,
+                    items: claimants,
+                });
+            }
+        }
+    }
+    places.sort_by_key(|p| (p.list, p.y, p.x));
+    places
+}
+
+/// The part of `r` inside `within`, if any.
+fn clip(r: &Rect, within: &Rect) -> Option<Rect> {
+    let (x, y) = (r.x.max(within.x), r.y.max(within.y));
+    let right = (r.x + r.width).min(within.x + within.width);
+    let bottom = (r.y + r.height).min(within.y + within.height);
+    (right > x && bottom > y).then(|| Rect::new(x, y, right - x, bottom - y))
 }
 
 /// The bounds of the last read that cannot have moved since, by node id, in
@@ -203,12 +339,13 @@ impl Session {
 /// view clips may move unseen), and that no damage since touches. An element
 /// that moves is drawn somewhere else, and where it was is drawn again.
 /// Elements that were not laid out (`None`) are kept so while they do not
-/// show (a hidden page's, a closed popover's).
+/// show (a hidden page's, a closed popover's); items left behind are asked
+/// again, to find which shows now.
 fn unmoved(last: &Mirrored, damage: &[Rect], named: &HashSet<u64>) -> HashMap<u64, Option<Rect>> {
     let tree = &last.tree;
     let window = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
-    let by_id: HashMap<u64, &crate::model::Node> = tree.nodes.iter().map(|n| (n.id, n)).collect();
-    let inside_ancestors = |n: &crate::model::Node, b: &Rect| {
+    let by_id: HashMap<u64, &Node> = tree.nodes.iter().map(|n| (n.id, n)).collect();
+    let inside_ancestors = |n: &Node, b: &Rect| {
         let mut parent = n.parent;
         while let Some(p) = parent.and_then(|p| by_id.get(&p)) {
             if p.bounds.is_some_and(|pb| !pb.contains_rect(b)) {
@@ -220,7 +357,7 @@ fn unmoved(last: &Mirrored, damage: &[Rect], named: &HashSet<u64>) -> HashMap<u6
     };
     tree.nodes
         .iter()
-        .filter(|n| !named.contains(&n.id))
+        .filter(|n| !named.contains(&n.id) && !last.left_behind.contains(&n.id))
         .filter_map(|n| match n.bounds {
             None => Some((n.id, None)),
             Some(b) => (window.contains_rect(&b)
@@ -395,5 +532,60 @@ mod tests {
         assert_eq!(picked(frames(), &main, &[&main]), Some(40));
         // GTK 4 keeps a popover in its window's frame.
         assert_eq!(picked(vec![head(40, "Main", false)], &menu, &[]), Some(40));
+    }
+
+    #[test]
+    fn rows_a_list_left_behind_share_places_with_the_rows_it_shows() {
+        use crate::model::Role;
+        use crate::session::elements::tests::node;
+        let at = |mut n: Node, y: i32| {
+            n.bounds = Some(Rect::new(10, y, 200, 36));
+            n
+        };
+        let mut list = node(1, None, Role::List, "Demo list");
+        list.bounds = Some(Rect::new(0, 40, 220, 200));
+        let nodes = vec![
+            list,
+            // The first page, shown before the list scrolled a page down.
+            at(node(2, Some(1), Role::ListItem, ""), 50),
+            at(node(3, Some(1), Role::ListItem, ""), 86),
+            // The page it shows now: the same places.
+            at(node(4, Some(1), Role::ListItem, ""), 50),
+            at(node(5, Some(1), Role::ListItem, ""), 86),
+            // Below both pages, alone in its place.
+            at(node(6, Some(1), Role::ListItem, ""), 122),
+            // Not an item: a header over the rows claims nothing.
+            at(node(7, Some(1), Role::Label, ""), 50),
+            // Scrolled half out at the bottom, where a row left behind lies.
+            at(node(8, Some(1), Role::ListItem, ""), 220),
+            at(node(9, Some(1), Role::ListItem, ""), 230),
+            // Out of the list altogether: no point to ask about.
+            at(node(10, Some(1), Role::ListItem, ""), 300),
+            at(node(11, Some(1), Role::ListItem, ""), 300),
+        ];
+        let places = shared_places(&nodes);
+        assert_eq!(
+            places,
+            vec![
+                SharedPlace {
+                    list: 1,
+                    x: 110,
+                    y: 68,
+                    items: vec![2, 4]
+                },
+                SharedPlace {
+                    list: 1,
+                    x: 110,
+                    y: 104,
+                    items: vec![3, 5]
+                },
+                SharedPlace {
+                    list: 1,
+                    x: 110,
+                    y: 230,
+                    items: vec![8, 9]
+                },
+            ]
+        );
     }
 }
