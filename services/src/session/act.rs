@@ -49,8 +49,9 @@ const DRAWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Frames at most to wait for an element to stop moving.
 const STILL_FRAMES: usize = 120;
 
-/// A window that draws nothing for this long has stopped moving.
-const STILL_QUIET: std::time::Duration = std::time::Duration::from_millis(250);
+/// How long a window may take to settle after a scroll, and to draw its
+/// next frame while it draws on.
+const STILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The element an action is for: its window, its node as last read, the
 /// AT-SPI object behind it, and how input reaches it.
@@ -586,7 +587,7 @@ impl Session {
         let (window, id) = (target.window, target.node.id);
         let mut aimed = 0;
         for _ in 0..PAGE_ROUNDS {
-            let tree = self.tree(window).await?;
+            let tree = self.when_still(target).await?;
             let node = tree
                 .node(id)
                 .ok_or_else(|| Error::NoElement(id.to_string()))?;
@@ -656,39 +657,43 @@ impl Session {
         tree: &Tree,
     ) -> Result<(Node, Rect), Error> {
         if is_item(target.node.role) && self.focus_by_arrows(target, tree).await?.is_some() {
-            let (node, shown) = self.when_still(target).await?;
-            if let Some(b) = shown {
-                return Ok((node, b));
+            let tree = self.when_still(target).await?;
+            let node = tree
+                .node(target.node.id)
+                .ok_or_else(|| Error::NoElement(target.node.id.to_string()))?;
+            if let Some(b) = in_view(&tree, node) {
+                return Ok((node.clone(), b));
             }
         }
         self.scroll_by_wheel(target).await
     }
 
-    /// The element as it lies once it stops moving (GTK animates a list's
-    /// scroll to its focused row), with its bounds where it shows: read
-    /// again after each frame the window draws until two reads agree, or
-    /// until it draws no more.
-    async fn when_still(&self, target: &Target<'_>) -> Result<(Node, Option<Rect>), Error> {
+    /// The window's tree once the element stops moving (GTK animates a
+    /// list's scroll to its focused row, and its wheel scrolls): once the
+    /// window settles, or, in a window that draws on (a spinner elsewhere),
+    /// once two reads a frame apart agree on where the element is.
+    async fn when_still(&self, target: &Target<'_>) -> Result<Tree, Error> {
+        let window = target.window;
+        match self.host.settle(window, STILL_LIMIT).await {
+            Ok(_) => return self.tree(window).await,
+            Err(HostError::Timeout(..) | HostError::Unsupported(..)) => {}
+            Err(e) => return Err(e.into()),
+        }
         let id = target.node.id;
-        let read = |tree: Tree| -> Result<(Node, Option<Rect>), Error> {
-            let node = tree
-                .node(id)
-                .ok_or_else(|| Error::NoElement(id.to_string()))?;
-            Ok((node.clone(), in_view(&tree, node)))
-        };
-        let mut last = read(self.tree(target.window).await?)?;
+        let place = |tree: &Tree| tree.node(id).map(|n| n.bounds);
+        let mut last = self.tree(window).await?;
         for _ in 0..STILL_FRAMES {
             match self
                 .host
-                .wait_frames(target.window, FrameWait::Frames(1), STILL_QUIET)
+                .wait_frames(window, FrameWait::Frames(1), STILL_LIMIT)
                 .await
             {
                 Ok(_) => {}
                 Err(HostError::Timeout(..)) => break,
                 Err(e) => return Err(e.into()),
             }
-            let now = read(self.tree(target.window).await?)?;
-            if now.0.bounds == last.0.bounds {
+            let now = self.tree(window).await?;
+            if place(&now) == place(&last) {
                 return Ok(now);
             }
             last = now;
