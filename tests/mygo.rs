@@ -8,7 +8,7 @@ use std::path::Path;
 
 mod support;
 use std::process::{Command, Stdio};
-use support::{element_id, ProtocolClient as Client, Wayrig};
+use support::{element_id, ProtocolClient as Client, Wayrig, APP_START};
 
 use serde_json::{json, Value};
 use wayrig_proto::mygo::{Action, Call, Code, ElementPick, Event};
@@ -425,18 +425,39 @@ fn wayrig_hosting_foot(
     );
     let mut stderr = std::io::BufReader::new(child.0.stderr.take().unwrap());
     let mut line = String::new();
+    let (mut said, by) = (String::new(), std::time::Instant::now() + APP_START);
     while !line.contains("started foot") {
         line.clear();
+        if stderr.buffer().is_empty() {
+            let left = by.saturating_duration_since(std::time::Instant::now());
+            assert!(
+                readable_within(stderr.get_ref(), left),
+                "wayrig did not start foot within {APP_START:?}; it said:\n{said}"
+            );
+        }
         assert!(
             stderr.read_line(&mut line).unwrap() > 0,
             "wayrig ended early"
         );
+        said.push_str(&line);
     }
     assert!(
         !bus_processes(child.0.id()).is_empty(),
         "the session has its buses"
     );
     (child, stderr)
+}
+
+/// Whether `pipe` has something to read (or has closed) within `limit`.
+fn readable_within(pipe: &impl std::os::fd::AsRawFd, limit: std::time::Duration) -> bool {
+    let mut poll = libc::pollfd {
+        fd: pipe.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: poll(2) on one descriptor this test owns, for the time given.
+    unsafe { libc::poll(&mut poll, 1, ms) > 0 }
 }
 
 /// Told to stop, `wayrig run` ends the session's buses with its apps, even
