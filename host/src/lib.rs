@@ -11,6 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+pub mod clipboard_pipe;
+
 /// A window as the host knows it: a stable id plus an epoch that changes each
 /// time the same surface is unmapped and mapped again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

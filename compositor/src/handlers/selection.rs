@@ -7,8 +7,8 @@ use std::sync::Arc;
 use smithay::input::Seat;
 use smithay::wayland::selection::{SelectionHandler, SelectionSource, SelectionTarget};
 
-use crate::clipboard::send_text;
 use crate::state::State;
+use wayrig_host::clipboard_pipe::send_text;
 
 impl SelectionHandler for State {
     type SelectionUserData = Arc<str>;
