@@ -357,6 +357,17 @@ fn pid_of(w: &v1::WindowInfo) -> u32 {
     w.app.as_ref().map_or(0, |a| a.pid)
 }
 
+/// `wayrig attach` serving cua.env.v1 on a loopback port, and a channel to it.
+async fn attach_cua(desktop: &mut Desktop) -> Channel {
+    let said = desktop.attach_serving(&["--cua-listen", "127.0.0.1:0"]);
+    let addr = said.wait_for("cua.env.v1 listens at ", "the cua face's address");
+    let addr = addr.split("listens at ").nth(1).unwrap().to_string();
+    Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("the cua face takes a connection")
+}
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_serves_cua_for_gtk4_widget_factory_and_foot_on_sway() {
     let Some(mut desktop) =
@@ -366,14 +377,7 @@ async fn attach_serves_cua_for_gtk4_widget_factory_and_foot_on_sway() {
     };
     let (factory_pid, _, _) = desktop.start_app(&["gtk4-widget-factory"]);
     let (foot_pid, _, _) = desktop.start_app(&["foot", "/bin/sh"]);
-    let said = desktop.attach_serving(&["--cua-listen", "127.0.0.1:0"]);
-    let addr = said.wait_for("cua.env.v1 listens at ", "the cua face's address");
-    let addr = addr.split("listens at ").nth(1).unwrap().to_string();
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .expect("the cua face takes a connection");
+    let channel = attach_cua(&mut desktop).await;
     let mut s = SystemServiceClient::new(channel.clone());
     let mut w = WindowsServiceClient::new(channel.clone());
     let mut a = AccessibilityServiceClient::new(channel.clone());
@@ -725,14 +729,7 @@ async fn attach_carries_the_clipboard_both_ways_on_sway() {
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
     let (fixture_pid, fixture_out, _) =
         desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
-    let said = desktop.attach_serving(&["--cua-listen", "127.0.0.1:0"]);
-    let addr = said.wait_for("cua.env.v1 listens at ", "the cua face's address");
-    let addr = addr.split("listens at ").nth(1).unwrap().to_string();
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .expect("the cua face takes a connection");
+    let channel = attach_cua(&mut desktop).await;
     let mut s = SystemServiceClient::new(channel.clone());
     let mut w = WindowsServiceClient::new(channel.clone());
     let mut a = AccessibilityServiceClient::new(channel.clone());

@@ -87,6 +87,16 @@ pub enum Role {
     Unknown,
 }
 
+impl Role {
+    /// An item of a list, tree or table.
+    pub fn is_item(self) -> bool {
+        matches!(
+            self,
+            Role::ListItem | Role::TreeItem | Role::Row | Role::Cell
+        )
+    }
+}
+
 /// A column's or a table header's sort order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -25,7 +25,7 @@ use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
 use crate::a11y::{call_failed, is_text_field};
-use crate::model::{Error, Node, Role, Tree};
+use crate::model::{Error, Node, Tree};
 use crate::objects::object_proxy;
 
 /// How long a focus request may take to show as a focus event.
@@ -183,14 +183,6 @@ fn clicks(delta: f64, extent: i32) -> f64 {
     } else {
         n.clamp(-40.0, 40.0)
     }
-}
-
-/// An item of a list, tree or table.
-pub(super) fn is_item(role: Role) -> bool {
-    matches!(
-        role,
-        Role::ListItem | Role::TreeItem | Role::Row | Role::Cell
-    )
 }
 
 /// Whether an element without bounds comes after the nearest sibling that
@@ -387,7 +379,7 @@ impl Session {
             Action::Custom { name } => self.do_named_action(&obj, &ifaces, &[&name]).await,
             // An item of a list or tree takes the focus once it shows: the
             // focus chain passes through the rows a list shows.
-            Action::Focus if is_item(node.role) && in_view(tree, node).is_none() => {
+            Action::Focus if node.role.is_item() && in_view(tree, node).is_none() => {
                 let (shown, _) = self.bring_into_view(&target, tree).await?;
                 self.focus(&Target {
                     node: &shown,
@@ -485,10 +477,7 @@ impl Session {
                 // "toggle" or a click (Qt): only its expand actions will do,
                 // else the keys a person uses on a selected item. A disclosure
                 // widget (GTK's expander, egui's header) opens when activated.
-                let item = matches!(
-                    node.role,
-                    Role::TreeItem | Role::Cell | Role::Row | Role::ListItem
-                );
+                let item = node.role.is_item();
                 let names: &[&str] = match (expand, item) {
                     (true, true) => &["expand", "expand or contract"],
                     (false, true) => &["collapse", "expand or contract"],
@@ -584,7 +573,7 @@ impl Session {
     /// out yet (no bounds) is wheeled towards a page at a time, on the side
     /// of the laid-out siblings it follows or precedes, until it is.
     async fn scroll_by_wheel(&self, target: &Target<'_>) -> Result<(Node, Rect), Error> {
-        let (window, id) = (target.window, target.node.id);
+        let id = target.node.id;
         let mut aimed = 0;
         for _ in 0..PAGE_ROUNDS {
             let tree = self.when_still(target).await?;
@@ -638,10 +627,8 @@ impl Session {
                 precise: false,
                 mods: Mods::default(),
             };
+            // The next round reads it once the scroll is still.
             self.deliver(target, vec![wheel]).await?;
-            self.host
-                .wait_frames(window, FrameWait::Drawn, DRAWN_LIMIT)
-                .await?;
         }
         Err(Error::Unsupported(format!(
             "element {id} did not come into view"
@@ -656,7 +643,7 @@ impl Session {
         target: &Target<'_>,
         tree: &Tree,
     ) -> Result<(Node, Rect), Error> {
-        if is_item(target.node.role) && self.focus_by_arrows(target, tree).await?.is_some() {
+        if target.node.role.is_item() && self.focus_by_arrows(target, tree).await?.is_some() {
             let tree = self.when_still(target).await?;
             let node = tree
                 .node(target.node.id)
@@ -815,7 +802,7 @@ impl Session {
             // A list takes the focus at its selected row (GTK), so an item
             // is selected first, as the arrow keys that reach it would.
             _ => {
-                if is_item(node.role) {
+                if node.role.is_item() {
                     let tree = self.tree(target.window).await?;
                     if let Some(path) = self.focus_by_arrows(target, &tree).await? {
                         return Ok(path);
@@ -1015,6 +1002,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Role;
     use crate::session::elements::tests::{node, tree_of};
 
     fn at(mut n: Node, x: i32, y: i32, w: i32, h: i32) -> Node {

@@ -7,7 +7,6 @@ use std::collections::{HashMap, HashSet};
 
 use wayrig_host::Rect;
 
-use super::act::is_item;
 use super::elements::{is_control, is_hidden};
 use super::reading::{reading_order, Placement};
 use crate::model::{LabelFallback, LabelSource, Node, Role, Tree};
@@ -133,7 +132,7 @@ fn scrolled_away(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
 /// opened do not clip it.
 pub(super) fn clipping_views<'t>(n: &Node, node: impl Fn(u64) -> Option<&'t Node>) -> Vec<Rect> {
     let mut views = Vec::new();
-    if is_item(n.role) {
+    if n.role.is_item() {
         let list = n.parent.and_then(&node).and_then(|list| list.bounds);
         views.extend(list.filter(|v| !v.is_empty()));
     }

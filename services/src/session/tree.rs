@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 
 use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
-use super::act::is_item;
 use super::windows::is_top_level;
 use super::Session;
 use crate::a11y::{Frame, FrameHead, Read};
@@ -276,7 +275,7 @@ fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
         .filter_map(|n| Some((n.id, n.bounds?)))
         .collect();
     let mut items_of: HashMap<u64, Vec<(u64, Rect)>> = HashMap::new();
-    for n in nodes.iter().filter(|n| is_item(n.role)) {
+    for n in nodes.iter().filter(|n| n.role.is_item()) {
         if let (Some(list), Some(b)) = (n.parent, n.bounds) {
             items_of.entry(list).or_default().push((n.id, b));
         }
