@@ -5,6 +5,7 @@
 //! property caching off (atspi 0.30's proxy defaults name the wrong services).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use atspi::proxy::accessible::AccessibleProxy;
@@ -76,7 +77,7 @@ pub struct Frame {
 /// An app's objects as one bulk read gives them, before the per-node calls.
 pub struct AppItems {
     app: App,
-    items: Vec<CacheItem>,
+    items: Arc<Vec<CacheItem>>,
     /// Index into `items` by node id.
     ids: HashMap<u64, usize>,
     /// Children by parent node id, in index order.
@@ -139,9 +140,11 @@ pub struct A11y {
     marks: Shared<Marks>,
     /// Each app's (by bus name) last Cache.GetItems, with where on the
     /// connection it was current: read again only where events say.
-    kept_items: std::sync::Mutex<HashMap<String, (zbus::message::Sequence, Vec<CacheItem>)>>,
+    kept_items: std::sync::Mutex<HashMap<String, KeptItems>>,
     /// What each app (by bus name) announced lately.
     announcements: Shared<Announcements>,
+    /// The process of each app's connection, by its unique bus name.
+    pids: std::sync::Mutex<HashMap<String, u32>>,
     /// The change count and node id of the last object that gained focus.
     focus: tokio::sync::watch::Receiver<(u64, u64)>,
     /// The event task; its message stream holds the connection open.
@@ -158,7 +161,10 @@ impl Drop for A11y {
 
 type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;
 /// One app's lasting facts by node id, with the change count each was read at.
-type LastingStore = HashMap<u64, (u64, Lasting)>;
+type LastingStore = HashMap<u64, (u64, Arc<Lasting>)>;
+/// An app's last cache items, shared with the reads that use them, and where
+/// on the connection they were current.
+type KeptItems = (zbus::message::Sequence, Arc<Vec<CacheItem>>);
 
 /// Announcements kept per app; older ones are dropped.
 const ANNOUNCEMENTS_KEPT: usize = 64;
@@ -252,6 +258,7 @@ impl A11y {
             dirty,
             marks,
             kept_items: Default::default(),
+            pids: Default::default(),
             announcements,
             focus,
             events,
@@ -408,16 +415,29 @@ impl A11y {
             .get_children()
             .await
             .map_err(|e| failed("listing apps", e))?;
-        let dbus = zbus::fdo::DBusProxy::new(&self.conn)
+        let dbus = zbus::fdo::DBusProxy::builder(&self.conn)
+            .cache_properties(CacheProperties::No)
+            .build()
             .await
             .map_err(|e| failed("bus", e))?;
         let mut apps = Vec::new();
         for child in children {
             let Some(name) = child.name() else { continue };
-            let pid = dbus
-                .get_connection_unix_process_id(name.clone().into())
-                .await
-                .ok();
+            // A unique name is one connection, of one process, for good.
+            let known = self.pids.lock().unwrap().get(name.as_str()).copied();
+            let pid = match known {
+                Some(pid) => Some(pid),
+                None => {
+                    let pid = dbus
+                        .get_connection_unix_process_id(name.clone().into())
+                        .await
+                        .ok();
+                    if let Some(pid) = pid {
+                        self.pids.lock().unwrap().insert(name.to_string(), pid);
+                    }
+                    pid
+                }
+            };
             apps.push(App {
                 bus_name: name.to_string(),
                 root_path: child.path_as_str().to_string(),
@@ -430,6 +450,7 @@ impl A11y {
             .lock()
             .unwrap()
             .retain(|name, _| listed(name));
+        self.pids.lock().unwrap().retain(|name, _| listed(name));
         self.marks
             .lock()
             .unwrap()
@@ -440,6 +461,14 @@ impl A11y {
     /// Wait until an app of this process has registered on the bus, on the
     /// registry's children-changed signals (an app registers once it is up).
     pub async fn wait_for_app(&self, pid: u32, timeout: Duration) -> Result<Vec<App>, Error> {
+        let of_pid = |apps: Vec<App>| -> Vec<App> {
+            apps.into_iter().filter(|a| a.pid == Some(pid)).collect()
+        };
+        // Most reads are of an app that registered long ago.
+        let apps = of_pid(self.apps().await?);
+        if !apps.is_empty() {
+            return Ok(apps);
+        }
         let rule = zbus::MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
             .interface("org.a11y.atspi.Event.Object")
@@ -456,12 +485,7 @@ impl A11y {
         }
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let apps: Vec<App> = self
-                .apps()
-                .await?
-                .into_iter()
-                .filter(|a| a.pid == Some(pid))
-                .collect();
+            let apps = of_pid(self.apps().await?);
             if !apps.is_empty() {
                 return Ok(apps);
             }
@@ -507,10 +531,12 @@ impl A11y {
             let managed = self.managed_items(app, &items).await?;
             if !managed.is_empty() {
                 self.span("managed descendants", began, managed.len() * 6);
+                Arc::make_mut(&mut items).extend(managed);
             }
-            items.extend(managed);
         }
-        items.retain(|it| !it.object.is_null());
+        if items.iter().any(|it| it.object.is_null()) {
+            Arc::make_mut(&mut items).retain(|it| !it.object.is_null());
+        }
         let ids: HashMap<u64, usize> = items
             .iter()
             .enumerate()
@@ -518,7 +544,7 @@ impl A11y {
             .collect();
         // Children in index order, from each item's parent link.
         let mut children: HashMap<u64, Vec<(i32, u64)>> = HashMap::new();
-        for it in &items {
+        for it in items.iter() {
             if let (Some(id), Some(parent)) = (ref_id(&it.object), ref_id(&it.parent)) {
                 children.entry(parent).or_default().push((it.index, id));
             }
@@ -555,7 +581,7 @@ impl A11y {
         &self,
         app: &App,
         how: Read,
-    ) -> Result<(bool, Vec<CacheItem>), Error> {
+    ) -> Result<(bool, Arc<Vec<CacheItem>>), Error> {
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
         let began = std::time::Instant::now();
         let cached = match how {
@@ -567,7 +593,7 @@ impl A11y {
             let began = std::time::Instant::now();
             let (_, items) = self.walk_items(app).await?;
             self.span("walk", began, items.len() * 6);
-            return Ok((false, items));
+            return Ok((false, Arc::new(items)));
         };
         self.span("GetItems", began, 1);
         // Toolkits (GTK 4) put an object in the cache only once a client
@@ -586,6 +612,7 @@ impl A11y {
         } else {
             (as_of, items)
         };
+        let items = Arc::new(items);
         self.kept_items
             .lock()
             .unwrap()
@@ -595,7 +622,7 @@ impl A11y {
 
     /// The app's last cache items, when no event since changed the tree's
     /// shape: those events restated (states, name, description) asked again.
-    async fn cache_as_events_say(&self, app: &App) -> Result<Option<Vec<CacheItem>>, Error> {
+    async fn cache_as_events_say(&self, app: &App) -> Result<Option<Arc<Vec<CacheItem>>>, Error> {
         let kept = self.kept_items.lock().unwrap().get(&app.bus_name).cloned();
         let Some((as_of, mut items)) = kept else {
             return Ok(None);
@@ -631,7 +658,7 @@ impl A11y {
             for (id, now) in fresh {
                 // An object that does not answer is gone: read it all again.
                 let Some(now) = now else { return Ok(None) };
-                let it = &mut items[index[&id]];
+                let it = &mut Arc::make_mut(&mut items)[index[&id]];
                 (it.states, it.short_name, it.name) = (now.states, now.name, now.description);
             }
             self.span("objects events restated", began, asked * 3);
@@ -663,15 +690,18 @@ impl A11y {
             order.push(id);
             stack.extend(items.kids(id).iter().rev());
         }
-        let details = self
+        let mut details = self
             .details(&items.app, &items.items, &items.ids, &order, kept)
             .await;
         let began = std::time::Instant::now();
         {
+            // A node id names one object for good: only new ones are added.
             let mut objects = self.objects.lock().unwrap();
             for id in &order {
-                let it = items.item(*id);
-                objects.insert(*id, (it.object.clone(), it.ifaces));
+                objects.entry(*id).or_insert_with(|| {
+                    let it = items.item(*id);
+                    (it.object.clone(), it.ifaces)
+                });
             }
         }
         let mut nodes: Vec<Node> = order
@@ -685,7 +715,7 @@ impl A11y {
                     parent,
                     items.kids(*id).to_vec(),
                     it,
-                    details.get(id).cloned().unwrap_or_default(),
+                    details.remove(id).unwrap_or_default(),
                 )
             })
             .collect();
@@ -890,11 +920,11 @@ impl A11y {
         ids: &HashMap<u64, usize>,
         order: &[u64],
         kept: &HashMap<u64, Option<Rect>>,
-    ) -> HashMap<u64, (Lasting, Option<Rect>)> {
+    ) -> HashMap<u64, (Arc<Lasting>, Option<Rect>)> {
         let conn = &self.conn;
         // Events counted from here on may not be in what is read now.
         let read_at = self.changes();
-        let mut known: HashMap<u64, Lasting> = {
+        let mut known: HashMap<u64, Arc<Lasting>> = {
             let stores = self.lasting.lock().unwrap();
             let dirty = self.dirty.lock().unwrap();
             let empty = HashMap::new();
@@ -920,13 +950,13 @@ impl A11y {
                 is_layout(role(it.role, &it.states), &it.short_name)
             });
         let began = std::time::Instant::now();
-        let fetched: Vec<(u64, Lasting)> = stream::iter(unknown)
+        let fetched: Vec<(u64, Arc<Lasting>)> = stream::iter(unknown)
             .map(|id| async move {
                 let it = item(&id);
                 let text_field = is_text_field(role(it.role, &it.states));
                 let password = it.role == AtspiRole::PasswordText;
                 let facts = lasting(conn, &it.object, it.ifaces, text_field, password).await;
-                (id, facts)
+                (id, Arc::new(facts))
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
@@ -935,9 +965,10 @@ impl A11y {
         {
             let mut stores = self.lasting.lock().unwrap();
             let store = stores.entry(app.bus_name.clone()).or_default();
+            let nothing = Arc::new(Lasting::default());
             let fresh = fetched
                 .into_iter()
-                .chain(layout.into_iter().map(|id| (id, Lasting::default())));
+                .chain(layout.into_iter().map(|id| (id, nothing.clone())));
             for (id, facts) in fresh {
                 store.insert(id, (read_at, facts.clone()));
                 known.insert(id, facts);
@@ -973,6 +1004,29 @@ impl A11y {
                 (*id, (known.remove(id).unwrap_or_default(), bounds))
             })
             .collect()
+    }
+
+    /// The bounds the app gives now of nodes read before, asked side by side
+    /// (a node whose object has no Component is left out): a read asks
+    /// those it already knows it needs while it waits for the app's events.
+    pub async fn bounds_of(&self, ids: &[u64]) -> HashMap<u64, Option<Rect>> {
+        let began = std::time::Instant::now();
+        let objects: Vec<(u64, ObjectRefOwned, InterfaceSet)> = {
+            let known = self.objects.lock().unwrap();
+            ids.iter()
+                .filter_map(|id| known.get(id).map(|(o, i)| (*id, o.clone(), *i)))
+                .filter(|(_, _, ifaces)| ifaces.contains(Interface::Component))
+                .collect()
+        };
+        let asked = objects.len();
+        let conn = &self.conn;
+        let measured = stream::iter(objects)
+            .map(|(id, obj, ifaces)| async move { (id, bounds(conn, &obj, ifaces).await) })
+            .buffer_unordered(EXTENTS_IN_FLIGHT)
+            .collect()
+            .await;
+        self.span("bounds ahead", began, asked);
+        measured
     }
 
     /// The node the app says is at a point (in its window's coordinates,
@@ -1267,7 +1321,7 @@ fn to_node(
     parent: Option<u64>,
     children: Vec<u64>,
     it: &CacheItem,
-    (lasting, bounds): (Lasting, Option<Rect>),
+    (lasting, bounds): (Arc<Lasting>, Option<Rect>),
 ) -> Node {
     let mut states = states(&it.states);
     let role = match lasting.role.unwrap_or_else(|| role(it.role, &it.states)) {
@@ -1279,7 +1333,7 @@ fn to_node(
         states.password = true;
     }
     states.sort = lasting.sort;
-    let mut annotations = lasting.annotations;
+    let mut annotations = lasting.annotations.clone();
     if annotations.has_popup.is_none() && it.states.contains(State::HasPopup) {
         annotations.has_popup = Some("menu".into());
     }
@@ -1304,15 +1358,15 @@ fn to_node(
         name,
         label_fallback: None,
         description: it.name.clone(),
-        key: lasting.key,
+        key: lasting.key.clone(),
         states,
-        value: lasting.value,
+        value: lasting.value.clone(),
         range: lasting.range,
         selection: lasting.selection,
         bounds,
-        actions: lasting.actions,
+        actions: lasting.actions.clone(),
         place: lasting.place,
-        relations: lasting.relations,
+        relations: lasting.relations.clone(),
         annotations,
     }
 }

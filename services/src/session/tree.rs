@@ -7,7 +7,7 @@ use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::windows::is_top_level;
 use super::Session;
-use crate::a11y::{Frame, FrameHead, Read};
+use crate::a11y::{AppItems, Frame, FrameHead, Read};
 use crate::model::{Error, Node, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
@@ -116,64 +116,45 @@ impl Session {
             ))
         })?;
         let a11y = self.a11y()?;
-        // AccessKit (egui, winit apps) builds its tree only once a client
-        // asks: an app with no frame yet is read again on its next events.
-        let first_frame_by = std::time::Instant::now() + FIRST_FRAME_LIMIT;
-        let (apps, app, head) = loop {
-            let since = a11y.changes();
-            let mut apps = Vec::new();
-            let began = std::time::Instant::now();
-            let registered = a11y.wait_for_app(pid, APP_REGISTRATION).await?;
-            a11y.span("registration", began, 1);
-            for app in registered {
-                apps.push(a11y.read_items(&app, how).await?);
-            }
-            let heads: Vec<(usize, FrameHead)> = apps
-                .iter()
-                .enumerate()
-                .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
-                .collect();
-            let no_frames = heads.is_empty();
-            // The same app's top-level windows, in the order they were made,
-            // for matching by order.
-            let mut siblings: Vec<&WindowInfo> = windows
-                .iter()
-                .filter(|w| w.pid == Some(pid) && is_top_level(w))
-                .collect();
-            siblings.sort_by_key(|w| w.handle.id);
-            let titled = heads_titled(&heads, &window.title);
-            if let Some((app, head)) = pick_frame(heads, &window, &siblings) {
-                break (apps, app, head);
-            }
-            let left = first_frame_by.saturating_duration_since(std::time::Instant::now());
-            if no_frames && !left.is_zero() && a11y.wait_change(since, left).await {
-                continue;
-            }
-            return Err(if titled > 1 {
-                Error::Failed(format!(
-                    "window {handle} (pid {pid}): {titled} accessibility frames are titled {:?} \
-                     and they cannot be told apart from its other windows",
-                    window.title
-                ))
-            } else {
-                Error::Unsupported(format!(
-                    "window {handle} (pid {pid}) exposes no accessibility tree; is its toolkit's accessibility on?"
-                ))
-            });
+        // Bounds the last read already says it needs are asked while the
+        // app's events catch up: one wait on a busy app instead of two.
+        let same_size = |last: &Mirrored| {
+            let was = &last.tree.window.content;
+            (was.width, was.height) == (window.content.width, window.content.height)
         };
-        let kept = match last {
-            Some((last, damage))
-                if (
-                    last.tree.window.content.width,
-                    last.tree.window.content.height,
-                ) == (window.content.width, window.content.height) =>
-            {
-                // A move reported by an event is a move (GTK 4 reports those
-                // of the elements it exposes, not of the boxes around them).
-                let named = a11y.named_since(last.changes);
-                unmoved(last, &damage, &(&named | &a11y.moved_since(last.changes)))
+        let (last, named_ahead, ahead) = match last {
+            Some((last, damage)) if same_size(last) => {
+                let named = moved_or_named_since(a11y, last.changes);
+                let kept = unmoved(last, &damage, &named);
+                let ahead: Vec<u64> = last
+                    .tree
+                    .nodes
+                    .iter()
+                    .map(|n| n.id)
+                    .filter(|id| !kept.contains_key(id))
+                    .collect();
+                (Some((last, damage)), named, ahead)
             }
-            _ => HashMap::new(),
+            _ => (None, HashSet::new(), Vec::new()),
+        };
+        let (found, asked_ahead) = tokio::join!(
+            self.find_frame(pid, &window, &windows, how),
+            a11y.bounds_of(&ahead)
+        );
+        let (apps, app, head) = found?;
+        let kept = match last {
+            Some((last, damage)) => {
+                let named = moved_or_named_since(a11y, last.changes);
+                let mut kept = unmoved(last, &damage, &named);
+                // An element named while its bounds were asked ahead is asked again.
+                kept.extend(
+                    asked_ahead
+                        .into_iter()
+                        .filter(|(id, _)| !named.contains(id) || named_ahead.contains(id)),
+                );
+                kept
+            }
+            None => HashMap::new(),
         };
         // Only the picked frame's elements cost per-node calls.
         let mut frame = a11y.read_frame(&apps[app], &head, &kept).await;
@@ -202,6 +183,65 @@ impl Session {
         super::seen::as_seen(&mut tree, popup_open);
         a11y.span("model", began, 0);
         Ok((tree, offset, left_behind))
+    }
+
+    /// The apps of the window's process (`pid`), read in bulk, and the frame
+    /// of theirs that is the window (`apps[app]`, `head`).
+    async fn find_frame(
+        &self,
+        pid: u32,
+        window: &WindowInfo,
+        windows: &[WindowInfo],
+        how: Read,
+    ) -> Result<(Vec<AppItems>, usize, FrameHead), Error> {
+        let a11y = self.a11y()?;
+        let handle = window.handle;
+        // AccessKit (egui, winit apps) builds its tree only once a client
+        // asks: an app with no frame yet is read again on its next events.
+        let first_frame_by = std::time::Instant::now() + FIRST_FRAME_LIMIT;
+        loop {
+            let since = a11y.changes();
+            let mut apps = Vec::new();
+            let began = std::time::Instant::now();
+            let registered = a11y.wait_for_app(pid, APP_REGISTRATION).await?;
+            a11y.span("registration", began, 1);
+            for app in registered {
+                apps.push(a11y.read_items(&app, how).await?);
+            }
+            let heads: Vec<(usize, FrameHead)> = apps
+                .iter()
+                .enumerate()
+                .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
+                .collect();
+            let no_frames = heads.is_empty();
+            // The same app's top-level windows, in the order they were made,
+            // for matching by order.
+            let mut siblings: Vec<&WindowInfo> = windows
+                .iter()
+                .filter(|w| w.pid == Some(pid) && is_top_level(w))
+                .collect();
+            siblings.sort_by_key(|w| w.handle.id);
+            let titled = heads_titled(&heads, &window.title);
+            if let Some((app, head)) = pick_frame(heads, window, &siblings) {
+                break Ok((apps, app, head));
+            }
+            let left = first_frame_by.saturating_duration_since(std::time::Instant::now());
+            if no_frames && !left.is_zero() && a11y.wait_change(since, left).await {
+                continue;
+            }
+            return Err(if titled > 1 {
+                Error::Failed(format!(
+                    "window {handle} (pid {pid}): {titled} accessibility frames are titled {:?} \
+                     and they cannot be told apart from its other windows",
+                    window.title
+                ))
+            } else {
+                Error::Unsupported(format!(
+                    "window {handle} (pid {pid}) exposes no accessibility tree; \
+                     is its toolkit's accessibility on?"
+                ))
+            });
+        }
     }
 
     /// GTK 4.8's list views keep the rows they no longer show, with the
@@ -389,6 +429,13 @@ fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
         }
         _ => (0, 0),
     }
+}
+
+/// The elements events moved or named since change count `since`: a move
+/// reported by an event is a move (GTK 4 reports those of the elements it
+/// exposes, not of the boxes around them).
+fn moved_or_named_since(a11y: &crate::a11y::A11y, since: u64) -> HashSet<u64> {
+    &a11y.named_since(since) | &a11y.moved_since(since)
 }
 
 /// How many frames carry a window's title.
