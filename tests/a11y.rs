@@ -939,6 +939,34 @@ fn moved(a: &wayrig_services::Tree, b: &wayrig_services::Tree) -> usize {
         .count()
 }
 
+/// GTK 4 creates an object only once a client asks for it, and makes a
+/// menu button's popover menu when the button's facts are asked: the first
+/// read must hold what those calls made, not leave it to later reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_read_of_gtk4_holds_every_element_later_reads_find() {
+    let (session, host, _c) = session().await;
+    let win = launch_and_wait(&*host, &["gtk4-widget-factory"], APP_START).await;
+    let first = session.tree(win.handle).await.unwrap();
+    session.settle(win.handle, SHORT).await.ok();
+    for read in 0..2 {
+        let again = session.tree(win.handle).await.unwrap();
+        let new: Vec<String> = again
+            .nodes
+            .iter()
+            .filter(|n| first.node(n.id).is_none())
+            .map(|n| format!("{:?} {:?}", n.role, n.name))
+            .collect();
+        assert!(
+            new.is_empty(),
+            "read {} found {} elements the first read ({} elements) lacked: {:?}",
+            read + 2,
+            new.len(),
+            first.nodes.len(),
+            &new[..new.len().min(10)]
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bounds_a_read_keeps_are_never_stale_after_pages_scrolls_and_resizes() {
     use wayrig_services::{Action, WindowOp};

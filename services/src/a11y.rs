@@ -82,6 +82,10 @@ pub struct AppItems {
     ids: HashMap<u64, usize>,
     /// Children by parent node id, in index order.
     children: HashMap<u64, Vec<u64>>,
+    /// Where on the connection the cache was read, when this read made the
+    /// app create objects to read them (GTK 4): asking them more may have
+    /// made it create others.
+    realized_at: Option<zbus::message::Sequence>,
 }
 
 /// A top-level accessible of an app, before its elements are read.
@@ -522,8 +526,8 @@ impl A11y {
             Read::BulkAnew | Read::NodeByNode => None,
         };
         // A walk reads below objects that manage their descendants itself.
-        let (cached_read, mut items) = match kept {
-            Some(items) => (true, items),
+        let (cached_read, mut items, realized_at) = match kept {
+            Some(items) => (true, items, None),
             None => self.read_cache_or_walk(app, how).await?,
         };
         if cached_read {
@@ -572,16 +576,18 @@ impl A11y {
             items,
             ids,
             children,
+            realized_at,
         })
     }
 
     /// The app's cache read anew (kept for the next read), with whether it
-    /// was; else, without a cache (Qt 6.4), its tree walked.
+    /// was and, if the read made the app create objects, where it was read;
+    /// else, without a cache (Qt 6.4), its tree walked.
     async fn read_cache_or_walk(
         &self,
         app: &App,
         how: Read,
-    ) -> Result<(bool, Arc<Vec<CacheItem>>), Error> {
+    ) -> Result<(bool, Arc<Vec<CacheItem>>, Option<zbus::message::Sequence>), Error> {
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
         let began = std::time::Instant::now();
         let cached = match how {
@@ -593,7 +599,7 @@ impl A11y {
             let began = std::time::Instant::now();
             let (_, items) = self.walk_items(app).await?;
             self.span("walk", began, items.len() * 6);
-            return Ok((false, Arc::new(items)));
+            return Ok((false, Arc::new(items), None));
         };
         self.span("GetItems", began, 1);
         // Toolkits (GTK 4) put an object in the cache only once a client
@@ -617,7 +623,7 @@ impl A11y {
             .lock()
             .unwrap()
             .insert(app.bus_name.clone(), (as_of, items.clone()));
-        Ok((true, items))
+        Ok((true, items, (asked > 0).then_some(as_of)))
     }
 
     /// The app's last cache items, when no event since changed the tree's
@@ -1004,6 +1010,18 @@ impl A11y {
                 (*id, (known.remove(id).unwrap_or_default(), bounds))
             })
             .collect()
+    }
+
+    /// Whether the app created objects after a read that made it create some
+    /// (GTK 4 makes a popover's menu when a relation or a bound of its button
+    /// is asked): that read lacks them, and reading again finds them.
+    pub async fn grew_after(&self, items: &AppItems) -> Result<bool, Error> {
+        let Some(read_at) = items.realized_at else {
+            return Ok(false);
+        };
+        self.caught_up(&items.app).await?;
+        let marks = self.marks.lock().unwrap();
+        Ok(marks.reshaped_after(&items.app.bus_name, read_at))
     }
 
     /// The bounds the app gives now of nodes read before, asked side by side

@@ -17,6 +17,9 @@ const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
 const FIRST_FRAME_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// The longest a tree read may take.
 const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How many times a read is made again when it made the app create objects
+/// it did not read (GTK 4 creates them as they are asked for).
+const COMPLETING_READS: usize = 2;
 
 /// A window's last tree, with the window's commit count and the
 /// accessibility change count it was read at, and how far its app's
@@ -33,19 +36,49 @@ pub(crate) struct Mirrored {
     left_behind: HashSet<u64>,
 }
 
+/// One read of a window's elements.
+struct WindowRead {
+    tree: Tree,
+    /// How far its app's coordinates lie from the window's content.
+    offset: (i32, i32),
+    /// Items the read found left behind where another item shows.
+    left_behind: HashSet<u64>,
+    /// The read made the app create objects it did not read.
+    incomplete: bool,
+}
+
 impl Session {
     /// A window with its elements; bounds relative to the window's content,
     /// what does not show marked offscreen, controls whose name says nothing
-    /// given the words a person would use (see `seen`). Read again only when the window drew a new frame or an app reported a
-    /// change since the last read; else the mirror is what the user sees.
+    /// given the words a person would use (see `seen`). Read again only
+    /// when the window drew a new frame or an app reported a change since
+    /// the last read; else the mirror is what the user sees. A read that
+    /// made the app create objects it then lacked is made again.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
+        let mut read = self.tree_once(handle).await?;
+        for _ in 0..COMPLETING_READS {
+            if !read.incomplete {
+                break;
+            }
+            read = self.tree_once(handle).await?;
+        }
+        Ok(read.tree)
+    }
+
+    /// One read of the window (see `tree`), unless the last one still holds.
+    async fn tree_once(&self, handle: WindowHandle) -> Result<WindowRead, Error> {
         let changes = self.a11y()?.changes();
         let acts = self.acts.load(std::sync::atomic::Ordering::SeqCst);
         let commits = self.host.commits(handle).await?;
         let last = self.mirror.lock().unwrap().get(&handle).cloned();
         if let Some(last) = &last {
             if (last.commits, last.changes) == (commits, changes) {
-                return Ok(last.tree.clone());
+                return Ok(WindowRead {
+                    tree: last.tree.clone(),
+                    offset: last.offset,
+                    left_behind: last.left_behind.clone(),
+                    incomplete: false,
+                });
             }
         }
         // Bounds that lie where nothing was drawn since the last read have
@@ -66,7 +99,7 @@ impl Session {
         };
         // Each call has its own limit; this bounds a read of an app that
         // stops answering halfway through its many calls.
-        let (tree, offset, left_behind) = tokio::time::timeout(READ_LIMIT, self.read_tree(handle, kept, how))
+        let read = tokio::time::timeout(READ_LIMIT, self.read_tree(handle, kept, how))
             .await
             .map_err(|_| {
                 Error::Timeout(format!(
@@ -79,12 +112,12 @@ impl Session {
                 commits,
                 changes,
                 acts,
-                tree: tree.clone(),
-                offset,
-                left_behind,
+                tree: read.tree.clone(),
+                offset: read.offset,
+                left_behind: read.left_behind.clone(),
             },
         );
-        Ok(tree)
+        Ok(read)
     }
 
     /// Where the time of the reads since the last call went, phase by phase.
@@ -92,15 +125,14 @@ impl Session {
         self.a11y().map(|a| a.take_spans()).unwrap_or_default()
     }
 
-    /// The window's tree, the offset of its app's coordinates and the items
-    /// left behind; `last` is the tree read before with the damage drawn
-    /// since, when known.
+    /// The window's tree, read; `last` is the tree read before with the
+    /// damage drawn since, when known.
     async fn read_tree(
         &self,
         handle: WindowHandle,
         last: Option<(&Mirrored, Vec<Rect>)>,
         how: Read,
-    ) -> Result<(Tree, (i32, i32), HashSet<u64>), Error> {
+    ) -> Result<WindowRead, Error> {
         let began = std::time::Instant::now();
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
         let windows = self.windows.now();
@@ -182,7 +214,17 @@ impl Session {
         let mut tree = Tree { window, nodes };
         super::seen::as_seen(&mut tree, popup_open);
         a11y.span("model", began, 0);
-        Ok((tree, offset, left_behind))
+        let began = std::time::Instant::now();
+        let incomplete = a11y.grew_after(&apps[app]).await?;
+        if incomplete {
+            a11y.span("objects made while read", began, 1);
+        }
+        Ok(WindowRead {
+            tree,
+            offset,
+            left_behind,
+            incomplete,
+        })
     }
 
     /// The apps of the window's process (`pid`), read in bulk, and the frame
