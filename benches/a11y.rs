@@ -11,6 +11,7 @@ mod table;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use table::{median, ms};
 
 use support::{launch_and_wait, start, ActById};
 use wayrig_compositor::Config;
-use wayrig_host::Host;
+use wayrig_host::{Host, Rect};
 use wayrig_services::a11y::{A11y, App, Read, Span};
 use wayrig_services::{Action, PrivateBus, Role, Session};
 
@@ -187,12 +188,15 @@ async fn measure_synthetic(nodes: usize, rows: &mut Vec<(String, String, String)
     };
     let (mut cold, mut again, mut walk) = (Vec::new(), Vec::new(), Vec::new());
     let (mut cold_spans, mut again_spans) = (Vec::new(), Vec::new());
+    let (mut undrawn, mut undrawn_spans) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         let (a11y, app) = find(A11y::connect(&bus.a11y_address).await.unwrap()).await;
         cold.push(timed_read(&a11y, &app, Read::Bulk, nodes).await);
         cold_spans.push(a11y.take_spans());
         again.push(timed_read(&a11y, &app, Read::Bulk, nodes).await);
         again_spans.push(a11y.take_spans());
+        undrawn.push(read_keeping_bounds(&a11y, &app, nodes).await);
+        undrawn_spans.push(a11y.take_spans());
         let (fresh, app) = find(A11y::connect(&bus.a11y_address).await.unwrap()).await;
         walk.push(timed_read(&fresh, &app, Read::NodeByNode, nodes).await);
     }
@@ -208,6 +212,12 @@ async fn measure_synthetic(nodes: usize, rows: &mut Vec<(String, String, String)
             again,
             "lasting facts kept; bounds fetched",
             again_spans,
+        ),
+        (
+            "bulk, read again, nothing drawn",
+            undrawn,
+            "bounds kept, as a session keeps those no damage touched",
+            undrawn_spans,
         ),
         (
             "node by node",
@@ -258,6 +268,29 @@ async fn timed_read(a11y: &A11y, app: &App, how: Read, nodes: usize) -> Duration
     let frames = a11y.read_app(app, how).await.expect("read");
     let elapsed = t0.elapsed();
     let count: usize = frames.iter().map(|f| f.nodes.len()).sum();
+    assert_eq!(count, nodes, "every synthetic node read");
+    elapsed
+}
+
+/// A read again with every bound of the last read kept: what a session
+/// reads when its window drew nothing where the elements lie (the synthetic
+/// app has no window, so the session's damage is stood in for).
+async fn read_keeping_bounds(a11y: &A11y, app: &App, nodes: usize) -> Duration {
+    let last: HashMap<u64, Option<Rect>> = a11y
+        .read_app(app, Read::Bulk)
+        .await
+        .expect("read")
+        .iter()
+        .flat_map(|f| f.nodes.iter().map(|n| (n.id, n.bounds)))
+        .collect();
+    a11y.take_spans();
+    let t0 = Instant::now();
+    let items = a11y.read_items(app, Read::Bulk).await.expect("read");
+    let mut count = 0;
+    for head in items.frames() {
+        count += a11y.read_frame(&items, &head, &last).await.nodes.len();
+    }
+    let elapsed = t0.elapsed();
     assert_eq!(count, nodes, "every synthetic node read");
     elapsed
 }
