@@ -408,7 +408,8 @@ fn thousands(n: usize) -> String {
 
 /// What names an element in its line: its label; for a control whose label
 /// says nothing, the words a person would use, marked with where they come
-/// from (`~"Name"` for a label beside it, `(description "…")`, `(icon "…")`).
+/// from (`~"Name"` for a label beside it or the caption a tab holds,
+/// `(description "…")`, `(icon "…")`).
 fn naming(n: &Element, full: bool) -> Option<String> {
     if let Some(label) = n.label.as_ref().filter(|_| !n.label_is_class_name) {
         return Some(quoted(label, full));
@@ -416,7 +417,7 @@ fn naming(n: &Element, full: bool) -> Option<String> {
     let fallback = n.label_fallback.as_ref()?;
     let text = quoted(&fallback.text, full);
     Some(match fallback.from.as_str() {
-        "labelledBy" | "beside" => format!("~{text}"),
+        "labelledBy" | "content" | "beside" => format!("~{text}"),
         from => format!("({from} {text})"),
     })
 }

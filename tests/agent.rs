@@ -274,6 +274,12 @@ fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
     for page in ["Page 1", "Page 2", "Page 3"] {
         assert_eq!(count(&["[tab]", &format!("\"{page}\"")]), 1, "{snap}");
     }
+    // The notebooks' tabs, each named "Tab" by GTK 4.8, read by the
+    // caption they hold.
+    for caption in ["Sunset", "NYC", "Beach"] {
+        assert_eq!(count(&["[tab]", &format!("~\"{caption}\"")]), 1, "{snap}");
+    }
+    assert_eq!(count(&["[tab]", "\"Tab\""]), 0, "{snap}");
     // Nothing of the hidden pages (page 2's dialog buttons, its notebook's
     // "News" tab) nor of the closed primary menu (Transition Pages).
     for elsewhere in ["Inform", "News", "Transition Pages"] {

@@ -931,8 +931,9 @@ pub struct Element {
     /// The accessible label, as the app gave it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// The label is only the toolkit's class name, as GTK names a widget
-    /// nobody labeled (`GtkToggleButton`): it says nothing. Wayrig's own.
+    /// The label is only the toolkit's stand-in, as GTK names a widget
+    /// nobody labeled after its class (`GtkToggleButton`) and every
+    /// notebook tab "Tab": it says nothing. Wayrig's own.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub label_is_class_name: bool,
     /// For an unlabeled control, what a person would call it and where that

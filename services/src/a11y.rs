@@ -19,7 +19,7 @@ use zbus::proxy::CacheProperties;
 
 use crate::event_marks::{meaning, Marks, Meaning};
 use crate::facts::{bounds, lasting, Lasting};
-use crate::model::{is_class_name, is_layout, without_mnemonics, Error, Node, Role, States};
+use crate::model::{is_layout, is_stand_in_name, without_mnemonics, Error, Node, Role, States};
 use crate::objects::{node_id, object_proxy, ref_id};
 use wayrig_host::Rect;
 
@@ -1372,7 +1372,7 @@ fn to_node(
         children,
         role,
         native_role: it.role.name().to_string(),
-        name_is_class: gtk && is_class_name(&name),
+        name_is_class: gtk && is_stand_in_name(role, &name),
         name,
         label_fallback: None,
         description: it.name.clone(),

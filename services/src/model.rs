@@ -195,6 +195,8 @@ pub struct Annotations {
 pub enum LabelSource {
     /// The text of the element its labelled-by relation names.
     LabelledBy,
+    /// The text it holds (a GTK 4.8 notebook tab's caption).
+    Content,
     /// Its description (GTK gives a widget's tooltip as its description).
     Description,
     /// The name of the icon it shows.
@@ -208,6 +210,7 @@ impl LabelSource {
     pub fn as_str(self) -> &'static str {
         match self {
             LabelSource::LabelledBy => "labelledBy",
+            LabelSource::Content => "content",
             LabelSource::Description => "description",
             LabelSource::Icon => "icon",
             LabelSource::Beside => "beside",
@@ -236,8 +239,9 @@ pub struct Node {
     /// The accessible name, with the toolkit's mnemonic markers removed
     /// where its names carry them ("Page _1" reads "Page 1").
     pub name: String,
-    /// The name is only the toolkit's class, as GTK names a widget nobody
-    /// labeled ("GtkToggleButton"): it says nothing of what it is for.
+    /// The name is only the toolkit's stand-in, as GTK names a widget nobody
+    /// labeled after its class ("GtkToggleButton") and every notebook tab
+    /// "Tab": it says nothing of what it is for.
     pub name_is_class: bool,
     /// For a control whose name says nothing: what a person would call it.
     pub label_fallback: Option<LabelFallback>,
@@ -307,6 +311,13 @@ pub fn is_layout(role: Role, name: &str) -> bool {
         role,
         Role::Panel | Role::Group | Role::Unknown | Role::Canvas
     ) && name.is_empty()
+}
+
+/// A name GTK gives an element of this role that nobody named: its class
+/// (`GtkPopoverMenu`, `GtkToggleButton`), or GTK 4.8's "Tab" for every
+/// notebook tab and its panel. It says nothing of what the element is for.
+pub fn is_stand_in_name(role: Role, name: &str) -> bool {
+    is_class_name(name) || matches!(role, Role::Tab | Role::Group) && name == "Tab"
 }
 
 /// A name that is only a toolkit's class, as GTK names an unlabeled widget
@@ -443,6 +454,16 @@ impl From<wayrig_host::HostError> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gtk_stand_in_names_say_nothing() {
+        assert!(is_stand_in_name(Role::Button, "GtkToggleButton"));
+        assert!(is_stand_in_name(Role::Tab, "Tab"));
+        assert!(is_stand_in_name(Role::Group, "Tab"));
+        assert!(!is_stand_in_name(Role::Button, "Tab"));
+        assert!(!is_stand_in_name(Role::Tab, "Tabs"));
+        assert!(!is_stand_in_name(Role::Button, "Gtk"));
+    }
 
     #[test]
     fn gtk_class_fallback_names_are_told_from_real_ones() {

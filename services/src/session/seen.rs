@@ -204,7 +204,8 @@ impl Reading {
 }
 
 /// The words that name a control (the node at `at`) whose name says
-/// nothing: the text its labelled-by relation points at, its description
+/// nothing: the text its labelled-by relation points at, the text a tab
+/// holds, its description
 /// (GTK's tooltip), the name of the icon it shows, else the label just
 /// before it in `reading`.
 fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFallback> {
@@ -225,6 +226,9 @@ fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFall
     if let Some(f) = labelled_by.and_then(|t| found(LabelSource::LabelledBy, t)) {
         return Some(f);
     }
+    if let Some(f) = held_text(tree, n).and_then(|t| found(LabelSource::Content, &t)) {
+        return Some(f);
+    }
     if let Some(f) = found(LabelSource::Description, &n.description) {
         return Some(f);
     }
@@ -232,6 +236,27 @@ fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFall
         return Some(f);
     }
     label_before(tree, reading, at).and_then(|t| found(LabelSource::Beside, t))
+}
+
+/// The text a tab shows inside it (GTK 4.8 gives a notebook tab's caption
+/// as a label inside the tab, the tab itself named "Tab"): its labels'
+/// words in order.
+fn held_text(tree: &Tree, n: &Node) -> Option<String> {
+    if n.role != Role::Tab {
+        return None;
+    }
+    let mut words = Vec::new();
+    let mut stack: Vec<u64> = n.children.iter().rev().copied().collect();
+    while let Some(id) = stack.pop() {
+        let Some(child) = tree.node(id) else {
+            continue;
+        };
+        if child.role == Role::Label {
+            words.extend(child.label());
+        }
+        stack.extend(child.children.iter().rev().copied());
+    }
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 /// The name of the icon a button shows: an image inside it that says what
@@ -518,6 +543,35 @@ mod tests {
         assert!(tree.node(5).unwrap().label_fallback.is_none());
         // A button's own caption names nothing below it.
         assert!(tree.node(11).unwrap().label_fallback.is_none());
+    }
+
+    #[test]
+    fn a_tab_gtk_named_tab_is_read_by_the_caption_it_holds() {
+        // GTK 4.8's notebook: each tab named "Tab", its caption a label
+        // inside it; a label left of the tab is not its caption.
+        let mut tab = at(node(3, Some(2), Role::Tab, "Tab"), 60, 0, 40, 20);
+        tab.name_is_class = true;
+        let mut bare = at(node(5, Some(2), Role::Tab, "Tab"), 110, 0, 40, 20);
+        bare.name_is_class = true;
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            at(node(2, Some(1), Role::TabList, ""), 60, 0, 100, 20),
+            tab,
+            at(node(4, Some(3), Role::Label, "Sunset"), 62, 2, 36, 16),
+            bare,
+            at(node(6, Some(1), Role::Label, "Photos"), 0, 0, 50, 20),
+        ]);
+        as_seen(&mut tree, false);
+        let fallback = |id| {
+            let f = tree.node(id).unwrap().label_fallback.clone()?;
+            Some((f.source, f.text))
+        };
+        assert_eq!(fallback(3), Some((LabelSource::Content, "Sunset".into())));
+        assert_ne!(
+            fallback(5).map(|(source, _)| source),
+            Some(LabelSource::Content),
+            "a tab holding no text has no caption"
+        );
     }
 
     #[test]
