@@ -358,7 +358,7 @@ fn snapshot_lists_the_page_as_a_person_reads_it() {
         "{snap}"
     );
     // The bottom row's notebooks come last, after the right-hand column.
-    assert!(first(&["[textField]", "Lorem ipsum"]) < first(&["[tab] \"Tab\""]));
+    assert!(first(&["[textField]", "Lorem ipsum"]) < first(&["[tab] ~\"Sunset\""]));
     // A label names the control read just after it: the video's time its
     // seek slider, not the volume button past that, nor the next column's
     // text view the last line of "Text Styles".
