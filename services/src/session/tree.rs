@@ -154,7 +154,7 @@ impl Session {
             let was = &last.tree.window.content;
             (was.width, was.height) == (window.content.width, window.content.height)
         };
-        let (last, named_ahead, ahead) = match last {
+        let (since, kept_ahead, named_ahead, ahead) = match last {
             Some((last, damage)) if same_size(last) => {
                 let named = moved_or_named_since(a11y, last.changes);
                 let kept = unmoved(last, &damage, &named);
@@ -165,29 +165,26 @@ impl Session {
                     .map(|n| n.id)
                     .filter(|id| !kept.contains_key(id))
                     .collect();
-                (Some((last, damage)), named, ahead)
+                (Some(last.changes), kept, named, ahead)
             }
-            _ => (None, HashSet::new(), Vec::new()),
+            _ => (None, HashMap::new(), HashSet::new(), Vec::new()),
         };
         let (found, asked_ahead) = tokio::join!(
             self.find_frame(pid, &window, &windows, how),
             a11y.bounds_of(&ahead)
         );
         let (apps, app, head) = found?;
-        let kept = match last {
-            Some((last, damage)) => {
-                let named = moved_or_named_since(a11y, last.changes);
-                let mut kept = unmoved(last, &damage, &named);
-                // An element named while its bounds were asked ahead is asked again.
-                kept.extend(
-                    asked_ahead
-                        .into_iter()
-                        .filter(|(id, _)| !named.contains(id) || named_ahead.contains(id)),
-                );
-                kept
-            }
-            None => HashMap::new(),
+        // An element named or moved while its bounds were asked ahead is
+        // asked again.
+        let named_late = match since {
+            Some(changes) => &moved_or_named_since(a11y, changes) - &named_ahead,
+            None => HashSet::new(),
         };
+        let kept: HashMap<u64, Option<Rect>> = kept_ahead
+            .into_iter()
+            .chain(asked_ahead)
+            .filter(|(id, _)| !named_late.contains(id))
+            .collect();
         // Only the picked frame's elements cost per-node calls.
         let mut frame = a11y.read_frame(&apps[app], &head, &kept).await;
         let began = std::time::Instant::now();
