@@ -1372,7 +1372,7 @@ fn to_node(
         children,
         role,
         native_role: it.role.name().to_string(),
-        name_is_class: gtk && is_stand_in_name(role, &name),
+        name_is_stand_in: gtk && is_stand_in_name(role, &name),
         name,
         label_fallback: None,
         description: it.name.clone(),

@@ -242,7 +242,7 @@ pub struct Node {
     /// The name is only the toolkit's stand-in, as GTK names a widget nobody
     /// labeled after its class ("GtkToggleButton") and every notebook tab
     /// "Tab": it says nothing of what it is for.
-    pub name_is_class: bool,
+    pub name_is_stand_in: bool,
     /// For a control whose name says nothing: what a person would call it.
     pub label_fallback: Option<LabelFallback>,
     pub description: String,
@@ -273,9 +273,9 @@ impl Node {
     }
 
     /// The name, when it says what the element is: not empty, not only the
-    /// toolkit's class.
+    /// toolkit's stand-in.
     pub fn label(&self) -> Option<&str> {
-        (!self.name.is_empty() && !self.name_is_class).then_some(self.name.as_str())
+        (!self.name.is_empty() && !self.name_is_stand_in).then_some(self.name.as_str())
     }
 
     /// Checked, unchecked or mixed; `None` for what cannot be checked.
@@ -367,6 +367,19 @@ pub struct Tree {
 impl Tree {
     pub fn node(&self, id: u64) -> Option<&Node> {
         self.nodes.iter().find(|n| n.id == id)
+    }
+
+    /// The nodes below `n`, each before its children, in the order the
+    /// app gives them.
+    pub fn descendants<'a>(&'a self, n: &Node) -> impl Iterator<Item = &'a Node> + 'a {
+        let mut stack: Vec<u64> = n.children.iter().rev().copied().collect();
+        std::iter::from_fn(move || loop {
+            let node = self.node(stack.pop()?);
+            if let Some(node) = node {
+                stack.extend(node.children.iter().rev());
+                return Some(node);
+            }
+        })
     }
 
     /// Nodes with this role and name.

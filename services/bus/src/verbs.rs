@@ -1010,7 +1010,7 @@ mod tests {
     fn a_control_named_only_by_its_class_reports_its_fallback_and_where_from() {
         let node: Node = serde_json::from_value(json!({
             "id": 7, "parent": null, "children": [], "role": "textInput",
-            "native_role": "text", "name": "GtkEntry", "name_is_class": true,
+            "native_role": "text", "name": "GtkEntry", "name_is_stand_in": true,
             "label_fallback": {"source": "beside", "text": "Name"},
             "description": "", "key": null, "states": {}, "value": "Ada",
             "range": null, "selection": null, "bounds": null, "actions": [],
@@ -1030,7 +1030,7 @@ mod tests {
         // A label the toolkit gave is reported as it is, with no labelFrom.
         let mut labeled = element.clone();
         labeled.node.name = "Surname".into();
-        labeled.node.name_is_class = false;
+        labeled.node.name_is_stand_in = false;
         let wire = node_wire(&labeled, &[]);
         assert_eq!(wire["label"], "Surname");
         assert!(wire.get("labelFrom").is_none());

@@ -468,7 +468,7 @@ fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> T
                 role: role_word(n.role).into(),
                 key: n.key.clone(),
                 label: (!n.name.is_empty()).then(|| n.name.clone()),
-                label_is_class_name: n.name_is_class,
+                label_is_class_name: n.name_is_stand_in,
                 label_fallback: n.label_fallback.as_ref().map(fallback_wire),
                 description: (!n.description.is_empty()).then(|| n.description.clone()),
                 value: n.value.clone(),

@@ -399,7 +399,7 @@ pub(crate) mod tests {
             role,
             native_role: String::new(),
             name: name.into(),
-            name_is_class: false,
+            name_is_stand_in: false,
             label_fallback: None,
             description: String::new(),
             key: None,

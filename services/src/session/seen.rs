@@ -154,12 +154,16 @@ pub(super) fn clipping_views<'t>(n: &Node, node: impl Fn(u64) -> Option<&'t Node
 /// (`GtkPopoverContent`). A menu an app draws in its window (egui's menu bar
 /// and open menus) has no size either, but exists only while it shows.
 fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
-    let class_named = |id: &u64| index.get(id).is_some_and(|i| tree.nodes[*i].name_is_class);
+    let class_named = |id: &u64| {
+        index
+            .get(id)
+            .is_some_and(|i| tree.nodes[*i].name_is_stand_in)
+    };
     let mut parent = n.parent;
     while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
         if p.role == Role::Menu
             && p.bounds.is_none()
-            && (p.name_is_class || p.children.iter().any(class_named))
+            && (p.name_is_stand_in || p.children.iter().any(class_named))
         {
             return true;
         }
@@ -245,17 +249,11 @@ fn held_text(tree: &Tree, n: &Node) -> Option<String> {
     if n.role != Role::Tab {
         return None;
     }
-    let mut words = Vec::new();
-    let mut stack: Vec<u64> = n.children.iter().rev().copied().collect();
-    while let Some(id) = stack.pop() {
-        let Some(child) = tree.node(id) else {
-            continue;
-        };
-        if child.role == Role::Label {
-            words.extend(child.label());
-        }
-        stack.extend(child.children.iter().rev().copied());
-    }
+    let words: Vec<&str> = tree
+        .descendants(n)
+        .filter(|d| d.role == Role::Label)
+        .filter_map(Node::label)
+        .collect();
     (!words.is_empty()).then(|| words.join(" "))
 }
 
@@ -265,20 +263,11 @@ fn icon_name(tree: &Tree, n: &Node) -> Option<String> {
     if !matches!(n.role, Role::Button | Role::ToggleButton | Role::MenuButton) {
         return None;
     }
-    let mut stack: Vec<u64> = n.children.clone();
-    while let Some(id) = stack.pop() {
-        let Some(child) = tree.node(id) else {
-            continue;
-        };
-        if child.role == Role::Image {
-            let text = child.label().unwrap_or(child.description.as_str());
-            if !text.is_empty() {
-                return Some(text.to_string());
-            }
-        }
-        stack.extend(child.children.iter().copied());
-    }
-    None
+    tree.descendants(n)
+        .filter(|d| d.role == Role::Image)
+        .map(|d| d.label().unwrap_or(d.description.as_str()))
+        .find(|text| !text.is_empty())
+        .map(str::to_string)
 }
 
 /// The text of the label nearest before the element (the node at `at`) as
@@ -429,7 +418,7 @@ mod tests {
             100,
             40,
         );
-        content.name_is_class = true;
+        content.name_is_stand_in = true;
         closed.nodes.push(content);
         closed.nodes[5].children.push(8);
         closed.nodes[6].parent = Some(8);
@@ -499,7 +488,7 @@ mod tests {
     #[test]
     fn a_control_named_after_its_class_is_read_by_what_a_person_sees() {
         let mut tooltip = at(node(2, Some(1), Role::Button, "GtkButton"), 0, 0, 20, 20);
-        tooltip.name_is_class = true;
+        tooltip.name_is_stand_in = true;
         tooltip.description = "Primary menu".into();
         let mut icon = at(node(3, Some(1), Role::Button, ""), 30, 0, 20, 20);
         icon.children = vec![4];
@@ -550,9 +539,9 @@ mod tests {
         // GTK 4.8's notebook: each tab named "Tab", its caption a label
         // inside it; a label left of the tab is not its caption.
         let mut tab = at(node(3, Some(2), Role::Tab, "Tab"), 60, 0, 40, 20);
-        tab.name_is_class = true;
+        tab.name_is_stand_in = true;
         let mut bare = at(node(5, Some(2), Role::Tab, "Tab"), 110, 0, 40, 20);
-        bare.name_is_class = true;
+        bare.name_is_stand_in = true;
         let mut tree = tree_of(vec![
             node(1, None, Role::Window, "Main"),
             at(node(2, Some(1), Role::TabList, ""), 60, 0, 100, 20),
