@@ -875,7 +875,10 @@ fn stale(
         .iter()
         .filter_map(|n| {
             let now = after.get(&n.id)?;
-            (before.get(&n.id) == Some(now) && *now != n.bounds).then(|| {
+            // A page the session found another page over is hidden on
+            // purpose, not kept stale.
+            let hidden = n.states.concealed;
+            (before.get(&n.id) == Some(now) && *now != n.bounds && !hidden).then(|| {
                 format!(
                     "{} {:?} {:?}: read {:?}, is {now:?}",
                     n.id, n.role, n.name, n.bounds

@@ -1429,3 +1429,36 @@ fn egui_menus_drawn_in_the_window_are_listed_opened_run_and_closed() {
         }
     });
 }
+
+/// `ui.click` by label checks where it points as every face's press does:
+/// never on a popup over the node, never on a node of a hidden stack page.
+#[test]
+fn ui_click_never_lands_on_a_popup_over_its_node_or_on_a_hidden_page() {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
+    let hosted = Hosted::start(
+        &["--bus-name", "keys"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        c.tree(&app, json!({"label": "Mode"})).await;
+        c.ok(&app, "ui.click", json!({"label": "Mode"})).await;
+        // The mode menu lies over "1" now.
+        let covered = c.refused(&app, "ui.click", json!({"label": "1"})).await;
+        assert_eq!(covered["error_code"], "ARGUMENT", "{covered}");
+        c.ok(&app, "ui.click", json!({"label": "Advanced"})).await;
+        hosted
+            .stdout
+            .wait_for(r#""mode": "advanced""#, "the switch");
+        // Basic's "1" kept its place, where Advanced's "7" shows now.
+        let hidden = c.refused(&app, "ui.click", json!({"label": "1"})).await;
+        assert_eq!(hidden["error_code"], "ARGUMENT", "{hidden}");
+        c.ok(&app, "ui.click", json!({"label": "7"})).await;
+        hosted.stdout.wait_for(r#""key": "7""#, "the key shown");
+    });
+    assert!(
+        !hosted.printed(r#""key": "1""#),
+        "no press reached a covered or hidden key"
+    );
+}

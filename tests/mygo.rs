@@ -853,3 +853,99 @@ fn roles_say_what_the_widgets_are() {
         "{scrolls:?}"
     );
 }
+
+/// The keypads fixture: Basic's keys, and Advanced's where they were, in a
+/// stack switched from a popover that opens over the keys.
+#[test]
+fn a_press_never_lands_on_what_covers_its_element_or_on_a_hidden_page() {
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
+    let wayrig = Wayrig::start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    c.call(idle(Some(id), 10000));
+    let find = |c: &mut Client, role: &str, label: &str| -> Value {
+        let tree = c.call(tree_of(Some(id)));
+        tree["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| {
+                n["role"] == role && n["label"].as_str().is_some_and(|l| l.starts_with(label))
+            })
+            .unwrap_or_else(|| panic!("no {role} {label:?} in {tree}"))
+            .clone()
+    };
+    let press = |node: &Value| json!({"window": id, "id": node["id"], "action": "press"});
+    let shows = |node: &Value| !node["states"].to_string().contains("offscreen");
+    let one = find(&mut c, "button", "1");
+
+    // The mode menu opens over the first row of keys: "1" is under it.
+    let mode = find(&mut c, "button", "Mode");
+    c.raw_call("act", press(&mode));
+    c.call(idle(Some(id), 5000));
+    assert_eq!(c.raw_error("act", press(&one)), "no_element");
+
+    // The Advanced row is pressed where its popup shows it, not where GTK
+    // measures it inside the window.
+    let advanced = find(&mut c, "menuItem", "Advanced");
+    c.raw_call("act", press(&advanced));
+    c.call(idle(Some(id), 5000));
+    let seven = find(&mut c, "button", "7");
+    assert!(shows(&seven), "Advanced's keys show: {seven}");
+    let hidden = find(&mut c, "button", "1");
+    assert!(
+        !shows(&hidden),
+        "Basic's keys are on a page the stack hides: {hidden}"
+    );
+    // Basic's "1" keeps its last bounds, with Advanced's "7" there now: a
+    // press of it is refused, and nothing is typed.
+    assert_eq!(c.raw_error("act", press(&one)), "no_element");
+    c.call(idle(Some(id), 5000));
+    assert_eq!(find(&mut c, "text", "keys:")["label"], "keys:");
+
+    c.raw_call("act", press(&seven));
+    c.call(idle(Some(id), 5000));
+    assert_eq!(find(&mut c, "text", "keys:")["label"], "keys: 7");
+}
+
+/// GTK 4 lays a spin button out as its text, then − and +: the middle of
+/// one at its natural width is its − button. Focus clicks its text, and
+/// leaves its value alone.
+#[test]
+fn focus_on_a_spin_button_leaves_its_value() {
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
+    let wayrig = Wayrig::start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    c.call(idle(Some(id), 10000));
+    let find = |c: &mut Client, role: &str, label: &str| -> Value {
+        nodes_of(c, id)
+            .into_iter()
+            .find(|n| n["role"] == role && n["label"] == label)
+            .unwrap_or_else(|| panic!("no {role} {label:?}"))
+    };
+    let spin = find(&mut c, "stepper", "Count");
+    let key = find(&mut c, "button", "1");
+    for _ in 0..3 {
+        // Focus elsewhere first, so that focus has to move to the spin button.
+        c.raw_call(
+            "act",
+            json!({"window": id, "id": key["id"], "action": "focus"}),
+        );
+        c.raw_call(
+            "act",
+            json!({"window": id, "id": spin["id"], "action": "focus"}),
+        );
+        c.call(idle(Some(id), 5000));
+    }
+    let tree = tree_where(&mut c, id, "the spin button focused", |t| {
+        t["focus"] == spin["id"]
+    });
+    assert_eq!(
+        node_by_id(&tree, &spin["id"])["now"],
+        50.0,
+        "focus pressed − or +"
+    );
+}

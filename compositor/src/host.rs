@@ -65,6 +65,12 @@ pub enum Command {
     CaptureWindow(WindowHandle, oneshot::Sender<HostResult<Pixels>>),
     CaptureOutput(oneshot::Sender<HostResult<Pixels>>),
     Pointer(oneshot::Sender<PointerState>),
+    WindowAt(
+        WindowHandle,
+        f64,
+        f64,
+        oneshot::Sender<HostResult<WindowHandle>>,
+    ),
     Clipboard(oneshot::Sender<HostResult<ClipboardRead>>),
     SetClipboard(String, oneshot::Sender<u64>),
     AppExited(u32, Option<i32>),
@@ -264,6 +270,11 @@ impl Host for CompositorHost {
 
     async fn pointer(&self) -> HostResult<PointerState> {
         self.ask(Command::Pointer).await
+    }
+
+    async fn window_at(&self, window: WindowHandle, x: f64, y: f64) -> HostResult<WindowHandle> {
+        self.ask(|reply| Command::WindowAt(window, x, y, reply))
+            .await?
     }
 
     async fn clipboard(&self) -> HostResult<ClipboardText> {
@@ -563,6 +574,10 @@ impl State {
             }
             Command::Pointer(reply) => {
                 let _ = reply.send(self.pointer_state());
+            }
+            Command::WindowAt(handle, x, y, reply) => {
+                self.refresh_windows();
+                let _ = reply.send(self.window_at(handle, x, y));
             }
             Command::Clipboard(reply) => {
                 let _ = reply.send(self.read_clipboard());

@@ -296,6 +296,20 @@ impl State {
         }
     }
 
+    /// The window (this one, or a popup of it) whose surface a pointer
+    /// event at `(x, y)` of the window's content reaches, as input sends it.
+    pub fn window_at(&self, handle: WindowHandle, x: f64, y: f64) -> HostResult<WindowHandle> {
+        let windows = &self.rig.windows;
+        let id = windows.resolve(handle)?;
+        let target = crate::rig::input_queue::target(windows, id, x, y)
+            .map_err(HostError::InvalidRequest)?;
+        windows
+            .id_for_surface(&root_surface(&target.surface))
+            .and_then(|id| windows.registry.get(id))
+            .map(|r| r.handle())
+            .ok_or(HostError::NoWindow(handle))
+    }
+
     fn pointer_move(&mut self, target: &Target) {
         let Some(pointer) = self.seat.get_pointer() else {
             return;

@@ -28,7 +28,7 @@ impl fmt::Display for WindowHandle {
 }
 
 /// A rectangle in logical points (global unless said otherwise).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Rect {
     pub x: i32,
     pub y: i32,
@@ -622,6 +622,14 @@ pub trait Host: Send + Sync {
 
     /// The pointer as the seat has it now.
     async fn pointer(&self) -> HostResult<PointerState>;
+
+    /// The window a pointer event at `(x, y)` of `window`'s content would
+    /// reach: the window itself, or a popup of it that lies over the point.
+    async fn window_at(&self, window: WindowHandle, _x: f64, _y: f64) -> HostResult<WindowHandle> {
+        Err(HostError::Unsupported(format!(
+            "this host cannot tell which surface of window {window} takes a point"
+        )))
+    }
 
     /// The clipboard's text (the data device selection), whoever owns it.
     async fn clipboard(&self) -> HostResult<ClipboardText>;

@@ -1051,18 +1051,39 @@ impl A11y {
     /// as bounds are) inside the node `within`: the deepest one there.
     /// `None` when the app cannot tell or answers an object not read.
     pub async fn pick(&self, within: u64, x: i32, y: i32) -> Option<u64> {
-        let (obj, ifaces) = self.object(within)?;
+        self.at_point(within, x, y).await.ok()??.id()
+    }
+
+    /// The object the app says is at a point (in its window's coordinates,
+    /// as bounds are) inside the node `within`: the deepest one there (GTK 4,
+    /// AccessKit) or the child of `within` there (GTK 3, Qt), read or not;
+    /// `Ok(None)` when the app says nothing of it is there. An error when
+    /// the app cannot tell.
+    pub async fn at_point(&self, within: u64, x: i32, y: i32) -> Result<Option<Picked>, Error> {
+        let (obj, ifaces) = self
+            .object(within)
+            .ok_or_else(|| Error::NoElement(format!("{within} was never read")))?;
         if !ifaces.contains(Interface::Component) {
-            return None;
+            return Err(Error::Unsupported(format!(
+                "element {within} cannot tell what lies at a point"
+            )));
         }
-        let proxy = object_proxy::<ComponentProxy>(&self.conn, &obj)
-            .await
-            .ok()?;
+        let proxy = object_proxy::<ComponentProxy>(&self.conn, &obj).await?;
         let hit = proxy
             .get_accessible_at_point(x, y, CoordType::Window)
             .await
+            .map_err(|e| call_failed("asking what lies at a point", e))?;
+        Ok(is_object(&hit).then_some(Picked(hit)))
+    }
+
+    /// The parent of an object the app named, read or not; `None` at the
+    /// top or when the app does not tell.
+    pub async fn parent_of(&self, picked: &Picked) -> Option<Picked> {
+        let proxy = object_proxy::<AccessibleProxy>(&self.conn, &picked.0)
+            .await
             .ok()?;
-        ref_id(&hit)
+        let parent = proxy.parent().await.ok()?;
+        is_object(&parent).then_some(Picked(parent))
     }
 
     /// The object and interfaces behind a node id read before.
@@ -1072,6 +1093,21 @@ impl A11y {
 
     pub fn connection(&self) -> &zbus::Connection {
         &self.conn
+    }
+}
+
+/// The reference names an object, not AT-SPI's null.
+fn is_object(r: &ObjectRefOwned) -> bool {
+    !r.is_null() && r.path_as_str() != "/org/a11y/atspi/null" && ref_id(r).is_some()
+}
+
+/// An object an app named when asked what lies at a point.
+pub struct Picked(ObjectRefOwned);
+
+impl Picked {
+    /// Its node id, as a read names it.
+    pub fn id(&self) -> Option<u64> {
+        ref_id(&self.0)
     }
 }
 
@@ -1431,6 +1467,7 @@ fn states(s: &StateSet) -> States {
         read_only: s.contains(State::ReadOnly),
         editable: s.contains(State::Editable),
         offscreen: !s.contains(State::Showing) && !s.contains(State::Visible),
+        concealed: false,
         invalid: s.contains(State::InvalidEntry),
         busy: s.contains(State::Busy),
         vertical: s.contains(State::Vertical),

@@ -128,6 +128,10 @@ pub struct States {
     pub read_only: bool,
     pub editable: bool,
     pub offscreen: bool,
+    /// Offscreen behind what must be shown first, where no scroll reaches
+    /// it: a stack's other page, an unselected tab's panel, a closed
+    /// popover. Never acted on.
+    pub concealed: bool,
     pub invalid: bool,
     pub busy: bool,
     pub vertical: bool,
@@ -415,6 +419,10 @@ pub enum Error {
     /// Its window's tree moved on, and the element cannot be shown unchanged.
     #[error("element {0} is stale: read the tree again")]
     StaleElement(String),
+    /// The element is not where an action would point at it: something
+    /// else (another element, a popup, a page over it) is there now.
+    #[error("element {0}")]
+    NotShown(String),
     /// What a screenshot showed moved or resized since, so its pixels no
     /// longer map to where they were.
     #[error("stale geometry: {0}")]

@@ -324,7 +324,7 @@ impl InputQueue {
 }
 
 /// The surface of window `id` (popups included) under a content-relative point.
-fn target(windows: &Windows, id: u64, x: f64, y: f64) -> Result<Target, String> {
+pub(crate) fn target(windows: &Windows, id: u64, x: f64, y: f64) -> Result<Target, String> {
     if !x.is_finite() || !y.is_finite() {
         return Err(format!("coordinates must be finite, got ({x}, {y})"));
     }

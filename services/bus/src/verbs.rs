@@ -36,6 +36,7 @@ fn refusal(e: Error) -> Refusal {
     let code = match &e {
         Error::NoElement(_)
         | Error::StaleElement(_)
+        | Error::NotShown(_)
         | Error::Ambiguous { .. }
         | Error::InvalidRequest(_)
         | Error::NotFound(_)
@@ -526,16 +527,7 @@ async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusa
             label_of(&target)
         )));
     }
-    let Some(b) = target.bounds.filter(|b| !b.is_empty()) else {
-        return Err(argument(format!(
-            "node {} has no place on screen to click",
-            target.id
-        )));
-    };
-    let (x, y) = (
-        f64::from(b.x) + f64::from(b.width) / 2.0,
-        f64::from(b.y) + f64::from(b.height) / 2.0,
-    );
+    let (x, y) = session.aim(handle, target.id).await.map_err(refusal)?;
     let mods = Mods::default();
     let mut press = Vec::new();
     for clicks in if double { 1..=2 } else { 1..=1 } {

@@ -61,6 +61,7 @@ pub fn from_session(e: Error, feature: &str) -> Status {
         ),
         Error::NoElement(_) => status(Code::NotFound, Reason::TargetUnavailable, message),
         Error::StaleElement(_) => status(Code::FailedPrecondition, Reason::StaleSnapshot, message),
+        Error::NotShown(_) => status(Code::FailedPrecondition, Reason::TargetUnavailable, message),
         Error::StaleGeometry(_) => status(
             Code::FailedPrecondition,
             Reason::StaleGeometry,

@@ -27,7 +27,10 @@ const IDLE_FOREVER: Duration = Duration::from_secs(24 * 3600);
 fn wire_error(e: Error) -> WireError {
     let code = match &e {
         Error::NoWindow(_) | Error::StaleWindow(_) | Error::Interrupted { .. } => Code::NoWindow,
-        Error::NoElement(_) | Error::StaleElement(_) | Error::Ambiguous { .. } => Code::NoElement,
+        Error::NoElement(_)
+        | Error::StaleElement(_)
+        | Error::NotShown(_)
+        | Error::Ambiguous { .. } => Code::NoElement,
         Error::Unsupported(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,
         Error::InvalidRequest(_) | Error::NotFound(_) | Error::StaleGeometry(_) => {

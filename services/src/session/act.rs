@@ -25,7 +25,7 @@ use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
 use crate::a11y::{call_failed, is_text_field};
-use crate::model::{Error, Node, Tree};
+use crate::model::{Error, Node, Role, Tree};
 use crate::objects::object_proxy;
 
 /// How long a focus request may take to show as a focus event.
@@ -57,6 +57,8 @@ const STILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// AT-SPI object behind it, and how input reaches it.
 struct Target<'a> {
     window: WindowHandle,
+    /// The read the element was found in.
+    tree: &'a Tree,
     node: &'a Node,
     obj: &'a ObjectRefOwned,
     ifaces: &'a InterfaceSet,
@@ -207,7 +209,7 @@ fn follows_laid_out(tree: &Tree, node: &Node) -> Option<bool> {
 /// The element's bounds where its centre shows: inside the window's content
 /// and inside the scrolled views around it (a row scrolled out of its list
 /// has bounds over whatever lies beside the list).
-fn in_view(tree: &Tree, node: &Node) -> Option<Rect> {
+pub(super) fn in_view(tree: &Tree, node: &Node) -> Option<Rect> {
     let b = node.bounds.filter(|b| shows_in(*b, &tree.window))?;
     let (x, y) = centre(b);
     clipping_views(node, |id| tree.node(id))
@@ -222,7 +224,25 @@ fn shows_in(b: Rect, window: &WindowInfo) -> bool {
     Rect::new(0, 0, window.content.width, window.content.height).contains_point(x, y)
 }
 
-fn centre(r: Rect) -> (f64, f64) {
+/// Where a click focuses a text field and does nothing else: near the
+/// start of its text, clear of the buttons a field holds (a spin button's
+/// − and +, whose middle is its − in GTK 4; an entry's clear icon).
+fn focus_point(tree: &Tree, node: &Node, b: Rect) -> (f64, f64) {
+    let y = b.y as f64 + b.height as f64 / 2.0;
+    let inset = (b.width / 4).clamp(1, 12);
+    let buttons: Vec<Rect> = tree
+        .descendants(node)
+        .filter(|d| matches!(d.role, Role::Button | Role::ToggleButton | Role::MenuButton))
+        .filter_map(|d| d.bounds)
+        .collect();
+    [b.x + inset, b.x + b.width / 4, b.x + b.width / 2]
+        .into_iter()
+        .map(|x| (x as f64, y))
+        .find(|(x, y)| !buttons.iter().any(|r| r.contains_point(*x, *y)))
+        .unwrap_or((f64::from(b.x + inset), y))
+}
+
+pub(super) fn centre(r: Rect) -> (f64, f64) {
     (
         r.x as f64 + r.width as f64 / 2.0,
         r.y as f64 + r.height as f64 / 2.0,
@@ -258,6 +278,15 @@ impl Session {
             ElementRef::Query(q) => q.find_one(&tree)?,
         }
         .clone();
+        // What a page, tab or popover conceals is not there to act on: its
+        // actions would run unseen, and a click would land on what is there.
+        if node.states.concealed {
+            return Err(Error::NotShown(format!(
+                "{} ({:?} {:?}) does not show: the page, tab or popover it is on is not \
+                 shown; show that first, then read the tree again",
+                node.id, node.role, node.name
+            )));
+        }
         // A disabled control takes no input: a click on it would do nothing
         // and answer as if it had worked.
         let operates = !matches!(action, Action::Focus | Action::ScrollIntoView);
@@ -356,6 +385,7 @@ impl Session {
         let conn = self.a11y()?.connection();
         let target = Target {
             window,
+            tree,
             node,
             obj: &obj,
             ifaces: &ifaces,
@@ -717,6 +747,18 @@ impl Session {
         button: Button,
     ) -> Result<Path, Error> {
         let (x, y) = centre(bounds);
+        self.click_at(target, x, y, button).await
+    }
+
+    /// Click at `(x, y)`, once checked to land on the target.
+    async fn click_at(
+        &self,
+        target: &Target<'_>,
+        x: f64,
+        y: f64,
+        button: Button,
+    ) -> Result<Path, Error> {
+        self.check_hit(target.tree, target.node, x, y).await?;
         let click = InputEvent::Click {
             x,
             y,
@@ -793,7 +835,8 @@ impl Session {
             // (egui does): its focus event says the click was taken alone.
             Some(b) if is_text_field(node.role) => {
                 let since = self.a11y()?.changes();
-                let path = self.click(target, b).await?;
+                let (x, y) = focus_point(target.tree, node, b);
+                let path = self.click_at(target, x, y, Button::Left).await?;
                 let reported = self.a11y()?.wait_focus(node.id, since, FOCUS_LIMIT).await;
                 tracing::debug!(node = node.id, reported, "focused by a click");
                 Ok(path)
@@ -1002,7 +1045,6 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Role;
     use crate::session::elements::tests::{node, tree_of};
 
     fn at(mut n: Node, x: i32, y: i32, w: i32, h: i32) -> Node {

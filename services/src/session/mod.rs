@@ -17,6 +17,7 @@ mod elements;
 mod exported_menus;
 #[cfg(test)]
 mod fake_host;
+mod hit;
 mod input;
 mod launch;
 mod menus;

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use wayrig_host::Rect;
+use wayrig_host::{Rect, WindowInfo};
 
 use super::elements::{is_control, is_hidden};
 use super::reading::{reading_order, Placement};
@@ -35,8 +35,9 @@ pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
 }
 
 /// Offscreen: what the toolkit says is, what has no size or lies outside
-/// the window, what lies wholly outside a scrolled view around it, what is
-/// on the panel of a tab that is not selected, and what is in a popover
+/// the window, what lies wholly outside a scrolled view around it, and what
+/// is concealed: on a stack's page another page covers (the read marks
+/// those), on the panel of a tab that is not selected, and in a popover
 /// while no popup shows (GTK 4 keeps a popover's last layout once it
 /// closed).
 fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
@@ -48,18 +49,24 @@ fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
         .map(|(i, n)| (n.id, i))
         .collect();
     let unselected = unselected_panels(tree);
-    let hidden: Vec<bool> = tree
+    let concealed: Vec<bool> = tree
         .nodes
         .iter()
         .map(|n| {
-            is_hidden(n, &window)
-                || scrolled_away(tree, &index, n)
+            n.states.concealed
                 || on_a_panel(tree, &index, n, &unselected)
                 || (!popup_open && in_popover(tree, &index, n))
         })
         .collect();
-    for (n, hidden) in tree.nodes.iter_mut().zip(hidden) {
+    let hidden: Vec<bool> = tree
+        .nodes
+        .iter()
+        .zip(&concealed)
+        .map(|(n, concealed)| *concealed || is_hidden(n, &window) || scrolled_away(tree, &index, n))
+        .collect();
+    for ((n, hidden), concealed) in tree.nodes.iter_mut().zip(hidden).zip(concealed) {
         n.states.offscreen = hidden;
+        n.states.concealed = concealed;
     }
 }
 
@@ -154,22 +161,98 @@ pub(super) fn clipping_views<'t>(n: &Node, node: impl Fn(u64) -> Option<&'t Node
 /// (`GtkPopoverContent`). A menu an app draws in its window (egui's menu bar
 /// and open menus) has no size either, but exists only while it shows.
 fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
+    popover_of(tree, index, n).is_some_and(|p| p.bounds.is_none())
+}
+
+/// Place the elements of each open popover where its popup shows them:
+/// GTK 4.8 measures them from the popover's own surface, then adds where
+/// the popover sits in its window's layout, not where the compositor put
+/// its popup. A popover is matched to a popup of its app by size. Answers
+/// the nodes placed.
+pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet<u64> {
+    let index: HashMap<u64, usize> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+    let content = tree.window.content;
+    let mut claimed = HashSet::new();
+    let mut shifts: HashMap<u64, (i32, i32)> = HashMap::new();
+    for n in &tree.nodes {
+        let Some(b) = n.bounds.filter(|_| is_popover(tree, &index, n)) else {
+            continue;
+        };
+        let popup = popups.iter().find(|w| {
+            !claimed.contains(&w.handle)
+                && (w.surface.width, w.surface.height) == (b.width, b.height)
+        });
+        if let Some(w) = popup {
+            claimed.insert(w.handle);
+            let x = w.surface.x - content.x - b.x;
+            let y = w.surface.y - content.y - b.y;
+            shifts.insert(n.id, (x, y));
+        }
+    }
+    let mut placed = HashSet::new();
+    if shifts.is_empty() {
+        return placed;
+    }
+    // A parent comes before its children: each takes its popover's shift.
+    for i in 0..tree.nodes.len() {
+        let inherited = tree.nodes[i]
+            .parent
+            .filter(|p| placed.contains(p))
+            .and_then(|p| index.get(&p))
+            .and_then(|p| shifts.get(&tree.nodes[*p].id).copied());
+        let id = tree.nodes[i].id;
+        let Some(shift) = shifts.get(&id).copied().or(inherited) else {
+            continue;
+        };
+        shifts.insert(id, shift);
+        placed.insert(id);
+        let n = &mut tree.nodes[i];
+        n.bounds = n
+            .bounds
+            .map(|b| Rect::new(b.x + shift.0, b.y + shift.1, b.width, b.height));
+    }
+    placed
+}
+
+/// A menu GTK made for a popover: named, or holding what is named, after
+/// its class (`GtkPopoverMenu`, `GtkPopoverContent`).
+fn is_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     let class_named = |id: &u64| {
         index
             .get(id)
             .is_some_and(|i| tree.nodes[*i].name_is_stand_in)
     };
+    n.role == Role::Menu && (n.name_is_stand_in || n.children.iter().any(class_named))
+}
+
+/// The popover menu GTK made that the element is in, if any: a menu named,
+/// or holding what is named, after its class (`GtkPopoverContent`).
+fn popover_of<'t>(tree: &'t Tree, index: &HashMap<u64, usize>, n: &Node) -> Option<&'t Node> {
     let mut parent = n.parent;
     while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
-        if p.role == Role::Menu
-            && p.bounds.is_none()
-            && (p.name_is_stand_in || p.children.iter().any(class_named))
-        {
-            return true;
+        if is_popover(tree, index, p) {
+            return Some(p);
         }
         parent = p.parent;
     }
-    false
+    None
+}
+
+/// The element is in a popover, which shows on a popup surface of its
+/// own while open (GTK 4 keeps its elements in its window's tree).
+pub(super) fn in_popup(tree: &Tree, n: &Node) -> bool {
+    let index: HashMap<u64, usize> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+    popover_of(tree, &index, n).is_some()
 }
 
 /// A tree's nodes in reading order, and each node's place in it.

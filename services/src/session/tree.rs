@@ -32,8 +32,10 @@ pub(crate) struct Mirrored {
     acts: u64,
     pub(super) tree: Tree,
     offset: (i32, i32),
-    /// Items the read found left behind where another item shows.
-    left_behind: HashSet<u64>,
+    /// Nodes whose bounds the next read asks again: items the read found
+    /// left behind where another shows, and the elements of open popovers
+    /// (placed on their popups, not where the app measures them).
+    ask_again: HashSet<u64>,
 }
 
 /// One read of a window's elements.
@@ -41,8 +43,8 @@ struct WindowRead {
     tree: Tree,
     /// How far its app's coordinates lie from the window's content.
     offset: (i32, i32),
-    /// Items the read found left behind where another item shows.
-    left_behind: HashSet<u64>,
+    /// Nodes whose bounds the next read asks again (see `Mirrored`).
+    ask_again: HashSet<u64>,
     /// The read made the app create objects it did not read.
     incomplete: bool,
 }
@@ -76,7 +78,7 @@ impl Session {
                 return Ok(WindowRead {
                     tree: last.tree.clone(),
                     offset: last.offset,
-                    left_behind: last.left_behind.clone(),
+                    ask_again: last.ask_again.clone(),
                     incomplete: false,
                 });
             }
@@ -114,7 +116,7 @@ impl Session {
                 acts,
                 tree: read.tree.clone(),
                 offset: read.offset,
-                left_behind: read.left_behind.clone(),
+                ask_again: read.ask_again.clone(),
             },
         );
         Ok(read)
@@ -209,6 +211,11 @@ impl Session {
             .iter()
             .any(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu);
         let mut tree = Tree { window, nodes };
+        let popups: Vec<&WindowInfo> = windows
+            .iter()
+            .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu)
+            .collect();
+        let placed = super::seen::place_popovers(&mut tree, &popups);
         super::seen::as_seen(&mut tree, popup_open);
         a11y.span("model", began, 0);
         let began = std::time::Instant::now();
@@ -219,7 +226,7 @@ impl Session {
         Ok(WindowRead {
             tree,
             offset,
-            left_behind,
+            ask_again: &left_behind | &placed,
             incomplete,
         })
     }
@@ -285,9 +292,10 @@ impl Session {
 
     /// GTK 4.8's list views keep the rows they no longer show, with the
     /// bounds those had when they last showed: a scrolled list has several
-    /// rows at each place. Where items of one list share a place the app is
-    /// asked which one is there; the others, and all they hold, are not laid
-    /// out. Answers those and how many places were asked about.
+    /// rows at each place. Its stacks keep the pages they hid so too. Where
+    /// children of one container share a place the app is asked which one
+    /// is there; the others, and all they hold, are not laid out. Answers
+    /// those and how many places were asked about.
     async fn unplace_left_behind(
         &self,
         nodes: &mut [Node],
@@ -299,8 +307,9 @@ impl Session {
             .filter_map(|n| Some((n.id, n.parent?)))
             .collect();
         let (mut left, mut there) = (HashSet::new(), HashSet::new());
+        let mut concealed = HashSet::new();
         for place in &contested {
-            let Some(hit) = a11y.pick(place.list, place.x, place.y).await else {
+            let Some(hit) = a11y.pick(place.container, place.x, place.y).await else {
                 continue;
             };
             // The item that holds what is there.
@@ -309,35 +318,48 @@ impl Session {
                 at = parents.get(&id).copied();
             }
             if let Some(shown) = at {
-                left.extend(place.items.iter().filter(|id| **id != shown));
+                let others = place.items.iter().filter(|id| **id != shown);
+                if place.conceals {
+                    concealed.extend(others.clone());
+                }
+                left.extend(others);
                 there.insert(shown);
             }
         }
         left.retain(|id| !there.contains(id));
-        // What they hold was left behind with them.
-        let mut held: Vec<u64> = left.iter().copied().collect();
+        concealed.retain(|id| !there.contains(id));
+        // What they hold was left behind (or concealed) with them.
         let children: HashMap<u64, &[u64]> = nodes
             .iter()
             .map(|n| (n.id, n.children.as_slice()))
             .collect();
-        while let Some(id) = held.pop() {
-            for child in children.get(&id).copied().unwrap_or_default() {
-                if left.insert(*child) {
-                    held.push(*child);
+        for set in [&mut left, &mut concealed] {
+            let mut held: Vec<u64> = set.iter().copied().collect();
+            while let Some(id) = held.pop() {
+                for child in children.get(&id).copied().unwrap_or_default() {
+                    if set.insert(*child) {
+                        held.push(*child);
+                    }
                 }
             }
         }
         for n in nodes.iter_mut().filter(|n| left.contains(&n.id)) {
             n.bounds = None;
+            n.states.concealed = concealed.contains(&n.id);
         }
         Ok((left, contested.len()))
     }
 }
 
-/// A place in a list that several of its items claim.
+/// A place that several children of one container claim: rows of a list,
+/// pages of a stack.
 #[derive(Debug, PartialEq)]
 struct SharedPlace {
-    list: u64,
+    /// The element the app is asked inside: the list, or the window.
+    container: u64,
+    /// Those not there are concealed (a stack's pages), not only left
+    /// behind where a scroll may bring them again (a list's rows).
+    conceals: bool,
     /// A point inside every claimant, in the app's coordinates.
     x: i32,
     y: i32,
@@ -391,7 +413,8 @@ fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
             if claimants.len() > 1 {
                 claimed.extend(claimants.iter().copied());
                 places.push(SharedPlace {
-                    list,
+                    container: list,
+                    conceals: false,
                     x,
                     y,
                     items: claimants,
@@ -399,8 +422,100 @@ fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
             }
         }
     }
-    places.sort_by_key(|p| (p.list, p.y, p.x));
+    places.extend(stacked_pages(nodes));
+    places.sort_by_key(|p| (p.container, p.y, p.x));
     places
+}
+
+/// Pages of one stack that lie over one another, each where the elements
+/// it holds are (GtkStack, AdwViewStack). Only
+/// one page shows, but GTK 4.8 keeps a page it hid with the layout it last
+/// had and says `visible` of it (its page has no bounds of its own). The
+/// app is asked which page holds the middle of an element of the first.
+fn stacked_pages(nodes: &[Node]) -> Vec<SharedPlace> {
+    let Some(root) = nodes.first().map(|n| n.id) else {
+        return Vec::new();
+    };
+    let index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    // Where each node's elements lie: its own bounds, else those of what
+    // it holds; a parent comes before its children, so walk backwards.
+    let mut extent: Vec<Option<Rect>> = vec![None; nodes.len()];
+    let mut spot: Vec<Option<Rect>> = vec![None; nodes.len()];
+    for i in (0..nodes.len()).rev() {
+        let n = &nodes[i];
+        let held = n.children.iter().filter_map(|c| index.get(c).copied());
+        if let Some(b) = n.bounds.filter(|b| !b.is_empty()) {
+            extent[i] = Some(b);
+            // The innermost element with bounds: a point the app names it at.
+            spot[i] = held.clone().find_map(|c| spot[c]).or(Some(b));
+        } else {
+            extent[i] = held
+                .clone()
+                .filter_map(|c| extent[c])
+                .reduce(|a, b| union(&a, &b));
+            spot[i] = held.clone().find_map(|c| spot[c]);
+        }
+    }
+    let mut places = Vec::new();
+    for parent in nodes {
+        let pages: Vec<(u64, Rect, Rect)> = parent
+            .children
+            .iter()
+            .filter_map(|c| index.get(c).copied())
+            .filter(|c| is_page(&nodes[*c]))
+            .filter_map(|c| Some((nodes[c].id, extent[c]?, spot[c]?)))
+            .collect();
+        let mut claimed = HashSet::new();
+        for (k, (id, area, at)) in pages.iter().enumerate() {
+            if claimed.contains(id) {
+                continue;
+            }
+            let over: Vec<u64> = pages[k + 1..]
+                .iter()
+                .filter(|(other, b, _)| !claimed.contains(other) && mostly_shared(area, b))
+                .map(|(other, _, _)| *other)
+                .collect();
+            if over.is_empty() {
+                continue;
+            }
+            let items: Vec<u64> = std::iter::once(*id).chain(over).collect();
+            claimed.extend(items.iter().copied());
+            places.push(SharedPlace {
+                container: root,
+                conceals: true,
+                x: at.x + at.width / 2,
+                y: at.y + at.height / 2,
+                items,
+            });
+        }
+    }
+    places
+}
+
+/// A stack's page: an object of its own beside the widget it shows, with
+/// no bounds and named only after its class (GTK 4.8's `GtkStackPage`,
+/// libadwaita's view stack pages). Widgets laid over one another (an
+/// overlay's layers) all show, and are not pages.
+fn is_page(n: &Node) -> bool {
+    !n.role.is_item() && n.bounds.is_none() && n.name_is_stand_in
+}
+
+/// The smallest rectangle holding both.
+fn union(a: &Rect, b: &Rect) -> Rect {
+    let (x, y) = (a.x.min(b.x), a.y.min(b.y));
+    let right = (a.x + a.width).max(b.x + b.width);
+    let bottom = (a.y + a.height).max(b.y + b.height);
+    Rect::new(x, y, right - x, bottom - y)
+}
+
+/// The two overlap by at least half of what they cover together.
+fn mostly_shared(a: &Rect, b: &Rect) -> bool {
+    let Some(both) = clip(a, b) else {
+        return false;
+    };
+    let area = |r: &Rect| i64::from(r.width) * i64::from(r.height);
+    let shared = area(&both);
+    2 * shared >= area(a) + area(b) - shared
 }
 
 /// The part of `r` inside `within`, if any.
@@ -435,7 +550,7 @@ fn unmoved(last: &Mirrored, damage: &[Rect], named: &HashSet<u64>) -> HashMap<u6
     };
     tree.nodes
         .iter()
-        .filter(|n| !named.contains(&n.id) && !last.left_behind.contains(&n.id))
+        .filter(|n| !named.contains(&n.id) && !last.ask_again.contains(&n.id))
         .filter_map(|n| match n.bounds {
             None => Some((n.id, None)),
             Some(b) => (window.contains_rect(&b)
@@ -447,6 +562,18 @@ fn unmoved(last: &Mirrored, damage: &[Rect], named: &HashSet<u64>) -> HashMap<u6
             }),
         })
         .collect()
+}
+
+impl Session {
+    /// How far the window's app measures from its content (see
+    /// `surface_offset`), as its last read found.
+    pub(super) fn app_offset(&self, window: WindowHandle) -> (i32, i32) {
+        self.mirror
+            .lock()
+            .unwrap()
+            .get(&window)
+            .map_or((0, 0), |m| m.offset)
+    }
 }
 
 /// Toolkits disagree on what "window coordinates" are under Wayland: GTK 4
@@ -653,24 +780,74 @@ mod tests {
             places,
             vec![
                 SharedPlace {
-                    list: 1,
+                    container: 1,
+                    conceals: false,
                     x: 110,
                     y: 68,
                     items: vec![2, 4]
                 },
                 SharedPlace {
-                    list: 1,
+                    container: 1,
+                    conceals: false,
                     x: 110,
                     y: 104,
                     items: vec![3, 5]
                 },
                 SharedPlace {
-                    list: 1,
+                    container: 1,
+                    conceals: false,
                     x: 110,
                     y: 230,
                     items: vec![8, 9]
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn pages_of_a_stack_over_one_another_are_asked_which_shows() {
+        use crate::model::Role;
+        use crate::session::elements::tests::{node, tree_of};
+        let at = |mut n: Node, x: i32, y: i32| {
+            n.bounds = Some(Rect::new(x, y, 140, 40));
+            n
+        };
+        let no_bounds = |mut n: Node| {
+            n.bounds = None;
+            n
+        };
+        let page = |mut n: Node| {
+            n.bounds = None;
+            n.name_is_stand_in = true;
+            n
+        };
+        // GTK 4.8's stack pages have no bounds of their own.
+        let nodes = tree_of(vec![
+            no_bounds(node(1, None, Role::Window, "Keypads")),
+            // The page shown before the switch keeps its last layout.
+            page(node(2, Some(1), Role::Group, "GtkStackPage")),
+            at(node(3, Some(2), Role::Button, "1"), 10, 60),
+            at(node(4, Some(2), Role::Button, "2"), 170, 60),
+            // The page shown now, laid out over it.
+            page(node(5, Some(1), Role::Group, "GtkStackPage")),
+            at(node(6, Some(5), Role::Button, "7"), 10, 62),
+            at(node(7, Some(5), Role::Button, "8"), 170, 62),
+            // A page never shown holds nothing laid out: nothing to ask.
+            page(node(8, Some(1), Role::Group, "GtkStackPage")),
+            no_bounds(node(9, Some(8), Role::Button, "x²")),
+            // A badge over the page overlaps little of it: not a page.
+            at(node(10, Some(1), Role::Label, "3"), 120, 50),
+        ])
+        .nodes;
+        assert_eq!(
+            shared_places(&nodes),
+            vec![SharedPlace {
+                container: 1,
+                conceals: true,
+                x: 80,
+                y: 80,
+                items: vec![2, 5]
+            }]
         );
     }
 }

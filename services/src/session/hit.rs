@@ -1,0 +1,223 @@
+//! Where a pointer action would land, checked before it is sent: the
+//! compositor names the surface that takes the point, the app the element.
+
+use std::collections::HashMap;
+
+use wayrig_host::{HostError, WindowHandle};
+
+use super::seen::in_popup;
+use super::Session;
+use crate::model::{Error, Node, Tree};
+
+/// Levels at most to go down through toolkits that name only the child at
+/// a point (GTK 3, Qt), and up from an object a read left out.
+const PICK_DEPTH: usize = 32;
+
+/// What the app says lies at the point, against the element aimed at.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// The element or something inside it: the click lands on it.
+    Lands,
+    /// A node of the tree that is not the element, nor inside it, nor
+    /// around it.
+    Elsewhere(u64),
+    /// Ask again inside this node, an ancestor of the element (toolkits
+    /// that name one level at a time).
+    Deeper(u64),
+    /// The app names nothing finer than an ancestor of the element there
+    /// (Qt's tree views name the view for a point on a row): it cannot
+    /// tell, and the compositor's word stands.
+    Undecided,
+}
+
+/// Weigh one answer: `hit` is the node the app named at the point while
+/// asked inside `within` (`None`: nothing there), `parents` the tree's.
+pub(crate) fn verdict(
+    parents: &HashMap<u64, u64>,
+    aimed: u64,
+    within: u64,
+    hit: Option<u64>,
+) -> Verdict {
+    let holds = |outer: u64, mut inner: u64| loop {
+        if inner == outer {
+            return true;
+        }
+        match parents.get(&inner) {
+            Some(p) => inner = *p,
+            None => return false,
+        }
+    };
+    match hit {
+        Some(hit) if holds(aimed, hit) => Verdict::Lands,
+        Some(hit) if hit != within && holds(hit, aimed) => Verdict::Deeper(hit),
+        Some(hit) if hit == within => Verdict::Undecided,
+        Some(hit) => Verdict::Elsewhere(hit),
+        None => Verdict::Undecided,
+    }
+}
+
+impl Session {
+    /// Where to point to click element `id` of the window, relative to its
+    /// content: the middle of what shows of it, once checked to land on it
+    /// (see `check_hit`). For faces that send their own pointer input.
+    pub async fn aim(&self, window: WindowHandle, id: u64) -> Result<(f64, f64), Error> {
+        let tree = self.tree(window).await?;
+        let node = tree
+            .node(id)
+            .ok_or_else(|| Error::NoElement(format!("{id} in window {window}")))?;
+        if node.states.concealed {
+            return Err(Error::NotShown(format!(
+                "{id} ({:?} {:?}) does not show: the page, tab or popover it is on is not \
+                 shown; show that first",
+                node.role, node.name
+            )));
+        }
+        let bounds = super::act::in_view(&tree, node).ok_or_else(|| {
+            Error::NotShown(format!(
+                "{id} ({:?} {:?}) has no place in the window to click: it is not laid out, \
+                 or lies outside the window or its scrolled view",
+                node.role, node.name
+            ))
+        })?;
+        let (x, y) = super::act::centre(bounds);
+        self.check_hit(&tree, node, x, y).await?;
+        Ok((x, y))
+    }
+
+    /// Check that a pointer event at `(x, y)` of the tree's window would land
+    /// on `node`: the compositor's surface there is the window's own (or,
+    /// for an element of a popover, a popup of it), and the app names the
+    /// element, or something inside it, at that point. Refused with what
+    /// lies there instead; where the host or the app cannot tell, the other
+    /// one's word stands.
+    pub(super) async fn check_hit(
+        &self,
+        tree: &Tree,
+        node: &Node,
+        x: f64,
+        y: f64,
+    ) -> Result<(), Error> {
+        let window = tree.window.handle;
+        let refused = |what: String| {
+            Error::NotShown(format!(
+                "{} ({:?} {:?}) is not at ({x:.0}, {y:.0}) where it would be clicked: {what}; \
+                 read the tree again",
+                node.id, node.role, node.name
+            ))
+        };
+        let of_popup = in_popup(tree, node);
+        match self.host.window_at(window, x, y).await {
+            Ok(hit) if hit == window && of_popup => {
+                return Err(refused("the popover it is in is closed".into()))
+            }
+            Ok(hit) if hit == window => {}
+            // GTK 4 keeps a popover's elements in its window's tree, measured
+            // on the popup's own surface: the app cannot be asked of them.
+            Ok(_) if of_popup => return Ok(()),
+            Ok(hit) => {
+                return Err(refused(format!(
+                    "popup {} of the app lies over it",
+                    popup_name(hit)
+                )))
+            }
+            Err(HostError::Unsupported(_)) => {}
+            Err(HostError::InvalidRequest(why)) => return Err(refused(why)),
+            Err(e) => return Err(e.into()),
+        }
+        if of_popup {
+            return Ok(());
+        }
+        let Some(root) = tree.nodes.first() else {
+            return Ok(());
+        };
+        let offset = self.app_offset(window);
+        let (ax, ay) = (x.floor() as i32 - offset.0, y.floor() as i32 - offset.1);
+        let parents: HashMap<u64, u64> = tree
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.id, n.parent?)))
+            .collect();
+        let a11y = self.a11y()?;
+        let mut within = root.id;
+        for _ in 0..PICK_DEPTH {
+            let picked = match a11y.at_point(within, ax, ay).await {
+                Ok(picked) => picked,
+                Err(e) => {
+                    tracing::debug!(id = node.id, %e, "the app cannot tell what lies at a point");
+                    return Ok(());
+                }
+            };
+            // An object the read left out (GTK 4's text inside an entry):
+            // the nearest of its ancestors the tree holds.
+            let mut hit = picked;
+            for _ in 0..PICK_DEPTH {
+                match &hit {
+                    Some(p) if p.id().is_some_and(|id| tree.node(id).is_none()) => {
+                        hit = a11y.parent_of(p).await;
+                    }
+                    _ => break,
+                }
+            }
+            let hit = hit
+                .and_then(|p| p.id())
+                .filter(|id| tree.node(*id).is_some());
+            match verdict(&parents, node.id, within, hit) {
+                Verdict::Lands | Verdict::Undecided => return Ok(()),
+                Verdict::Deeper(next) => within = next,
+                Verdict::Elsewhere(other) => {
+                    return Err(refused(format!("{} is there", describe(tree.node(other)))))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A window by its handle, as errors name it.
+fn popup_name(handle: WindowHandle) -> String {
+    format!("window {handle}")
+}
+
+/// An element as errors name it: its role and, where it has one, its name.
+fn describe(node: Option<&Node>) -> String {
+    match node {
+        Some(n) if !n.name.is_empty() => format!("{:?} {:?}", n.role, n.name),
+        Some(n) => format!("an unnamed {:?}", n.role),
+        None => "something the tree does not hold".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window (1) holding a keypad (2) of two keys (3, 5), each with its
+    /// label (4, 6).
+    fn parents() -> HashMap<u64, u64> {
+        HashMap::from([(2, 1), (3, 2), (4, 3), (5, 2), (6, 5)])
+    }
+
+    #[test]
+    fn a_click_lands_on_the_element_or_what_it_holds() {
+        assert_eq!(verdict(&parents(), 3, 1, Some(3)), Verdict::Lands);
+        assert_eq!(verdict(&parents(), 3, 1, Some(4)), Verdict::Lands);
+    }
+
+    #[test]
+    fn another_element_at_the_point_is_refused() {
+        assert_eq!(verdict(&parents(), 3, 1, Some(6)), Verdict::Elsewhere(6));
+        assert_eq!(verdict(&parents(), 3, 1, Some(5)), Verdict::Elsewhere(5));
+    }
+
+    #[test]
+    fn toolkits_naming_one_level_are_asked_again_inside() {
+        assert_eq!(verdict(&parents(), 4, 1, Some(2)), Verdict::Deeper(2));
+        assert_eq!(verdict(&parents(), 4, 2, Some(3)), Verdict::Deeper(3));
+    }
+
+    #[test]
+    fn an_app_naming_nothing_finer_than_an_ancestor_cannot_tell() {
+        assert_eq!(verdict(&parents(), 4, 2, Some(2)), Verdict::Undecided);
+        assert_eq!(verdict(&parents(), 4, 3, None), Verdict::Undecided);
+    }
+}
