@@ -431,7 +431,9 @@ fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
 /// it holds are (GtkStack, AdwViewStack). Only
 /// one page shows, but GTK 4.8 keeps a page it hid with the layout it last
 /// had and says `visible` of it (its page has no bounds of its own). The
-/// app is asked which page holds the middle of an element of the first.
+/// app is asked at an element of the first page laid out where they
+/// overlap (a stack may change size with its page: the calculator's
+/// Advanced keypad is wider than Basic's).
 fn stacked_pages(nodes: &[Node]) -> Vec<SharedPlace> {
     let Some(root) = nodes.first().map(|n| n.id) else {
         return Vec::new();
@@ -440,52 +442,70 @@ fn stacked_pages(nodes: &[Node]) -> Vec<SharedPlace> {
     // Where each node's elements lie: its own bounds, else those of what
     // it holds; a parent comes before its children, so walk backwards.
     let mut extent: Vec<Option<Rect>> = vec![None; nodes.len()];
-    let mut spot: Vec<Option<Rect>> = vec![None; nodes.len()];
     for i in (0..nodes.len()).rev() {
         let n = &nodes[i];
-        let held = n.children.iter().filter_map(|c| index.get(c).copied());
-        if let Some(b) = n.bounds.filter(|b| !b.is_empty()) {
-            extent[i] = Some(b);
-            // The innermost element with bounds: a point the app names it at.
-            spot[i] = held.clone().find_map(|c| spot[c]).or(Some(b));
-        } else {
-            extent[i] = held
-                .clone()
-                .filter_map(|c| extent[c])
-                .reduce(|a, b| union(&a, &b));
-            spot[i] = held.clone().find_map(|c| spot[c]);
-        }
+        extent[i] = n.bounds.filter(|b| !b.is_empty()).or_else(|| {
+            n.children
+                .iter()
+                .filter_map(|c| index.get(c).and_then(|c| extent[*c]))
+                .reduce(|a, b| union(&a, &b))
+        });
     }
+    // The middle of the first element of page `i` laid out inside `area`:
+    // a point the app names an element of whichever page shows at.
+    let point_in = |i: usize, area: &Rect| {
+        let mut stack = vec![i];
+        while let Some(at) = stack.pop() {
+            let n = &nodes[at];
+            if let Some(b) = n.bounds.filter(|b| !b.is_empty() && at != i) {
+                let (x, y) = (b.x + b.width / 2, b.y + b.height / 2);
+                if n.children.is_empty() && area.contains_point(f64::from(x), f64::from(y)) {
+                    return Some((x, y));
+                }
+            }
+            stack.extend(n.children.iter().rev().filter_map(|c| index.get(c)));
+        }
+        None
+    };
     let mut places = Vec::new();
     for parent in nodes {
-        let pages: Vec<(u64, Rect, Rect)> = parent
+        let pages: Vec<(usize, Rect)> = parent
             .children
             .iter()
             .filter_map(|c| index.get(c).copied())
             .filter(|c| is_page(&nodes[*c]))
-            .filter_map(|c| Some((nodes[c].id, extent[c]?, spot[c]?)))
+            .filter_map(|c| Some((c, extent[c]?)))
             .collect();
         let mut claimed = HashSet::new();
-        for (k, (id, area, at)) in pages.iter().enumerate() {
-            if claimed.contains(id) {
+        for (k, (page, area)) in pages.iter().enumerate() {
+            if claimed.contains(page) {
                 continue;
             }
-            let over: Vec<u64> = pages[k + 1..]
+            // Pages of one stack that overlap at all: only one shows.
+            let over: Vec<(usize, Rect)> = pages[k + 1..]
                 .iter()
-                .filter(|(other, b, _)| !claimed.contains(other) && mostly_shared(area, b))
-                .map(|(other, _, _)| *other)
+                .filter(|(other, b)| !claimed.contains(other) && clip(area, b).is_some())
+                .copied()
                 .collect();
+            let Some(shared) = over.iter().try_fold(*area, |a, (_, b)| clip(&a, b)) else {
+                continue;
+            };
             if over.is_empty() {
                 continue;
             }
-            let items: Vec<u64> = std::iter::once(*id).chain(over).collect();
+            let Some((x, y)) = point_in(*page, &shared) else {
+                continue;
+            };
+            let items: Vec<usize> = std::iter::once(*page)
+                .chain(over.iter().map(|o| o.0))
+                .collect();
             claimed.extend(items.iter().copied());
             places.push(SharedPlace {
                 container: root,
                 conceals: true,
-                x: at.x + at.width / 2,
-                y: at.y + at.height / 2,
-                items,
+                x,
+                y,
+                items: items.iter().map(|i| nodes[*i].id).collect(),
             });
         }
     }
@@ -506,16 +526,6 @@ fn union(a: &Rect, b: &Rect) -> Rect {
     let right = (a.x + a.width).max(b.x + b.width);
     let bottom = (a.y + a.height).max(b.y + b.height);
     Rect::new(x, y, right - x, bottom - y)
-}
-
-/// The two overlap by at least half of what they cover together.
-fn mostly_shared(a: &Rect, b: &Rect) -> bool {
-    let Some(both) = clip(a, b) else {
-        return false;
-    };
-    let area = |r: &Rect| i64::from(r.width) * i64::from(r.height);
-    let shared = area(&both);
-    2 * shared >= area(a) + area(b) - shared
 }
 
 /// The part of `r` inside `within`, if any.
