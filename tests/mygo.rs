@@ -854,28 +854,32 @@ fn roles_say_what_the_widgets_are() {
     );
 }
 
-/// The keypads fixture: Basic's keys, and Advanced's where they were, in a
-/// stack switched from a popover that opens over the keys.
-#[test]
-fn a_press_never_lands_on_what_covers_its_element_or_on_a_hidden_page() {
+/// `wayrig run` hosting the keypads fixture (tests/fixtures/gtk4-keypads.py),
+/// a client, and its window once settled.
+fn keypads() -> (Wayrig, Client, u64) {
     let fixture =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
     let wayrig = Wayrig::start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
     let mut c = Client::connect(&wayrig.socket);
     let id = c.first_window()["id"].as_u64().unwrap();
     c.call(idle(Some(id), 10000));
-    let find = |c: &mut Client, role: &str, label: &str| -> Value {
-        let tree = c.call(tree_of(Some(id)));
-        tree["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| {
-                n["role"] == role && n["label"].as_str().is_some_and(|l| l.starts_with(label))
-            })
-            .unwrap_or_else(|| panic!("no {role} {label:?} in {tree}"))
-            .clone()
-    };
+    (wayrig, c, id)
+}
+
+/// The window's element with this role whose label starts with `label`.
+fn element(c: &mut Client, id: u64, role: &str, label: &str) -> Value {
+    nodes_of(c, id)
+        .into_iter()
+        .find(|n| n["role"] == role && n["label"].as_str().is_some_and(|l| l.starts_with(label)))
+        .unwrap_or_else(|| panic!("no {role} {label:?} in window {id}"))
+}
+
+/// The keypads fixture: Basic's keys, and Advanced's where they were, in a
+/// stack switched from a popover that opens over the keys.
+#[test]
+fn a_press_never_lands_on_what_covers_its_element_or_on_a_hidden_page() {
+    let (_wayrig, mut c, id) = keypads();
+    let find = |c: &mut Client, role: &str, label: &str| element(c, id, role, label);
     let press = |node: &Value| json!({"window": id, "id": node["id"], "action": "press"});
     let shows = |node: &Value| !node["states"].to_string().contains("offscreen");
     let one = find(&mut c, "button", "1");
@@ -914,18 +918,8 @@ fn a_press_never_lands_on_what_covers_its_element_or_on_a_hidden_page() {
 /// leaves its value alone.
 #[test]
 fn focus_on_a_spin_button_leaves_its_value() {
-    let fixture =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
-    let wayrig = Wayrig::start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
-    let mut c = Client::connect(&wayrig.socket);
-    let id = c.first_window()["id"].as_u64().unwrap();
-    c.call(idle(Some(id), 10000));
-    let find = |c: &mut Client, role: &str, label: &str| -> Value {
-        nodes_of(c, id)
-            .into_iter()
-            .find(|n| n["role"] == role && n["label"] == label)
-            .unwrap_or_else(|| panic!("no {role} {label:?}"))
-    };
+    let (_wayrig, mut c, id) = keypads();
+    let find = |c: &mut Client, role: &str, label: &str| element(c, id, role, label);
     let spin = find(&mut c, "stepper", "Count");
     let key = find(&mut c, "button", "1");
     for _ in 0..3 {

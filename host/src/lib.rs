@@ -28,7 +28,7 @@ impl fmt::Display for WindowHandle {
 }
 
 /// A rectangle in logical points (global unless said otherwise).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Rect {
     pub x: i32,
     pub y: i32,

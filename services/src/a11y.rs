@@ -1116,7 +1116,7 @@ impl Picked {
 /// container holding scroll bars is a scroll area (GTK 4's scrolled window).
 /// `nodes` are in pre-order, a parent before its children.
 pub(crate) fn roles_by_content(nodes: &mut [Node]) {
-    let index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    let index = crate::model::positions(nodes);
     let mut edits_text = vec![false; nodes.len()];
     // Children after parents: walking backwards, a child is done before its parent.
     for i in (0..nodes.len()).rev() {

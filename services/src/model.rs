@@ -3,6 +3,8 @@
 //!
 //! Faces map these to their wire words; the AT-SPI layer maps toolkit roles to them.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use wayrig_host::{Rect, WindowInfo};
 
@@ -366,6 +368,11 @@ pub struct Range {
 pub struct Tree {
     pub window: WindowInfo,
     pub nodes: Vec<Node>,
+}
+
+/// Each node's position in `nodes`, by its id.
+pub fn positions(nodes: &[Node]) -> HashMap<u64, usize> {
+    nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect()
 }
 
 impl Tree {

@@ -281,11 +281,7 @@ impl Session {
         // What a page, tab or popover conceals is not there to act on: its
         // actions would run unseen, and a click would land on what is there.
         if node.states.concealed {
-            return Err(Error::NotShown(format!(
-                "{} ({:?} {:?}) does not show: the page, tab or popover it is on is not \
-                 shown; show that first, then read the tree again",
-                node.id, node.role, node.name
-            )));
+            return Err(super::hit::concealed(&node));
         }
         // A disabled control takes no input: a click on it would do nothing
         // and answer as if it had worked.

@@ -7,7 +7,7 @@ use wayrig_host::{HostError, WindowHandle};
 
 use super::seen::in_popup;
 use super::Session;
-use crate::model::{Error, Node, Tree};
+use crate::model::{positions, Error, Node, Tree};
 
 /// Levels at most to go down through toolkits that name only the child at
 /// a point (GTK 3, Qt), and up from an object a read left out.
@@ -15,7 +15,7 @@ const PICK_DEPTH: usize = 32;
 
 /// What the app says lies at the point, against the element aimed at.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Verdict {
+enum Verdict {
     /// The element or something inside it: the click lands on it.
     Lands,
     /// A node of the tree that is not the element, nor inside it, nor
@@ -32,12 +32,7 @@ pub(crate) enum Verdict {
 
 /// Weigh one answer: `hit` is the node the app named at the point while
 /// asked inside `within` (`None`: nothing there), `parents` the tree's.
-pub(crate) fn verdict(
-    parents: &HashMap<u64, u64>,
-    aimed: u64,
-    within: u64,
-    hit: Option<u64>,
-) -> Verdict {
+fn verdict(parents: &HashMap<u64, u64>, aimed: u64, within: u64, hit: Option<u64>) -> Verdict {
     let holds = |outer: u64, mut inner: u64| loop {
         if inner == outer {
             return true;
@@ -66,11 +61,7 @@ impl Session {
             .node(id)
             .ok_or_else(|| Error::NoElement(format!("{id} in window {window}")))?;
         if node.states.concealed {
-            return Err(Error::NotShown(format!(
-                "{id} ({:?} {:?}) does not show: the page, tab or popover it is on is not \
-                 shown; show that first",
-                node.role, node.name
-            )));
+            return Err(concealed(node));
         }
         let bounds = super::act::in_view(&tree, node).ok_or_else(|| {
             Error::NotShown(format!(
@@ -105,7 +96,7 @@ impl Session {
                 node.id, node.role, node.name
             ))
         };
-        let of_popup = in_popup(tree, node);
+        let of_popup = in_popup(&tree.nodes, &positions(&tree.nodes), node);
         match self.host.window_at(window, x, y).await {
             Ok(hit) if hit == window && of_popup => {
                 return Err(refused("the popover it is in is closed".into()))
@@ -116,8 +107,7 @@ impl Session {
             Ok(_) if of_popup => return Ok(()),
             Ok(hit) => {
                 return Err(refused(format!(
-                    "popup {} of the app lies over it",
-                    popup_name(hit)
+                    "popup window {hit} of the app lies over it"
                 )))
             }
             Err(HostError::Unsupported(_)) => {}
@@ -173,9 +163,13 @@ impl Session {
     }
 }
 
-/// A window by its handle, as errors name it.
-fn popup_name(handle: WindowHandle) -> String {
-    format!("window {handle}")
+/// The refusal of an action on a concealed element.
+pub(super) fn concealed(node: &Node) -> Error {
+    Error::NotShown(format!(
+        "{} ({:?} {:?}) does not show: the page, tab or popover it is on is not shown; \
+         show that first, then read the tree again",
+        node.id, node.role, node.name
+    ))
 }
 
 /// An element as errors name it: its role and, where it has one, its name.

@@ -9,7 +9,7 @@ use wayrig_host::{Rect, WindowInfo};
 
 use super::elements::{is_control, is_hidden};
 use super::reading::{reading_order, Placement};
-use crate::model::{LabelFallback, LabelSource, Node, Role, Tree};
+use crate::model::{positions, LabelFallback, LabelSource, Node, Role, Tree};
 
 /// How far a label may sit from the field it names, in points: left of it on
 /// the same row, or above it.
@@ -42,12 +42,7 @@ pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
 /// closed).
 fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
     let window = tree.window.content;
-    let index: HashMap<u64, usize> = tree
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id, i))
-        .collect();
+    let index = positions(&tree.nodes);
     let unselected = unselected_panels(tree);
     let concealed: Vec<bool> = tree
         .nodes
@@ -161,7 +156,7 @@ pub(super) fn clipping_views<'t>(n: &Node, node: impl Fn(u64) -> Option<&'t Node
 /// (`GtkPopoverContent`). A menu an app draws in its window (egui's menu bar
 /// and open menus) has no size either, but exists only while it shows.
 fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
-    popover_of(tree, index, n).is_some_and(|p| p.bounds.is_none())
+    popover_of(&tree.nodes, index, n).is_some_and(|p| p.bounds.is_none())
 }
 
 /// Place the elements of each open popover where its popup shows them:
@@ -170,17 +165,12 @@ fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
 /// its popup. A popover is matched to a popup of its app by size. Answers
 /// the nodes placed.
 pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet<u64> {
-    let index: HashMap<u64, usize> = tree
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id, i))
-        .collect();
+    let index = positions(&tree.nodes);
     let content = tree.window.content;
     let mut claimed = HashSet::new();
     let mut shifts: HashMap<u64, (i32, i32)> = HashMap::new();
     for n in &tree.nodes {
-        let Some(b) = n.bounds.filter(|_| is_popover(tree, &index, n)) else {
+        let Some(b) = n.bounds.filter(|_| is_popover(&tree.nodes, &index, n)) else {
             continue;
         };
         let popup = popups.iter().find(|w| {
@@ -194,48 +184,33 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
             shifts.insert(n.id, (x, y));
         }
     }
-    let mut placed = HashSet::new();
-    if shifts.is_empty() {
-        return placed;
-    }
     // A parent comes before its children: each takes its popover's shift.
-    for i in 0..tree.nodes.len() {
-        let inherited = tree.nodes[i]
-            .parent
-            .filter(|p| placed.contains(p))
-            .and_then(|p| index.get(&p))
-            .and_then(|p| shifts.get(&tree.nodes[*p].id).copied());
-        let id = tree.nodes[i].id;
-        let Some(shift) = shifts.get(&id).copied().or(inherited) else {
+    for n in tree.nodes.iter_mut() {
+        let inherited = n.parent.and_then(|p| shifts.get(&p).copied());
+        let Some(shift) = shifts.get(&n.id).copied().or(inherited) else {
             continue;
         };
-        shifts.insert(id, shift);
-        placed.insert(id);
-        let n = &mut tree.nodes[i];
+        shifts.insert(n.id, shift);
         n.bounds = n
             .bounds
             .map(|b| Rect::new(b.x + shift.0, b.y + shift.1, b.width, b.height));
     }
-    placed
+    shifts.into_keys().collect()
 }
 
 /// A menu GTK made for a popover: named, or holding what is named, after
 /// its class (`GtkPopoverMenu`, `GtkPopoverContent`).
-fn is_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
-    let class_named = |id: &u64| {
-        index
-            .get(id)
-            .is_some_and(|i| tree.nodes[*i].name_is_stand_in)
-    };
+fn is_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let class_named = |id: &u64| index.get(id).is_some_and(|i| nodes[*i].name_is_stand_in);
     n.role == Role::Menu && (n.name_is_stand_in || n.children.iter().any(class_named))
 }
 
 /// The popover menu GTK made that the element is in, if any: a menu named,
 /// or holding what is named, after its class (`GtkPopoverContent`).
-fn popover_of<'t>(tree: &'t Tree, index: &HashMap<u64, usize>, n: &Node) -> Option<&'t Node> {
+fn popover_of<'t>(nodes: &'t [Node], index: &HashMap<u64, usize>, n: &Node) -> Option<&'t Node> {
     let mut parent = n.parent;
-    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
-        if is_popover(tree, index, p) {
+    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
+        if is_popover(nodes, index, p) {
             return Some(p);
         }
         parent = p.parent;
@@ -245,14 +220,8 @@ fn popover_of<'t>(tree: &'t Tree, index: &HashMap<u64, usize>, n: &Node) -> Opti
 
 /// The element is in a popover, which shows on a popup surface of its
 /// own while open (GTK 4 keeps its elements in its window's tree).
-pub(super) fn in_popup(tree: &Tree, n: &Node) -> bool {
-    let index: HashMap<u64, usize> = tree
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id, i))
-        .collect();
-    popover_of(tree, &index, n).is_some()
+pub(super) fn in_popup(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    popover_of(nodes, index, n).is_some()
 }
 
 /// A tree's nodes in reading order, and each node's place in it.
@@ -267,12 +236,7 @@ impl Reading {
     /// The session's reading order of the tree; what does not show is
     /// placed nowhere.
     fn of(tree: &Tree) -> Reading {
-        let index: HashMap<u64, usize> = tree
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.id, i))
-            .collect();
+        let index = positions(&tree.nodes);
         let placements: Vec<Placement> = tree
             .nodes
             .iter()
