@@ -1,7 +1,8 @@
 //! A private D-Bus session bus per Wayrig session, with the AT-SPI bus activated
 //! from it and accessibility switched on: two sessions never see each other's apps.
 //!
-//! The bus daemon runs in a process group of its own, ended when this is dropped.
+//! The bus daemon runs in a process group of its own, ended when this is dropped,
+//! with what it activated and what those mounted in its directory.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
@@ -148,15 +149,54 @@ impl Drop for PrivateBus {
     fn drop(&mut self) {
         if let Some(pid) = self.daemon.id() {
             // SAFETY: kill(2) on the bus daemon's own process group; the AT-SPI
-            // launcher and registry it activated are in it too.
+            // launcher and registry it activated are in it too, and so is
+            // whatever else the apps had it activate (the document portal).
             unsafe {
                 libc::kill(-(pid as i32), libc::SIGKILL);
             }
         }
+        // Services the apps had it activate mount FUSE file systems under
+        // the runtime directory (the document portal's `doc`), which outlive
+        // their killed servers and keep the directory from being removed.
+        unmount_all_under(&self.dir);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
+/// Unmount what is mounted under `dir` (deepest first): lazily, as root
+/// can, else through fusermount3 as the mount's owner can.
+fn unmount_all_under(dir: &Path) {
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return;
+    };
+    // The fifth field is the mount point, with spaces and the like escaped
+    // as octal, which a directory of ours never holds.
+    let mut points: Vec<PathBuf> = info
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .map(PathBuf::from)
+        .filter(|p| p.starts_with(dir))
+        .collect();
+    points.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    for point in points {
+        let Ok(c_path) = std::ffi::CString::new(point.as_os_str().as_encoded_bytes()) else {
+            continue;
+        };
+        // SAFETY: umount2(2) with a valid C string; no memory is handed over.
+        if unsafe { libc::umount2(c_path.as_ptr(), libc::MNT_DETACH) } == 0 {
+            continue;
+        }
+        let _ = std::process::Command::new("fusermount3")
+            .args(["-u", "-z"])
+            .arg(&point)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A new 0700 directory for one bus under `parent`.
 fn private_dir(parent: &Path) -> std::io::Result<PathBuf> {
     static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     loop {
