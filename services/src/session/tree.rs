@@ -5,10 +5,11 @@ use std::collections::{HashMap, HashSet};
 
 use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
+use super::elements::is_control;
 use super::windows::is_top_level;
 use super::Session;
 use crate::a11y::{AppItems, Frame, FrameHead, Read};
-use crate::model::{Error, Node, Tree};
+use crate::model::{positions, Error, Node, Role, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
 const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
@@ -292,10 +293,11 @@ impl Session {
 
     /// GTK 4.8's list views keep the rows they no longer show, with the
     /// bounds those had when they last showed: a scrolled list has several
-    /// rows at each place. Its stacks keep the pages they hid so too. Where
-    /// children of one container share a place the app is asked which one
-    /// is there; the others, and all they hold, are not laid out. Answers
-    /// those and how many places were asked about.
+    /// rows at each place. Controls hidden behind others keep their layout
+    /// so too (see `covered_controls`). Where elements share a place the
+    /// app is asked which one is there; the others, and all they hold, are
+    /// not laid out (and those covered are concealed). Answers those and
+    /// how many places were asked about.
     async fn unplace_left_behind(
         &self,
         nodes: &mut [Node],
@@ -312,18 +314,34 @@ impl Session {
             let Some(hit) = a11y.pick(place.container, place.x, place.y).await else {
                 continue;
             };
-            // The item that holds what is there.
+            // What holds what is there: a claimant, or (for a middle) the
+            // element asked about or anything known.
+            let known = |id: &u64| parents.contains_key(id) || *id == place.container;
             let mut at = Some(hit);
-            while let Some(id) = at.filter(|id| !place.items.contains(id)) {
+            let mut named = None;
+            while let Some(id) = at {
+                if place.items.contains(&id) {
+                    named = Some(id);
+                    break;
+                }
                 at = parents.get(&id).copied();
             }
-            if let Some(shown) = at {
-                let others = place.items.iter().filter(|id| **id != shown);
-                if place.conceals {
-                    concealed.extend(others.clone());
+            match (&place.claim, named) {
+                (Claim::OneOf, Some(shown)) => {
+                    there.insert(shown);
+                    left.extend(place.items.iter().filter(|id| **id != shown));
                 }
-                left.extend(others);
-                there.insert(shown);
+                (Claim::OneOf, None) => {}
+                (Claim::Middle, Some(shown)) if shown == place.items[0] => {
+                    there.insert(shown);
+                }
+                // Something the read holds is at the middle, not the item.
+                (Claim::Middle, _) if known(&hit) => {
+                    left.insert(place.items[0]);
+                    concealed.insert(place.items[0]);
+                }
+                // An object the read left out: the app cannot be read there.
+                (Claim::Middle, _) => {}
             }
         }
         left.retain(|id| !there.contains(id));
@@ -351,15 +369,24 @@ impl Session {
     }
 }
 
-/// A place that several children of one container claim: rows of a list,
-/// pages of a stack.
+/// What the app's answer at a shared place tells.
+#[derive(Debug, PartialEq)]
+enum Claim {
+    /// One of the items shows there; the others were left behind where a
+    /// scroll may bring them again (a list's rows).
+    OneOf,
+    /// It is the middle of the first item, which overlaps the others: the
+    /// item shows only if the app names it (or what it holds) there.
+    Middle,
+}
+
+/// A place that several elements claim: rows of a list, controls laid
+/// over one another.
 #[derive(Debug, PartialEq)]
 struct SharedPlace {
     /// The element the app is asked inside: the list, or the window.
     container: u64,
-    /// Those not there are concealed (a stack's pages), not only left
-    /// behind where a scroll may bring them again (a list's rows).
-    conceals: bool,
+    claim: Claim,
     /// A point inside every claimant, in the app's coordinates.
     x: i32,
     y: i32,
@@ -414,7 +441,7 @@ fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
                 claimed.extend(claimants.iter().copied());
                 places.push(SharedPlace {
                     container: list,
-                    conceals: false,
+                    claim: Claim::OneOf,
                     x,
                     y,
                     items: claimants,
@@ -422,110 +449,72 @@ fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
             }
         }
     }
-    places.extend(stacked_pages(nodes));
+    places.extend(covered_controls(nodes));
     places.sort_by_key(|p| (p.container, p.y, p.x));
     places
 }
 
-/// Pages of one stack that lie over one another, each where the elements
-/// it holds are (GtkStack, AdwViewStack). Only
-/// one page shows, but GTK 4.8 keeps a page it hid with the layout it last
-/// had and says `visible` of it (its page has no bounds of its own). The
-/// app is asked at an element of the first page laid out where they
-/// overlap (a stack may change size with its page: the calculator's
-/// Advanced keypad is wider than Basic's).
-fn stacked_pages(nodes: &[Node]) -> Vec<SharedPlace> {
+/// Controls laid out over one another, where not all can show: the pages
+/// of a GTK 4.8 stack keep the layout they last had, and gnome-calculator's
+/// Basic keys stay in its tree, still laid out, while its Advanced keys
+/// show over and around them. For each control that overlaps another
+/// (neither holding the other, neither in a menu: a popover shows on a
+/// surface of its own, and menus an app draws lie over its window by
+/// nature), the app is asked what is at its middle: one the
+/// app does not name there is concealed. Controls do not overlap in a
+/// layout that shows them all, so such an app is asked nothing.
+fn covered_controls(nodes: &[Node]) -> Vec<SharedPlace> {
     let Some(root) = nodes.first().map(|n| n.id) else {
         return Vec::new();
     };
-    let index: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
-    // Where each node's elements lie: its own bounds, else those of what
-    // it holds; a parent comes before its children, so walk backwards.
-    let mut extent: Vec<Option<Rect>> = vec![None; nodes.len()];
-    for i in (0..nodes.len()).rev() {
-        let n = &nodes[i];
-        extent[i] = n.bounds.filter(|b| !b.is_empty()).or_else(|| {
-            n.children
-                .iter()
-                .filter_map(|c| index.get(c).and_then(|c| extent[*c]))
-                .reduce(|a, b| union(&a, &b))
+    let index = positions(nodes);
+    let holds = |outer: u64, inner: &Node| {
+        let mut at = inner.parent;
+        while let Some(p) = at.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
+            if p.id == outer {
+                return true;
+            }
+            at = p.parent;
+        }
+        false
+    };
+    let in_menu = |n: &Node| {
+        let mut at = n.parent;
+        while let Some(p) = at.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
+            if p.role == Role::Menu {
+                return true;
+            }
+            at = p.parent;
+        }
+        false
+    };
+    let controls: Vec<(&Node, Rect)> = nodes
+        .iter()
+        .filter(|n| is_control(n) && !n.role.is_item() && !in_menu(n))
+        .filter_map(|n| Some((n, n.bounds.filter(|b| !b.is_empty())?)))
+        .collect();
+    let mut places = Vec::new();
+    for (n, b) in &controls {
+        let (x, y) = (b.x + b.width / 2, b.y + b.height / 2);
+        let over: Vec<u64> = controls
+            .iter()
+            .filter(|(o, ob)| {
+                o.id != n.id && clip(b, ob).is_some() && !holds(o.id, n) && !holds(n.id, o)
+            })
+            .map(|(o, _)| o.id)
+            .collect();
+        if over.is_empty() {
+            continue;
+        }
+        places.push(SharedPlace {
+            container: root,
+            claim: Claim::Middle,
+            x,
+            y,
+            items: std::iter::once(n.id).chain(over).collect(),
         });
     }
-    // The middle of the first element of page `i` laid out inside `area`:
-    // a point the app names an element of whichever page shows at.
-    let point_in = |i: usize, area: &Rect| {
-        let mut stack = vec![i];
-        while let Some(at) = stack.pop() {
-            let n = &nodes[at];
-            if let Some(b) = n.bounds.filter(|b| !b.is_empty() && at != i) {
-                let (x, y) = (b.x + b.width / 2, b.y + b.height / 2);
-                if n.children.is_empty() && area.contains_point(f64::from(x), f64::from(y)) {
-                    return Some((x, y));
-                }
-            }
-            stack.extend(n.children.iter().rev().filter_map(|c| index.get(c)));
-        }
-        None
-    };
-    let mut places = Vec::new();
-    for parent in nodes {
-        let pages: Vec<(usize, Rect)> = parent
-            .children
-            .iter()
-            .filter_map(|c| index.get(c).copied())
-            .filter(|c| is_page(&nodes[*c]))
-            .filter_map(|c| Some((c, extent[c]?)))
-            .collect();
-        let mut claimed = HashSet::new();
-        for (k, (page, area)) in pages.iter().enumerate() {
-            if claimed.contains(page) {
-                continue;
-            }
-            // Pages of one stack that overlap at all: only one shows.
-            let over: Vec<(usize, Rect)> = pages[k + 1..]
-                .iter()
-                .filter(|(other, b)| !claimed.contains(other) && clip(area, b).is_some())
-                .copied()
-                .collect();
-            let Some(shared) = over.iter().try_fold(*area, |a, (_, b)| clip(&a, b)) else {
-                continue;
-            };
-            if over.is_empty() {
-                continue;
-            }
-            let Some((x, y)) = point_in(*page, &shared) else {
-                continue;
-            };
-            let items: Vec<usize> = std::iter::once(*page)
-                .chain(over.iter().map(|o| o.0))
-                .collect();
-            claimed.extend(items.iter().copied());
-            places.push(SharedPlace {
-                container: root,
-                conceals: true,
-                x,
-                y,
-                items: items.iter().map(|i| nodes[*i].id).collect(),
-            });
-        }
-    }
     places
-}
-
-/// A stack's page: an object of its own beside the widget it shows, with
-/// no bounds and named only after its class (GTK 4.8's `GtkStackPage`,
-/// libadwaita's view stack pages). Widgets laid over one another (an
-/// overlay's layers) all show, and are not pages.
-fn is_page(n: &Node) -> bool {
-    !n.role.is_item() && n.bounds.is_none() && n.name_is_stand_in
-}
-
-/// The smallest rectangle holding both.
-fn union(a: &Rect, b: &Rect) -> Rect {
-    let (x, y) = (a.x.min(b.x), a.y.min(b.y));
-    let right = (a.x + a.width).max(b.x + b.width);
-    let bottom = (a.y + a.height).max(b.y + b.height);
-    Rect::new(x, y, right - x, bottom - y)
 }
 
 /// The part of `r` inside `within`, if any.
@@ -758,7 +747,6 @@ mod tests {
 
     #[test]
     fn rows_a_list_left_behind_share_places_with_the_rows_it_shows() {
-        use crate::model::Role;
         use crate::session::elements::tests::node;
         let at = |mut n: Node, y: i32| {
             n.bounds = Some(Rect::new(10, y, 200, 36));
@@ -791,21 +779,21 @@ mod tests {
             vec![
                 SharedPlace {
                     container: 1,
-                    conceals: false,
+                    claim: Claim::OneOf,
                     x: 110,
                     y: 68,
                     items: vec![2, 4]
                 },
                 SharedPlace {
                     container: 1,
-                    conceals: false,
+                    claim: Claim::OneOf,
                     x: 110,
                     y: 104,
                     items: vec![3, 5]
                 },
                 SharedPlace {
                     container: 1,
-                    conceals: false,
+                    claim: Claim::OneOf,
                     x: 110,
                     y: 230,
                     items: vec![8, 9]
@@ -815,49 +803,50 @@ mod tests {
     }
 
     #[test]
-    fn pages_of_a_stack_over_one_another_are_asked_which_shows() {
-        use crate::model::Role;
+    fn controls_over_another_controls_middle_are_asked_about() {
         use crate::session::elements::tests::{node, tree_of};
-        let at = |mut n: Node, x: i32, y: i32| {
-            n.bounds = Some(Rect::new(x, y, 140, 40));
+        let at = |mut n: Node, x: i32, y: i32, w: i32, h: i32| {
+            n.bounds = Some(Rect::new(x, y, w, h));
             n
         };
         let no_bounds = |mut n: Node| {
             n.bounds = None;
             n
         };
-        let page = |mut n: Node| {
-            n.bounds = None;
-            n.name_is_stand_in = true;
-            n
-        };
-        // GTK 4.8's stack pages have no bounds of their own.
         let nodes = tree_of(vec![
             no_bounds(node(1, None, Role::Window, "Keypads")),
-            // The page shown before the switch keeps its last layout.
-            page(node(2, Some(1), Role::Group, "GtkStackPage")),
-            at(node(3, Some(2), Role::Button, "1"), 10, 60),
-            at(node(4, Some(2), Role::Button, "2"), 170, 60),
-            // The page shown now, laid out over it.
-            page(node(5, Some(1), Role::Group, "GtkStackPage")),
-            at(node(6, Some(5), Role::Button, "7"), 10, 62),
-            at(node(7, Some(5), Role::Button, "8"), 170, 62),
-            // A page never shown holds nothing laid out: nothing to ask.
-            page(node(8, Some(1), Role::Group, "GtkStackPage")),
-            no_bounds(node(9, Some(8), Role::Button, "x²")),
-            // A badge over the page overlaps little of it: not a page.
-            at(node(10, Some(1), Role::Label, "3"), 120, 50),
+            // A stack's page shown before the switch keeps its last layout.
+            no_bounds(node(2, Some(1), Role::Group, "GtkStackPage")),
+            at(node(3, Some(2), Role::Button, "1"), 10, 60, 140, 40),
+            at(node(4, Some(3), Role::Label, "1"), 10, 60, 140, 40),
+            // The page shown now, laid out a little lower over it.
+            no_bounds(node(5, Some(1), Role::Group, "GtkStackPage")),
+            at(node(6, Some(5), Role::Button, "7"), 10, 70, 140, 40),
+            // Beside them, over nothing: nothing to ask.
+            at(node(7, Some(1), Role::Button, "Mode"), 200, 10, 60, 30),
+            // A text over a button is not a control; a button inside a
+            // field is the field's own.
+            at(node(8, Some(1), Role::Label, "badge"), 200, 10, 10, 10),
+            at(
+                node(9, Some(1), Role::SpinButton, "Count"),
+                10,
+                150,
+                100,
+                30,
+            ),
+            at(node(10, Some(9), Role::Button, "−"), 60, 150, 20, 30),
         ])
         .nodes;
+        let middle = |item, others: Vec<u64>, x, y| SharedPlace {
+            container: 1,
+            claim: Claim::Middle,
+            x,
+            y,
+            items: std::iter::once(item).chain(others).collect(),
+        };
         assert_eq!(
             shared_places(&nodes),
-            vec![SharedPlace {
-                container: 1,
-                conceals: true,
-                x: 80,
-                y: 80,
-                items: vec![2, 5]
-            }]
+            vec![middle(3, vec![6], 80, 80), middle(6, vec![3], 80, 90)]
         );
     }
 }
