@@ -330,6 +330,13 @@ impl Session {
         }
         tracing::debug!(window = window.id, id = node.id, ?action, ?answer, "acted");
         let path = answer?;
+        // Input is answered once the app has read it; what it drew in answer
+        // (and the events it sent while drawing it) is part of the effect, so
+        // a read right after the answer shows it. Only that frame is waited
+        // for: a window that animates forever still answers at once.
+        if matches!(path, Path::Pointer | Path::Keyboard) {
+            self.after_input(window).await;
+        }
         let activated = delivered.activated.load(Ordering::Relaxed);
         Ok(ActReport {
             element: node.id,
@@ -339,6 +346,24 @@ impl Session {
                 || (delivered.focus_requested.load(Ordering::Relaxed) && !node.states.focused),
             pointer_moved: delivered.pointer_moved.load(Ordering::Relaxed),
         })
+    }
+
+    /// Wait for the frame the app draws in answer to input, and for the
+    /// accessibility events it sent until then. A window that closed in
+    /// answer (a dialog's OK) or drew nothing in time ends the wait.
+    async fn after_input(&self, window: WindowHandle) {
+        match self
+            .host
+            .wait_frames(window, FrameWait::Drawn, DRAWN_LIMIT)
+            .await
+        {
+            Ok(_) => {
+                if let Err(e) = self.sync_apps(window).await {
+                    tracing::debug!(%e, "no accessibility sync after an act");
+                }
+            }
+            Err(e) => tracing::debug!(%e, "no frame drawn after an act"),
+        }
     }
 
     /// Send input for an action, noting what it did.
