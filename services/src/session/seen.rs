@@ -43,13 +43,13 @@ pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
 fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
     let window = tree.window.content;
     let index = positions(&tree.nodes);
-    let unselected = unselected_panels(tree);
+    let unselected = unselected_panels(&tree.nodes, &index);
     let concealed: Vec<bool> = tree
         .nodes
         .iter()
         .map(|n| {
             n.states.concealed
-                || on_a_panel(tree, &index, n, &unselected)
+                || on_a_panel(&tree.nodes, &index, n, &unselected)
                 || (!popup_open && in_popover(tree, &index, n))
         })
         .collect();
@@ -71,10 +71,14 @@ fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
 /// as GTK 4 gives a stack switcher's and a notebook's tabs. Neither size
 /// nor states tell a page that was shown and is no more: GTK 4.8 keeps its
 /// last layout, says `visible` of every page and `showing` of none.
-fn unselected_panels(tree: &Tree) -> HashSet<u64> {
-    let is_tab = |id: &u64| tree.node(*id).filter(|t| t.role == Role::Tab);
-    let tab_lists_with_a_choice: HashSet<u64> = tree
-        .nodes
+pub(super) fn unselected_panels(nodes: &[Node], index: &HashMap<u64, usize>) -> HashSet<u64> {
+    let is_tab = |id: &u64| {
+        index
+            .get(id)
+            .map(|i| &nodes[*i])
+            .filter(|t| t.role == Role::Tab)
+    };
+    let tab_lists_with_a_choice: HashSet<u64> = nodes
         .iter()
         .filter(|n| {
             n.children
@@ -86,7 +90,7 @@ fn unselected_panels(tree: &Tree) -> HashSet<u64> {
         .collect();
     let lists = &tab_lists_with_a_choice;
     let panels = |selected: bool| {
-        tree.nodes
+        nodes
             .iter()
             .filter(move |t| {
                 t.role == Role::Tab
@@ -100,7 +104,12 @@ fn unselected_panels(tree: &Tree) -> HashSet<u64> {
 }
 
 /// The element is one of `panels`, or lies on one.
-fn on_a_panel(tree: &Tree, index: &HashMap<u64, usize>, n: &Node, panels: &HashSet<u64>) -> bool {
+pub(super) fn on_a_panel(
+    nodes: &[Node],
+    index: &HashMap<u64, usize>,
+    n: &Node,
+    panels: &HashSet<u64>,
+) -> bool {
     if panels.is_empty() {
         return false;
     }
@@ -109,10 +118,7 @@ fn on_a_panel(tree: &Tree, index: &HashMap<u64, usize>, n: &Node, panels: &HashS
         if panels.contains(&node.id) {
             return true;
         }
-        at = node
-            .parent
-            .and_then(|p| index.get(&p))
-            .map(|i| &tree.nodes[*i]);
+        at = node.parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]);
     }
     false
 }

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::elements::is_control;
+use super::seen::{on_a_panel, unselected_panels};
 use super::windows::is_top_level;
 use super::Session;
 use crate::a11y::{AppItems, Frame, FrameHead, Read};
@@ -37,6 +38,8 @@ pub(crate) struct Mirrored {
     /// left behind where another shows, and the elements of open popovers
     /// (placed on their popups, not where the app measures them).
     ask_again: HashSet<u64>,
+    /// Whether the app named each overlapping control at its middle.
+    verdicts: Verdicts,
 }
 
 /// One read of a window's elements.
@@ -46,6 +49,7 @@ struct WindowRead {
     offset: (i32, i32),
     /// Nodes whose bounds the next read asks again (see `Mirrored`).
     ask_again: HashSet<u64>,
+    verdicts: Verdicts,
     /// The read made the app create objects it did not read.
     incomplete: bool,
 }
@@ -80,6 +84,7 @@ impl Session {
                     tree: last.tree.clone(),
                     offset: last.offset,
                     ask_again: last.ask_again.clone(),
+                    verdicts: last.verdicts.clone(),
                     incomplete: false,
                 });
             }
@@ -118,6 +123,7 @@ impl Session {
                 tree: read.tree.clone(),
                 offset: read.offset,
                 ask_again: read.ask_again.clone(),
+                verdicts: read.verdicts.clone(),
             },
         );
         Ok(read)
@@ -157,6 +163,10 @@ impl Session {
             let was = &last.tree.window.content;
             (was.width, was.height) == (window.content.width, window.content.height)
         };
+        let kept_verdicts = match &last {
+            Some((last, damage)) if same_size(last) => verdicts_kept(last, damage),
+            _ => Verdicts::new(),
+        };
         let (since, kept_ahead, named_ahead, ahead) = match last {
             Some((last, damage)) if same_size(last) => {
                 let named = moved_or_named_since(a11y, last.changes);
@@ -191,9 +201,10 @@ impl Session {
         // Only the picked frame's elements cost per-node calls.
         let mut frame = a11y.read_frame(&apps[app], &head, &kept).await;
         let began = std::time::Instant::now();
-        let left_behind = self.unplace_left_behind(&mut frame.nodes).await?;
-        a11y.span("items left behind", began, left_behind.1);
-        let (left_behind, _) = left_behind;
+        let unplaced = self
+            .unplace_left_behind(&mut frame.nodes, &kept_verdicts)
+            .await?;
+        a11y.span("items left behind", began, unplaced.asked);
         let began = std::time::Instant::now();
         let offset = surface_offset(&frame, &window);
         let nodes = frame
@@ -227,7 +238,8 @@ impl Session {
         Ok(WindowRead {
             tree,
             offset,
-            ask_again: &left_behind | &placed,
+            ask_again: &unplaced.left | &placed,
+            verdicts: unplaced.verdicts,
             incomplete,
         })
     }
@@ -301,17 +313,45 @@ impl Session {
     async fn unplace_left_behind(
         &self,
         nodes: &mut [Node],
-    ) -> Result<(HashSet<u64>, usize), Error> {
+        verdicts_kept: &Verdicts,
+    ) -> Result<Unplaced, Error> {
         let a11y = self.a11y()?;
         let contested = shared_places(nodes);
         let parents: HashMap<u64, u64> = nodes
             .iter()
             .filter_map(|n| Some((n.id, n.parent?)))
             .collect();
+        let bounds: HashMap<u64, Rect> = nodes
+            .iter()
+            .filter_map(|n| Some((n.id, n.bounds?)))
+            .collect();
         let (mut left, mut there) = (HashSet::new(), HashSet::new());
         let mut concealed = HashSet::new();
+        let mut verdicts = Verdicts::new();
+        let mut asked = 0;
         for place in &contested {
+            // A control's verdict holds while it lies where it lay and
+            // nothing was drawn over it since.
+            let item = place.items[0];
+            if let (Claim::Middle, Some(b)) = (&place.claim, bounds.get(&item)) {
+                if let Some(&(was, shown)) = verdicts_kept.get(&item).filter(|(was, _)| was == b) {
+                    verdicts.insert(item, (was, shown));
+                    if shown {
+                        there.insert(item);
+                    } else {
+                        left.insert(item);
+                        concealed.insert(item);
+                    }
+                    continue;
+                }
+            }
+            asked += 1;
             let Some(hit) = a11y.pick(place.container, place.x, place.y).await else {
+                // The app cannot tell: not asked again while nothing
+                // changes there.
+                if place.claim == Claim::Middle {
+                    verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
+                }
                 continue;
             };
             // What holds what is there: a claimant, or (for a middle) the
@@ -332,16 +372,20 @@ impl Session {
                     left.extend(place.items.iter().filter(|id| **id != shown));
                 }
                 (Claim::OneOf, None) => {}
-                (Claim::Middle, Some(shown)) if shown == place.items[0] => {
+                (Claim::Middle, Some(shown)) if shown == item => {
                     there.insert(shown);
+                    verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
                 }
                 // Something the read holds is at the middle, not the item.
                 (Claim::Middle, _) if known(&hit) => {
-                    left.insert(place.items[0]);
-                    concealed.insert(place.items[0]);
+                    left.insert(item);
+                    concealed.insert(item);
+                    verdicts.extend(bounds.get(&item).map(|b| (item, (*b, false))));
                 }
-                // An object the read left out: the app cannot be read there.
-                (Claim::Middle, _) => {}
+                // An object the read left out: as above.
+                (Claim::Middle, _) => {
+                    verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
+                }
             }
         }
         left.retain(|id| !there.contains(id));
@@ -365,8 +409,40 @@ impl Session {
             n.bounds = None;
             n.states.concealed = concealed.contains(&n.id);
         }
-        Ok((left, contested.len()))
+        Ok(Unplaced {
+            left,
+            verdicts,
+            asked,
+        })
     }
+}
+
+/// Whether the app named a control at its middle (`true`: it shows), with
+/// the bounds it had then, in the app's coordinates, by control.
+type Verdicts = HashMap<u64, (Rect, bool)>;
+
+/// What a read found of elements sharing places.
+struct Unplaced {
+    /// Elements left behind (or concealed), and all they hold.
+    left: HashSet<u64>,
+    verdicts: Verdicts,
+    /// Places the app was asked about.
+    asked: usize,
+}
+
+/// The verdicts of the last read that still hold: those of controls on
+/// which nothing was drawn since (`damage`, in the window's content, as
+/// `last.offset` places the app's coordinates there).
+fn verdicts_kept(last: &Mirrored, damage: &[Rect]) -> Verdicts {
+    let (dx, dy) = last.offset;
+    last.verdicts
+        .iter()
+        .filter(|(_, (b, _))| {
+            let drawn = Rect::new(b.x + dx, b.y + dy, b.width, b.height);
+            !damage.iter().any(|d| d.intersects(&drawn))
+        })
+        .map(|(id, v)| (*id, *v))
+        .collect()
 }
 
 /// What the app's answer at a shared place tells.
@@ -488,9 +564,12 @@ fn covered_controls(nodes: &[Node]) -> Vec<SharedPlace> {
         }
         false
     };
+    // What an unselected tab's panel holds is concealed without asking.
+    let unselected = unselected_panels(nodes, &index);
     let controls: Vec<(&Node, Rect)> = nodes
         .iter()
         .filter(|n| is_control(n) && !n.role.is_item() && !in_menu(n))
+        .filter(|n| !on_a_panel(nodes, &index, n, &unselected))
         .filter_map(|n| Some((n, n.bounds.filter(|b| !b.is_empty())?)))
         .collect();
     let mut places = Vec::new();
@@ -847,6 +926,32 @@ mod tests {
         assert_eq!(
             shared_places(&nodes),
             vec![middle(3, vec![6], 80, 80), middle(6, vec![3], 80, 90)]
+        );
+    }
+
+    #[test]
+    fn a_controls_verdict_holds_until_something_is_drawn_over_it() {
+        use crate::session::elements::tests::tree_of;
+        let mut tree = tree_of(Vec::new());
+        tree.window.content = Rect::new(0, 0, 400, 300);
+        let last = Mirrored {
+            commits: 1,
+            changes: 1,
+            acts: 0,
+            tree,
+            // The app measures from 10 points left of the content.
+            offset: (10, 0),
+            ask_again: HashSet::new(),
+            verdicts: Verdicts::from([
+                (1, (Rect::new(0, 0, 50, 40), false)),
+                (2, (Rect::new(100, 0, 50, 40), true)),
+            ]),
+        };
+        // A spinner redrawn beside the first control, over the second.
+        let damage = [Rect::new(65, 0, 20, 20), Rect::new(120, 10, 10, 10)];
+        assert_eq!(
+            verdicts_kept(&last, &damage),
+            Verdicts::from([(1, (Rect::new(0, 0, 50, 40), false))])
         );
     }
 }
