@@ -4,6 +4,7 @@
 mod agent;
 mod attach;
 mod faces;
+mod notify;
 mod send;
 
 use std::path::PathBuf;
@@ -50,13 +51,13 @@ struct RunArgs {
     #[arg(long, default_value = "1280x800", value_parser = parse_size)]
     size: (i32, i32),
     /// Device pixels per logical point (1, 1.25, 2, ...).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
     scale: f64,
     /// Frame pacing: realtime (virtual 60 Hz output), fast (answer frames at once) or step.
     #[arg(long, default_value = "realtime")]
     pacing: Pacing,
     /// Refresh rate of the virtual output in Hz.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = parse_refresh)]
     refresh: f64,
     /// Who draws decorations: client (toolkits draw their own) or server (none drawn).
     #[arg(long, default_value = "client")]
@@ -90,6 +91,14 @@ struct RunArgs {
     once: bool,
     #[command(flatten)]
     faces: faces::FaceArgs,
+    /// Another app to start once the first has started: its argument vector
+    /// as a JSON array of strings, run without a shell (repeatable).
+    #[arg(long = "launch", value_name = "JSON_ARGV", value_parser = parse_argv)]
+    launch: Vec<Argv>,
+    /// Check the arguments and exit: status 0 when `run` takes them, 2 and
+    /// the reason when not. Starts nothing.
+    #[arg(long)]
+    check_args: bool,
     /// The app and its arguments, run without a shell.
     #[arg(last = true, required = true, value_name = "APP")]
     app: Vec<String>,
@@ -105,6 +114,40 @@ fn parse_size(s: &str) -> Result<(i32, i32), String> {
         return Err(format!("size {s:?} out of range (1..=16384)"));
     }
     Ok((w, h))
+}
+
+fn parse_scale(s: &str) -> Result<f64, String> {
+    let scale: f64 = s
+        .parse()
+        .map_err(|_| format!("expected a number, got {s:?}"))?;
+    if !(scale > 0.0 && scale <= 8.0) {
+        return Err(format!("scale {s} out of range (0, 8]"));
+    }
+    Ok(scale)
+}
+
+fn parse_refresh(s: &str) -> Result<f64, String> {
+    let hz: f64 = s
+        .parse()
+        .map_err(|_| format!("expected a number, got {s:?}"))?;
+    if !(1.0..=1000.0).contains(&hz) {
+        return Err(format!("refresh {s} Hz out of range [1, 1000]"));
+    }
+    Ok(hz)
+}
+
+/// An app's argument vector, program first.
+#[derive(Clone, Debug)]
+struct Argv(Vec<String>);
+
+fn parse_argv(s: &str) -> Result<Argv, String> {
+    let argv: Vec<String> = serde_json::from_str(s).map_err(|e| {
+        format!("expected a JSON array of strings, like [\"foot\",\"-e\",\"top\"]: {e}")
+    })?;
+    match argv.first() {
+        Some(program) if !program.is_empty() => Ok(Argv(argv)),
+        _ => Err("the array must start with the program to run".into()),
+    }
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -154,14 +197,8 @@ fn main() -> ExitCode {
 /// The compositor runs on this (main) thread, as the nested window requires;
 /// driving it runs on a tokio runtime beside it.
 fn run(args: RunArgs) -> Result<(), String> {
-    if !(args.scale > 0.0 && args.scale <= 8.0) {
-        return Err(format!("scale {} out of range (0, 8]", args.scale));
-    }
-    if !(args.refresh >= 1.0 && args.refresh <= 1000.0) {
-        return Err(format!(
-            "refresh {} Hz out of range [1, 1000]",
-            args.refresh
-        ));
+    if args.check_args {
+        return Ok(());
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -278,6 +315,24 @@ async fn drive(
         .await
         .map_err(|e| e.to_string())?;
     eprintln!("wayrig: started {} as pid {}", args.app[0], app.pid);
+    for Argv(argv) in &args.launch {
+        let also = host
+            .launch(LaunchSpec {
+                argv: argv.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("cannot start {}: {e}", argv[0]))?;
+        eprintln!("wayrig: started {} as pid {}", argv[0], also.pid);
+    }
+    // Under a service manager, ready means drivable: the faces listen (above)
+    // and a window is mapped.
+    let mut manager = notify::ServiceManager::from_env();
+    let mut mapped = |event: &Result<WindowEvent, _>| {
+        if let (Some(manager), Ok(WindowEvent::Created(info))) = (manager.as_mut(), event) {
+            manager.ready(&format!("window {} mapped", info.handle));
+        }
+    };
 
     if let Some(path) = &args.screenshot {
         let first = loop {
@@ -288,6 +343,7 @@ async fn drive(
                     return Ok(());
                 }
             };
+            mapped(&event);
             match event {
                 Ok(WindowEvent::Created(info)) => break info,
                 Ok(_) => continue,
@@ -326,10 +382,13 @@ async fn drive(
         tokio::select! {
             ev = watch.events.recv() => match ev {
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                _ => continue,
+                event => mapped(&event),
             },
             _ = stop.recv() => break,
         }
+    }
+    if let Some(manager) = &manager {
+        manager.stopping();
     }
     stop_faces(served).await;
     host.shutdown().await;

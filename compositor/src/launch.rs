@@ -73,7 +73,9 @@ pub fn app_command<'a>(
         // The desktop's accessibility bus is not the session's.
         .env_remove("AT_SPI_BUS_ADDRESS")
         // The automation socket is Wayrig's, not the app's to open.
-        .env_remove("MYGO_AUTOMATION");
+        .env_remove("MYGO_AUTOMATION")
+        // Readiness is Wayrig's to report to its service manager.
+        .env_remove("NOTIFY_SOCKET");
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -60,6 +60,7 @@ impl PrivateBus {
             .env_remove("DISPLAY")
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .env_remove("AT_SPI_BUS_ADDRESS")
+            .env_remove("NOTIFY_SOCKET")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
