@@ -92,18 +92,26 @@ fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
         Notice::Lost { why, retry } => eprintln!(
             "wayrig: bus broker {url} unreachable ({why}); connecting again in {retry:?}, backing off to 5s"
         ),
-        Notice::Registered { name, pid, app_id } => {
-            eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
+        Notice::Registered {
+            name,
+            pid: Some(pid),
+            app_id,
+        } => eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})"),
+        Notice::Registered { name, pid: None, .. } => {
+            eprintln!("wayrig: bus holds the name {name} for the first app")
         }
         Notice::Refused {
             name,
             pid,
             error_code,
             message,
-        } => eprintln!(
-            "wayrig: bus broker {url} refused the name {name} for pid {pid} ({error_code}: {message}); \
-             that app stays off this Bus until Wayrig connects to it again"
-        ),
+        } => {
+            let whose = pid.map_or("the first app".to_string(), |pid| format!("pid {pid}"));
+            eprintln!(
+                "wayrig: bus broker {url} refused the name {name} for {whose} ({error_code}: {message}); \
+                 that app stays off this Bus until Wayrig connects to it again"
+            )
+        }
     }
 }
 

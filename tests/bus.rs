@@ -872,6 +872,9 @@ fn noded_frame(
 /// the answers carried the broker's ids back.
 async fn drive_through(noded: &Noded, name: &str) {
     let mut c = Client::connect(&noded.url, "probe").await;
+    // The name is held from the start: BUSY until the app shows (read again).
+    let tree = c.tree(name, json!({"label": "Press", "exact": true})).await;
+    assert!(nodes(&tree).iter().any(|n| n["role"] == "Button"), "{tree}");
     let state = c.ok(name, "window.state", json!({})).await;
     assert!(state["size"][0].as_i64() > Some(0), "{state}");
     let matched = noded.answered.wait_for(
@@ -879,8 +882,6 @@ async fn drive_through(noded: &Noded, name: &str) {
         "the answer under the broker's id",
     );
     assert!(matched.starts_with("noded-"), "{matched}");
-    let tree = c.tree(name, json!({"label": "Press", "exact": true})).await;
-    assert!(nodes(&tree).iter().any(|n| n["role"] == "Button"), "{tree}");
     assert!(
         !noded.answered.contains("unmatched"),
         "answers carry the broker's ids"
@@ -1461,4 +1462,65 @@ fn ui_click_never_lands_on_a_popup_over_its_node_or_on_a_hidden_page() {
         !hosted.printed(r#""key": "1""#),
         "no press reached a covered or hidden key"
     );
+}
+
+#[test]
+fn ui_click_by_a_fields_label_focuses_the_field_not_the_label() {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
+    let hosted = Hosted::start(
+        &["--bus-name", "keys"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    let app = hosted.first_name();
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        // The label and the field it names both read "Town".
+        let tree = c.tree(&app, json!({"label": "Town", "exact": true})).await;
+        let roles: Vec<&str> = support::abp::nodes(&tree)
+            .iter()
+            .map(|n| n["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles.len(), 2, "{tree}");
+        let clicked = c.ok(&app, "ui.click", json!({"label": "Town"})).await;
+        let field = support::abp::nodes(&tree)
+            .iter()
+            .find(|n| n["labelFrom"] == "beside")
+            .unwrap_or_else(|| panic!("the field is named from beside: {tree}"));
+        assert_eq!(clicked["target"], field["id"], "{clicked}");
+        c.ok(&app, "ui.type", json!({"text": "Bath"})).await;
+    });
+    hosted.stdout.wait_for(
+        r#""field": "Town", "text": "Bath""#,
+        "the text typed into Town",
+    );
+    assert!(
+        !hosted.printed(r#""field": "Name""#),
+        "nothing was typed into Name"
+    );
+}
+
+#[test]
+fn a_bus_name_given_at_start_is_held_and_busy_until_its_app_shows() {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
+    let hosted = Hosted::start(
+        &["--bus-name", "keys"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    runtime().block_on(async {
+        // Asked the moment the Bus listens, before the app can have drawn.
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        let early = c.request("keys", "keys.ui.tree", json!({})).await;
+        if early.rc() != Some(Rc::Ok) {
+            let body: Value = serde_json::from_str(&early.body).unwrap();
+            assert_eq!(body["error_code"], "BUSY", "{body}");
+        }
+        // No client takes the name meanwhile.
+        let mut squatter = Client::connect(&hosted.url, "keys").await;
+        let taken = squatter.request("noded", "noded.register", json!({})).await;
+        assert_eq!(taken.rc(), Some(Rc::Error), "{taken:?}");
+        assert!(taken.body.contains("NAME_TAKEN"), "{}", taken.body);
+        // The app takes its name when it shows, not keys-2.
+        c.tree("keys", json!({"label": "Mode"})).await;
+    });
+    assert_eq!(hosted.names(), ["keys"]);
 }

@@ -212,6 +212,11 @@ impl Apps {
         }
         let apps = self.apps.lock().unwrap();
         let Some(app) = apps.get(to) else {
+            if self.names.lock().unwrap().reserved() == Some(to) {
+                return busy(format!(
+                    "{to} has drawn no window yet; ask again once its first frame shows"
+                ));
+            }
             return Routed::NoSuchApp;
         };
         let verb = verb_of(to, request.command().unwrap_or_default());

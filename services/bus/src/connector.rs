@@ -44,27 +44,29 @@ pub enum Notice<'a> {
     Connected,
     /// The broker could not be reached or went away; connecting again after `retry`.
     Lost { why: &'a str, retry: Duration },
-    /// An app's name was registered with the broker.
+    /// An app's name was registered with the broker: the `--bus-name` one
+    /// from the start (its app not shown yet: no pid), the rest as they show.
     Registered {
         name: &'a str,
-        pid: u32,
+        pid: Option<u32>,
         app_id: &'a str,
     },
     /// The broker refused an app's name; the app stays off this Bus until the
     /// next connection.
     Refused {
         name: &'a str,
-        pid: u32,
+        pid: Option<u32>,
         error_code: &'a str,
         message: &'a str,
     },
 }
 
-/// A hosted app with its Bus name.
+/// A hosted app with its Bus name; `pid` None while the name is held for an
+/// app that has not shown a window yet.
 #[derive(Debug, Clone)]
 struct Named {
     name: String,
-    pid: u32,
+    pid: Option<u32>,
     app_id: String,
 }
 
@@ -113,16 +115,25 @@ pub async fn connect(
     notify: impl Fn(Notice) + Send + Sync + 'static,
     mut stop: watch::Receiver<bool>,
 ) {
+    // The name given is the broker's to hold for us from the first
+    // connection on, so that no other client takes it first.
+    let mut known: Vec<Named> = first_name
+        .iter()
+        .map(|name| Named {
+            name: name.clone(),
+            pid: None,
+            app_id: String::new(),
+        })
+        .collect();
     let apps = Apps::new(session, first_name);
     let (named_tx, mut named_rx) = mpsc::unbounded_channel::<Named>();
     let naming = tokio::spawn(apps.clone().name_apps(move |name, pid, app_id| {
         let _ = named_tx.send(Named {
             name: name.to_string(),
-            pid,
+            pid: Some(pid),
             app_id: app_id.to_string(),
         });
     }));
-    let mut known: Vec<Named> = Vec::new();
     let mut backoff = Backoff::new();
     // Only the first failure of a run of them is told; the rest are traced.
     let mut told_lost = false;
@@ -157,7 +168,7 @@ pub async fn connect(
                     return;
                 }
                 named = named_rx.recv() => match named {
-                    Some(named) => known.push(named),
+                    Some(named) => remember(&mut known, named),
                     None => {
                         naming.abort();
                         return;
@@ -236,8 +247,8 @@ async fn serve(
             }
             named = named_rx.recv() => match named {
                 Some(named) => {
-                    link.register(&named);
-                    known.push(named);
+                    link.named(&named, notify);
+                    remember(known, named);
                 }
                 None => break Ended::Session,
             },
@@ -255,6 +266,13 @@ async fn serve(
     ended
 }
 
+/// Keep an app's name for the next connections; the app that shows with a
+/// held name takes its place.
+fn remember(known: &mut Vec<Named>, named: Named) {
+    known.retain(|k| k.name != named.name);
+    known.push(named);
+}
+
 /// One connection's state: our registrations in flight and those that took.
 struct Link {
     tx: mpsc::UnboundedSender<String>,
@@ -266,6 +284,22 @@ struct Link {
 }
 
 impl Link {
+    /// An app was named: registered now, unless its name is held already
+    /// (the broker has it from the start, or is answering for it).
+    fn named(&mut self, named: &Named, notify: &impl Fn(Notice)) {
+        if let Some(pending) = self.pending.values_mut().find(|p| p.name == named.name) {
+            *pending = named.clone();
+        } else if self.registered.contains(&named.name) {
+            notify(Notice::Registered {
+                name: &named.name,
+                pid: named.pid,
+                app_id: &named.app_id,
+            });
+        } else {
+            self.register(named);
+        }
+    }
+
     fn register(&mut self, named: &Named) {
         let id = format!("wayrig-{}", self.next_id);
         self.next_id += 1;

@@ -12,6 +12,8 @@ pub enum Owner {
     App(u32),
     /// A client connection that registered the name.
     Client(u64),
+    /// Held from the start for the first app to show a window (`--bus-name`).
+    Reserved,
 }
 
 /// The Bus name an app id gives: its last dot-separated part, lowercased,
@@ -61,11 +63,21 @@ pub struct Names {
 }
 
 impl Names {
+    /// `first`, when given, is held from now on for the first app.
     pub fn new(first: Option<String>) -> Self {
-        Names {
+        let mut names = Names {
             first,
             ..Names::default()
+        };
+        if let Some(first) = &names.first {
+            names.owners.insert(first.clone(), Owner::Reserved);
         }
+        names
+    }
+
+    /// The name held for the first app while it has shown no window.
+    pub fn reserved(&self) -> Option<&str> {
+        self.first.as_deref()
     }
 
     /// Name an app once: `Some(name)` the first time it is seen, `None` after.
@@ -73,10 +85,12 @@ impl Names {
         if self.apps.contains_key(&pid) {
             return None;
         }
-        let base = self
-            .first
-            .take()
-            .unwrap_or_else(|| name_from_app_id(app_id));
+        if let Some(first) = self.first.take() {
+            self.owners.insert(first.clone(), Owner::App(pid));
+            self.apps.insert(pid, first.clone());
+            return Some(first);
+        }
+        let base = name_from_app_id(app_id);
         let name = std::iter::once(base.clone())
             .chain((2..).map(|n| format!("{base}-{n}")))
             .find(|n| !self.owners.contains_key(n))
@@ -149,7 +163,11 @@ mod tests {
     #[test]
     fn the_first_app_takes_the_name_given_and_later_ones_their_own() {
         let mut names = Names::new(Some("calc".into()));
+        // Held from the start: no client takes it before the app shows.
+        assert_eq!(names.owner("calc"), Some(Owner::Reserved));
+        assert_eq!(names.register("calc", 1), Err(Owner::Reserved));
         assert_eq!(names.name_app(10, "org.gnome.Calculator").unwrap(), "calc");
+        assert_eq!(names.reserved(), None);
         assert_eq!(
             names.name_app(11, "org.gnome.Calculator").unwrap(),
             "calculator"

@@ -275,26 +275,25 @@ impl Query {
             return candidates.collect();
         };
         let candidates: Vec<&Node> = candidates.collect();
-        let named: Vec<&Node> = candidates
+        // Its label is its name, or for a control the app names by nothing,
+        // what a person reads for it (the label beside it, its tooltip): a
+        // field and the label beside it both match, and `find_one` then
+        // takes the field.
+        let labelled: Vec<&Node> = candidates
             .iter()
             .copied()
-            .filter(|n| n.name == label)
+            .filter(|n| {
+                n.name == label
+                    || (n.label().is_none()
+                        && n.label_fallback.as_ref().is_some_and(|f| f.text == label))
+            })
             .collect();
-        if !named.is_empty() {
-            return named;
+        if !labelled.is_empty() {
+            return labelled;
         }
-        let placeheld: Vec<&Node> = candidates
-            .iter()
-            .copied()
-            .filter(|n| n.annotations.placeholder.as_deref() == Some(label))
-            .collect();
-        if !placeheld.is_empty() {
-            return placeheld;
-        }
-        // A control named by nothing but what a person reads beside it.
         candidates
             .into_iter()
-            .filter(|n| n.label_fallback.as_ref().is_some_and(|f| f.text == label))
+            .filter(|n| n.annotations.placeholder.as_deref() == Some(label))
             .collect()
     }
 
@@ -513,6 +512,25 @@ pub(crate) mod tests {
             Err(Error::Ambiguous { ids, .. }) => assert_eq!(ids, [3, 6]),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_field_named_by_the_label_beside_it_beats_that_label() {
+        let mut field = node(3, Some(1), Role::TextInput, "");
+        field.label_fallback = Some(crate::model::LabelFallback {
+            source: crate::model::LabelSource::Beside,
+            text: "Town".into(),
+        });
+        let tree = tree_of(vec![
+            node(1, None, Role::Window, "Form"),
+            node(2, Some(1), Role::Label, "Town"),
+            field,
+        ]);
+        let q = Query {
+            label: Some("Town".into()),
+            ..Query::default()
+        };
+        assert_eq!(q.find_one(&tree).unwrap().id, 3);
     }
 
     #[test]
