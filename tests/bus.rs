@@ -457,9 +457,13 @@ fn gtk4_widget_factory_is_driven_by_label() {
         // A label only one control has: the password entry, which takes focus.
         let entry = c.tree(&app, json!({"role": "PasswordInput"})).await;
         let entry = nodes(&entry).first().expect("the password entry").clone();
-        let clicked = c
-            .ok(&app, "ui.click", json!({"label": entry["label"]}))
-            .await;
+        // Named by nothing, it is clicked by its hint text.
+        let words = [&entry["label"], &entry["placeholder"]]
+            .into_iter()
+            .filter_map(Value::as_str)
+            .find(|w| !w.is_empty())
+            .unwrap_or_else(|| panic!("the entry has words to click it by: {entry}"));
+        let clicked = c.ok(&app, "ui.click", json!({"label": words})).await;
         assert_eq!(clicked["target"], entry["id"]);
         assert!(clicked["focused"].is_string(), "{clicked}");
     });
@@ -1523,4 +1527,47 @@ fn a_bus_name_given_at_start_is_held_and_busy_until_its_app_shows() {
         c.tree("keys", json!({"label": "Mode"})).await;
     });
     assert_eq!(hosted.names(), ["keys"]);
+}
+
+#[test]
+fn ui_tree_lists_what_the_last_frame_shows_in_a_persons_words() {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
+    let hosted = Hosted::start(
+        &["--bus-name", "keys"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    runtime().block_on(async {
+        let mut c = Client::connect(&hosted.url, "probe").await;
+        let tree = c
+            .tree("keys", json!({"label": "Mode", "exact": true}))
+            .await;
+        assert!(!nodes(&tree).is_empty(), "{tree}");
+        let whole = c.ok("keys", "ui.tree", json!({})).await;
+        let labels: Vec<&str> = nodes(&whole)
+            .iter()
+            .map(|n| n["label"].as_str().unwrap())
+            .collect();
+        for n in nodes(&whole) {
+            assert!(n["rect"].is_array(), "every node listed shows: {n}");
+        }
+        // Basic's keys show; Advanced's page and the closed Mode menu do not.
+        assert!(labels.contains(&"1"), "{labels:?}");
+        for gone in ["7", "x²", "Basic", "Advanced"] {
+            assert!(!labels.contains(&gone), "{gone} is not shown: {labels:?}");
+        }
+        assert!(
+            !labels.iter().any(|l| l.starts_with("Gtk")),
+            "no toolkit class name is a label: {labels:?}"
+        );
+        let ids: Vec<&Value> = nodes(&whole).iter().map(|n| &n["id"]).collect();
+        for n in nodes(&whole) {
+            for child in n["children"].as_array().unwrap() {
+                assert!(ids.contains(&child), "child {child} of {n} is listed");
+            }
+        }
+        let bogus = c.refused("keys", "ui.tree", json!({"role": "Knob"})).await;
+        assert_eq!(bogus["error_code"], "ARGUMENT", "{bogus}");
+        let figures = c.ok("keys", "ui.tree", json!({"role": "Figure"})).await;
+        assert!(nodes(&figures).is_empty(), "{figures}");
+    });
 }

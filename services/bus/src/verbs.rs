@@ -20,7 +20,7 @@ use crate::keys;
 
 /// How long `ui.capture` waits for its screenshot.
 const CAPTURE_LIMIT: Duration = Duration::from_secs(10);
-use crate::roles::{accesskit_role, is_text};
+use crate::roles::{accesskit_role, is_text, ACCESSKIT_ROLES};
 
 /// A refusal with one of the spec's codes.
 fn refuse(code: &str, message: impl Into<String>) -> Refusal {
@@ -374,13 +374,16 @@ fn rect(n: &Node) -> Value {
 /// The label MixOS reports: the name, or a text node's text; for a control
 /// whose name says nothing, the words a person would use (marked in the
 /// node by `labelFrom`).
+/// A toolkit's class name standing in for a name is no label.
 fn label_of(n: &Node) -> String {
-    if let (None, Some(f)) = (n.label(), &n.label_fallback) {
+    if let Some(label) = n.label() {
+        label.to_string()
+    } else if let Some(f) = &n.label_fallback {
         f.text.clone()
-    } else if n.name.is_empty() && is_text(n.role) {
+    } else if is_text(n.role) {
         n.value.clone().unwrap_or_default()
     } else {
-        n.name.clone()
+        String::new()
     }
 }
 
@@ -416,11 +419,23 @@ async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal
     let label = args.str("label")?;
     let exact = args.bool("exact")?;
     let role = args.str("role")?;
+    if let Some(role) = role.filter(|r| !ACCESSKIT_ROLES.contains(r)) {
+        return Err(argument(format!(
+            "role {role:?} is no AccessKit role name; give one such as Button, TextInput, \
+             CheckBox or Label"
+        )));
+    }
     let handle = app_window(session, pid).await?.handle;
-    // Every element, hidden ones too (rect null when unsized): a read that
-    // leaves hidden ones out drops whole subtrees under an unsized container.
+    // What the last frame shows: no closed popover, hidden page or element
+    // scrolled away; what a hidden container holds that shows is kept.
     let read = session
-        .snapshot(handle, &ReadOptions::default())
+        .snapshot(
+            handle,
+            &ReadOptions {
+                include_hidden: false,
+                ..ReadOptions::default()
+            },
+        )
         .await
         .map_err(refusal)?;
     let Some(root) = read.elements.first() else {
@@ -501,6 +516,7 @@ async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusa
     let window = app_window(session, pid).await?;
     let handle = window.handle;
     let target = match (label, id) {
+        (Some(""), None) => return Err(argument("label is empty: give the text to click")),
         (Some(label), None) => session
             .find_one(
                 handle,
