@@ -319,7 +319,7 @@ fn malformed_frames_answer_rc_20_and_the_connection_stays_usable() {
     assert_eq!(app, "gtk4fixture", "named from org.wayrig.Gtk4Fixture");
     runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
-        let mut many = String::from("---\n");
+        let mut many = String::from("---\nid: 6\n");
         for i in 0..65 {
             many.push_str(&format!("h{i:03}: v\n"));
         }
@@ -328,15 +328,31 @@ fn malformed_frames_answer_rc_20_and_the_connection_stays_usable() {
             "---\ncommand: x\nid: 9\nto: noded\ntype: request\n---\n{}",
             "x".repeat(17 << 20)
         );
-        for bad in [
-            "garbage".to_string(),
-            "---\ncommand: noded.ping\nto: noded\ntype: request\n".to_string(),
-            "---\nto: noded\ncommand: noded.ping\nid: 5\ntype: request\n---\n".to_string(),
-            many,
-            huge,
+        // Each answered under its id wherever the id could be read.
+        for (bad, id) in [
+            ("garbage".to_string(), None),
+            (
+                "---\ncommand: noded.ping\nto: noded\ntype: request\n".to_string(),
+                None,
+            ),
+            (
+                "---\nto: noded\ncommand: noded.ping\nid: 5\ntype: request\n---\n".to_string(),
+                Some("5"),
+            ),
+            (
+                "---\ncommand: noded.ping\nid: 7\nid: 8\nto: noded\ntype: request\n---\n".into(),
+                Some("7"),
+            ),
+            (
+                "---\ncommand noded.ping\nid: 4\nto: noded\ntype: request\n---\n".into(),
+                Some("4"),
+            ),
+            (many, Some("6")),
+            (huge, Some("9")),
         ] {
             c.send_text(bad).await;
             let answer = c.receive().await;
+            assert_eq!(answer.id(), id, "{answer:?}");
             assert_eq!(answer.rc(), Some(Rc::Failure), "{answer:?}");
             let body: Value = serde_json::from_str(&answer.body).unwrap();
             assert!(
@@ -344,6 +360,17 @@ fn malformed_frames_answer_rc_20_and_the_connection_stays_usable() {
                 "{body}"
             );
         }
+        // CRLF line ends are read as MixOS's lenient reader reads them.
+        c.send_text(
+            "---\r\ncommand: noded.ping\r\nid: 3\r\nto: noded\r\ntype: request\r\n---\r\n{}".into(),
+        )
+        .await;
+        let crlf = c.receive().await;
+        assert_eq!(
+            (crlf.id(), crlf.rc()),
+            (Some("3"), Some(Rc::Ok)),
+            "{crlf:?}"
+        );
         // Still usable afterwards.
         let ping = c.request("noded", "noded.ping", json!({})).await;
         assert_eq!(ping.rc(), Some(Rc::Ok));

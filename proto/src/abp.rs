@@ -240,13 +240,40 @@ impl Frame {
     pub fn parse_lenient(text: &str) -> Result<Frame, ParseError> {
         parse(text, false)
     }
+
+    /// What can be read of the headers that say whom to answer (`id`,
+    /// `command`, `from`, `to`) in a frame that cannot be parsed, so that its
+    /// refusal reaches the request it answers: the first readable value of
+    /// each, from the header block's start, bad lines skipped.
+    pub fn salvage(text: &str) -> Frame {
+        const ADDRESSING: [&str; 4] = ["id", "command", "from", "to"];
+        let mut frame = Frame::default();
+        let mut lines = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l));
+        if lines.next() != Some("---") {
+            return frame;
+        }
+        // A header block is at most 64 lines; a few more are read, not a body.
+        for line in lines.take(2 * MAX_HEADERS) {
+            if line == "---" {
+                break;
+            }
+            if let Some((key, value)) = line.split_once(": ") {
+                if ADDRESSING.contains(&key) && !frame.headers.contains_key(key) {
+                    frame.headers.insert(key.to_string(), value.to_string());
+                }
+            }
+        }
+        frame
+    }
 }
 
 fn parse(text: &str, strict: bool) -> Result<Frame, ParseError> {
     if text.len() > MAX_FRAME {
         return Err(ParseError::TooLarge(text.len()));
     }
-    let is_delimiter = |line: &str| line == "---" || (!strict && line == "---\r");
+    // Both readers take CRLF line ends, as MixOS's lenient one does; only
+    // the header order and `type` are strict.
+    let is_delimiter = |line: &str| line == "---" || line == "---\r";
     let mut rest = text;
     let first = next_line(&mut rest).ok_or(ParseError::NoOpening)?;
     if !is_delimiter(first) {
@@ -262,11 +289,7 @@ fn parse(text: &str, strict: bool) -> Result<Frame, ParseError> {
         if headers.len() == MAX_HEADERS {
             return Err(ParseError::TooManyHeaders);
         }
-        let line = if strict {
-            line
-        } else {
-            line.strip_suffix('\r').unwrap_or(line)
-        };
+        let line = line.strip_suffix('\r').unwrap_or(line);
         let (key, value) = line
             .split_once(": ")
             .or_else(|| line.strip_suffix(':').map(|k| (k, "")))
@@ -369,12 +392,29 @@ mod tests {
     }
 
     #[test]
-    fn crlf_lines_are_read_leniently_only() {
+    fn crlf_lines_are_read_by_both_readers() {
         let text = "---\r\ncommand: x\r\ntype: request\r\n---\r\nbody";
-        assert!(Frame::parse_strict(text).is_err());
-        let frame = Frame::parse_lenient(text).unwrap();
-        assert_eq!(frame.command(), Some("x"));
-        assert_eq!(frame.body, "body");
+        for frame in [Frame::parse_strict(text), Frame::parse_lenient(text)] {
+            let frame = frame.unwrap();
+            assert_eq!(frame.command(), Some("x"));
+            assert_eq!(frame.body, "body");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_frame_still_names_whom_to_answer() {
+        let duplicate = "---\ncommand: c.ui.tree\nid: 7\nid: 8\nto: c\ntype: request\n---\n{}";
+        assert!(Frame::parse_lenient(duplicate).is_err());
+        let seen = Frame::salvage(duplicate);
+        assert_eq!(
+            (seen.id(), seen.command(), seen.to()),
+            (Some("7"), Some("c.ui.tree"), Some("c"))
+        );
+        let bad_line = "---\nid: 9\nnot a header\n---\n";
+        assert_eq!(Frame::salvage(bad_line).id(), Some("9"));
+        let huge = format!("---\nid: 10\ntype: request\n---\n{}", "x".repeat(17 << 20));
+        assert_eq!(Frame::salvage(&huge).id(), Some("10"));
+        assert_eq!(Frame::salvage("garbage\nid: 1\n"), Frame::default());
     }
 
     #[test]

@@ -116,9 +116,8 @@ impl Broker {
         let request = match Frame::parse_strict(text) {
             Ok(f) => f,
             Err(e) => {
-                // Repeat what can be read of a frame MixOS's lenient reader takes.
-                let seen = Frame::parse_lenient(text).unwrap_or_default();
-                return Some(malformed(&seen, &e.to_string()));
+                // Answered to the request it was, as far as that can be read.
+                return Some(malformed(&Frame::salvage(text), &e.to_string()));
             }
         };
         if request.is_heartbeat() {
@@ -224,7 +223,7 @@ fn taken(request: &Frame, name: &str) -> Frame {
 }
 
 /// rc 20 for a frame that could not be read.
-fn malformed(seen: &Frame, message: &str) -> Frame {
+pub(crate) fn malformed(seen: &Frame, message: &str) -> Frame {
     Frame::response_to(
         seen,
         Rc::Failure,

@@ -15,6 +15,7 @@ use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
 use crate::apps::{spawn_writer, Apps, Routed};
+use crate::broker::malformed;
 
 /// The broker's own name on the Bus.
 const BROKER: &str = "noded";
@@ -314,7 +315,12 @@ impl Link {
         let frame = match Frame::parse_lenient(text) {
             Ok(frame) => frame,
             Err(e) => {
-                tracing::warn!(%e, "unreadable frame from the Bus broker, ignored");
+                // A request the broker forwarded is answered all the same.
+                let seen = Frame::salvage(text);
+                tracing::warn!(%e, "unreadable frame from the Bus broker");
+                if seen.id().is_some_and(|id| !self.pending.contains_key(id)) {
+                    let _ = self.tx.send(malformed(&seen, &e.to_string()).serialize());
+                }
                 return;
             }
         };
