@@ -19,6 +19,15 @@ pub struct FaceArgs {
     /// ws://HOST:PORT/ws, on a loopback address only (port 0 picks one).
     #[arg(long, value_name = "HOST:PORT", group = "bus")]
     bus_listen: Option<String>,
+    /// A browser origin allowed to open the Bus (`http://localhost:8080`);
+    /// pages from any other origin are refused (repeatable).
+    #[arg(long, value_name = "ORIGIN", requires = "bus_listen")]
+    bus_allow_origin: Vec<String>,
+    /// A file holding the token every Bus connection must carry (as
+    /// `Authorization: Bearer TOKEN` or `/ws?token=TOKEN`); with one, the Bus
+    /// may listen beyond loopback.
+    #[arg(long, value_name = "PATH", requires = "bus_listen")]
+    bus_token_file: Option<PathBuf>,
     /// Register each hosted app's Bus name with the MixOS broker (noded) at
     /// this ws://HOST:PORT/ws URL and answer the requests it forwards,
     /// connecting again whenever it goes away.
@@ -41,7 +50,6 @@ pub struct FaceArgs {
 }
 
 impl FaceArgs {
-    /// The cua.env.v1 token: the file's first line, else a non-empty CUA_TOKEN.
     /// Any face is asked for.
     pub fn any(&self) -> bool {
         self.mygo_socket().is_some()
@@ -50,23 +58,23 @@ impl FaceArgs {
             || self.cua_listen.is_some()
     }
 
+    /// The cua.env.v1 token: the file's first line, else a non-empty CUA_TOKEN.
     fn cua_token(&self) -> Result<Option<String>, String> {
-        let token = match &self.cua_token_file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read --cua-token-file {}: {e}", path.display()))?;
-                let line = text.lines().next().unwrap_or("").trim().to_string();
-                if line.is_empty() {
-                    return Err(format!(
-                        "--cua-token-file {} is empty; put the token on its first line",
-                        path.display()
-                    ));
-                }
-                Some(line)
-            }
-            None => std::env::var("CUA_TOKEN").ok().filter(|t| !t.is_empty()),
-        };
-        Ok(token)
+        match &self.cua_token_file {
+            Some(path) => read_token("--cua-token-file", path).map(Some),
+            None => Ok(std::env::var("CUA_TOKEN").ok().filter(|t| !t.is_empty())),
+        }
+    }
+
+    /// Who may open the Bus.
+    fn bus_access(&self) -> Result<wayrig_bus::Access, String> {
+        Ok(wayrig_bus::Access {
+            origins: self.bus_allow_origin.clone(),
+            token: match &self.bus_token_file {
+                Some(path) => Some(read_token("--bus-token-file", path)?),
+                None => None,
+            },
+        })
     }
 
     /// The MyGo socket asked for: the flag, else a non-empty MYGO_AUTOMATION.
@@ -115,6 +123,20 @@ fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
     }
 }
 
+/// A token file's first line, trimmed; an empty one is an error.
+fn read_token(flag: &str, path: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {flag} {}: {e}", path.display()))?;
+    let line = text.lines().next().unwrap_or("").trim().to_string();
+    if line.is_empty() {
+        return Err(format!(
+            "{flag} {} is empty; put the token on its first line",
+            path.display()
+        ));
+    }
+    Ok(line)
+}
+
 /// The faces' listeners, bound before anything started.
 pub struct Listeners {
     bus: Option<wayrig_bus::BusListener>,
@@ -125,7 +147,7 @@ impl Listeners {
     /// Bind what the flags ask for; an address or token that cannot be used is an error.
     pub async fn bind(faces: &FaceArgs) -> Result<Listeners, String> {
         let bus = match &faces.bus_listen {
-            Some(addr) => Some(wayrig_bus::bind(addr).await?),
+            Some(addr) => Some(wayrig_bus::bind(addr, faces.bus_access()?).await?),
             None => None,
         };
         if let Some(url) = &faces.bus_connect {

@@ -1598,3 +1598,59 @@ fn ui_tree_lists_what_the_last_frame_shows_in_a_persons_words() {
         assert!(nodes(&figures).is_empty(), "{figures}");
     });
 }
+
+/// The HTTP status of a WebSocket handshake to `url` with these headers:
+/// 101 when the Bus took the connection.
+async fn handshake_status(url: &str, headers: &[(&str, &str)]) -> u16 {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::Error;
+    let mut request = url.into_client_request().unwrap();
+    for (name, value) in headers {
+        let name =
+            tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(name.as_bytes()).unwrap();
+        request.headers_mut().insert(name, value.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((_, response)) => response.status().as_u16(),
+        Err(Error::Http(response)) => response.status().as_u16(),
+        Err(e) => panic!("the Bus answers a handshake: {e}"),
+    }
+}
+
+#[test]
+fn pages_from_other_origins_and_rebound_hosts_cannot_open_the_bus() {
+    let hosted = Hosted::fixture(&["--bus-allow-origin", "http://app.example:8080"]);
+    let url = hosted.url.clone();
+    let port = url.split(':').nth(2).unwrap().split('/').next().unwrap();
+    runtime().block_on(async {
+        assert_eq!(handshake_status(&url, &[]).await, 101, "a local client");
+        let evil = handshake_status(&url, &[("origin", "http://evil.example")]).await;
+        assert_eq!(evil, 403, "a page from another origin");
+        let allowed = handshake_status(&url, &[("origin", "http://app.example:8080")]).await;
+        assert_eq!(allowed, 101, "the origin allowed");
+        let rebound = format!("evil.example:{port}");
+        let rebound = handshake_status(&url, &[("host", rebound.as_str())]).await;
+        assert_eq!(rebound, 403, "a name rebound to loopback");
+    });
+}
+
+#[test]
+fn a_bus_with_a_token_takes_only_connections_that_carry_it() {
+    let dir = std::env::temp_dir().join(format!("wayrig-bus-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, "s3cret\n").unwrap();
+    let hosted = Hosted::fixture(&["--bus-token-file", token_file.to_str().unwrap()]);
+    let url = hosted.url.clone();
+    runtime().block_on(async {
+        assert_eq!(handshake_status(&url, &[]).await, 401);
+        let wrong = handshake_status(&url, &[("authorization", "Bearer nope")]).await;
+        assert_eq!(wrong, 401);
+        let bearer = handshake_status(&url, &[("authorization", "Bearer s3cret")]).await;
+        assert_eq!(bearer, 101);
+        let queried = handshake_status(&format!("{url}?token=s3cret"), &[]).await;
+        assert_eq!(queried, 101, "a browser's token in the query");
+    });
+    drop(hosted);
+    let _ = std::fs::remove_dir_all(&dir);
+}

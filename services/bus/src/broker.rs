@@ -1,5 +1,5 @@
 //! The broker: ABP over WebSocket text frames at `ws://HOST:PORT/ws`, loopback
-//! only; `noded.register`, `noded.ping`, heartbeats, and requests routed to apps.
+//! only unless a token is set; `noded.register`, `noded.ping`, heartbeats, and requests routed to apps.
 //!
 //! Each hosted app answers its requests one at a time, in arrival order, on
 //! a worker of its own; a bad frame is answered rc 20, never a dropped connection.
@@ -19,20 +19,22 @@ use tokio_tungstenite::tungstenite::Message;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
+use crate::access::Access;
 use crate::apps::{spawn_writer, Apps, Routed};
 use crate::names::valid_name;
 
 /// The broker's own name, as MixOS's broker is called.
 const BROKER: &str = "noded";
 
-/// A bound Bus listener.
+/// A bound Bus listener, with who may connect to it.
 pub struct BusListener {
     listener: TcpListener,
     pub addr: SocketAddr,
+    access: Arc<Access>,
 }
 
-/// Bind `HOST:PORT` on a loopback address; any other address is refused.
-pub async fn bind(addr: &str) -> Result<BusListener, String> {
+/// Bind `HOST:PORT`: on a loopback address, or anywhere once a token is set.
+pub async fn bind(addr: &str, access: Access) -> Result<BusListener, String> {
     let resolved: Vec<SocketAddr> = tokio::net::lookup_host(addr)
         .await
         .map_err(|e| format!("--bus-listen {addr}: not a HOST:PORT address: {e}"))?
@@ -40,10 +42,14 @@ pub async fn bind(addr: &str) -> Result<BusListener, String> {
     let Some(first) = resolved.first() else {
         return Err(format!("--bus-listen {addr}: the host has no address"));
     };
-    if let Some(open) = resolved.iter().find(|a| !a.ip().is_loopback()) {
+    if let Some(open) = resolved
+        .iter()
+        .find(|a| !a.ip().is_loopback() && access.token.is_none())
+    {
         return Err(format!(
-            "--bus-listen {addr}: {} is not a loopback address; the Bus has no authentication, \
-             so it listens on 127.0.0.1 or ::1 only (use --bus-listen 127.0.0.1:PORT)",
+            "--bus-listen {addr}: {} is not a loopback address; without a token the Bus \
+             listens on 127.0.0.1 or ::1 only (use --bus-listen 127.0.0.1:PORT, or set \
+             --bus-token-file)",
             open.ip()
         ));
     }
@@ -53,7 +59,11 @@ pub async fn bind(addr: &str) -> Result<BusListener, String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("--bus-listen {addr}: {e}"))?;
-    Ok(BusListener { listener, addr })
+    Ok(BusListener {
+        listener,
+        addr,
+        access: Arc::new(access),
+    })
 }
 
 struct Broker {
@@ -85,7 +95,11 @@ pub async fn serve(
                 Ok((stream, _)) => {
                     let broker = broker.clone();
                     let closed = closed.clone();
-                    connections.spawn(async move { connection(broker, stream, closed).await });
+                    let access = listener.access.clone();
+                    let at = listener.addr;
+                    connections.spawn(async move {
+                        connection(broker, stream, (access, at), closed).await
+                    });
                 }
                 Err(e) => {
                     tracing::warn!(%e, "Bus accept failed");
@@ -233,16 +247,38 @@ pub(crate) fn malformed(seen: &Frame, message: &str) -> Frame {
 
 /// One client connection: frames read in order, answers written as they come,
 /// until the client goes or `closed` turns true.
-async fn connection(broker: Arc<Broker>, stream: TcpStream, mut closed: watch::Receiver<bool>) {
+/// `access` is the listener's rules and address.
+async fn connection(
+    broker: Arc<Broker>,
+    stream: TcpStream,
+    (access, at): (Arc<Access>, SocketAddr),
+    mut closed: watch::Receiver<bool>,
+) {
     // The handshake callback's type is tungstenite's: its error is a response.
     #[allow(clippy::result_large_err)]
-    let check_path = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
-        if request.uri().path() == "/ws" {
-            Ok(response)
-        } else {
-            let mut refused = ErrorResponse::new(Some("the Bus is at /ws".into()));
-            *refused.status_mut() = StatusCode::NOT_FOUND;
-            Err(refused)
+    let check = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
+        let refuse = |status: StatusCode, why: String| {
+            let mut refused = ErrorResponse::new(Some(why));
+            *refused.status_mut() = status;
+            refused
+        };
+        if request.uri().path() != "/ws" {
+            return Err(refuse(StatusCode::NOT_FOUND, "the Bus is at /ws".into()));
+        }
+        let header = |name: &str| {
+            request
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        match access.check(at, request.uri().query(), header) {
+            Ok(()) => Ok(response),
+            Err(why) => {
+                tracing::info!(status = why.status, message = %why.message, "Bus connection refused");
+                let status = StatusCode::from_u16(why.status).unwrap_or(StatusCode::FORBIDDEN);
+                Err(refuse(status, why.message))
+            }
         }
     };
     // Frames past MixOS's 16 MiB still arrive, to be answered rc 20; only
@@ -250,15 +286,14 @@ async fn connection(broker: Arc<Broker>, stream: TcpStream, mut closed: watch::R
     let mut config = WebSocketConfig::default();
     config.max_frame_size = Some(2 * MAX_FRAME);
     config.max_message_size = Some(2 * MAX_FRAME);
-    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, check_path, Some(config))
-        .await
-    {
-        Ok(ws) => ws,
-        Err(e) => {
-            tracing::debug!(%e, "Bus handshake failed");
-            return;
-        }
-    };
+    let ws =
+        match tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                tracing::debug!(%e, "Bus handshake failed");
+                return;
+            }
+        };
     let client = broker.next_client.fetch_add(1, Ordering::Relaxed);
     let (sink, mut source) = ws.split();
     let (tx, writer) = spawn_writer(sink);

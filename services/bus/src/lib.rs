@@ -6,8 +6,9 @@
 //! queues each one's requests for both; `names` the
 //! Bus's naming rule; `verbs` turns drive verbs into session calls; `roles`
 //! and `keys` map the one model and egui's key names to the wire's words;
-//! `captures` confines where `ui.capture` writes.
+//! `captures` confines where `ui.capture` writes; `access` says who may connect.
 
+mod access;
 mod apps;
 mod broker;
 mod captures;
@@ -17,6 +18,7 @@ pub mod names;
 pub mod roles;
 mod verbs;
 
+pub use access::Access;
 pub use broker::{bind, serve, BusListener};
 pub use connector::{check_url, connect, Notice};
 pub use names::{name_from_app_id, valid_name};
