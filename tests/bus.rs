@@ -423,6 +423,16 @@ fn wayrig_send_asks_one_request_and_prints_its_answer() {
     let bad = send(&["fx.ui.click", "label=Press"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not JSON"));
+
+    // The URL may come first, as MixOS's send writes it.
+    let state = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["send", &hosted.url, "fx", "fx.window.state", "{}"])
+        .env_remove("WAYRIG_BUS")
+        .output()
+        .unwrap();
+    assert!(state.status.success(), "{state:?}");
+    let state: Value = serde_json::from_slice(&state.stdout).unwrap();
+    assert!(state["size"].is_array(), "{state}");
 }
 
 #[test]

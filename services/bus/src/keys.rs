@@ -54,15 +54,26 @@ pub fn host_key(egui: &str) -> Option<String> {
     if egui.len() == 1 && egui.chars().all(|c| c.is_ascii_uppercase()) {
         return Some(egui.to_string());
     }
-    if let Some(n) = egui.strip_prefix('F').and_then(|n| n.parse::<u32>().ok()) {
-        return (1..=35).contains(&n).then(|| egui.to_string());
+    if let Some(n) = function_key(egui) {
+        return (1..=12).contains(&n).then(|| egui.to_string());
     }
     None
+}
+
+/// The number of a function key's egui name: `F20` is 20.
+fn function_key(egui: &str) -> Option<u32> {
+    egui.strip_prefix('F')?.parse().ok()
 }
 
 /// The chord for a key with MixOS modifiers (`ctrl`, `shift`, `alt`, and
 /// `command`, which is Ctrl off macOS).
 pub fn chord(key: &str, modifiers: &[String]) -> Result<String, String> {
+    if function_key(key).is_some_and(|n| (13..=35).contains(&n)) {
+        return Err(format!(
+            "{key} is an egui key name, but no key of the session's US keyboard sends it: \
+             F1 to F12 are there"
+        ));
+    }
     let key = host_key(key).ok_or_else(|| {
         format!("unknown key {key:?}: use an egui key name such as Enter, Escape, Tab, ArrowDown, A, Num0 or F1")
     })?;
@@ -122,5 +133,7 @@ mod tests {
         );
         assert!(chord("A", &mods(&["hyper"])).unwrap_err().contains("hyper"));
         assert!(chord("Nope", &[]).unwrap_err().contains("egui key name"));
+        assert_eq!(chord("F12", &[]).unwrap(), "F12");
+        assert!(chord("F20", &[]).unwrap_err().contains("F1 to F12"));
     }
 }

@@ -118,7 +118,7 @@ const VERBS: &[Verb] = &[
         read_only: false,
         traced: true,
         args: &[
-            ("key", "string", true, "an egui key name: Enter, Escape, Tab, ArrowDown, A, Num0, F1, ..."),
+            ("key", "string", true, "an egui key name: Enter, Escape, Tab, ArrowDown, A, Num0, F1 to F12, ..."),
             ("modifiers", "list", false, "ctrl, shift, alt or command (Ctrl off macOS)"),
         ],
     },
