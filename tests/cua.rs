@@ -1660,3 +1660,129 @@ fn an_egui_app_is_read_and_pressed_through_accesskit() {
         read_until(&channel, &window, pressed).await;
     });
 }
+
+#[test]
+fn unset_positions_act_where_the_pointer_is_and_gestures_take_their_time() {
+    let hosted = Hosted::fixture(&[]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel.clone());
+        let window = first_window(&mut w).await;
+        let tree = read_tree(&mut a, &window).await;
+        let press = centre(&find_node(&tree.nodes, "button", "Press").bounds.unwrap());
+        let pointer = |action| v1::PointerRequest {
+            target: None,
+            action: Some(action),
+        };
+        let moved = |at: v1::Point, duration: Option<prost_types::Duration>| {
+            pointer(v1::pointer_request::Action::Move(v1::PointerMove {
+                position: Some(at),
+                duration,
+            }))
+        };
+
+        // A click with no position clicks where the pointer is.
+        c.pointer(moved(press, None)).await.unwrap();
+        c.pointer(pointer(v1::pointer_request::Action::Click(
+            v1::PointerClick::default(),
+        )))
+        .await
+        .unwrap();
+        hosted
+            .stdout
+            .wait_for("\"clicked\"", "the click where the pointer was");
+
+        // A scroll with no position scrolls what is under the pointer.
+        let layout = hosted.stdout.wait_for("\"layout\"", "the fixture's layout");
+        let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
+        let content = window.bounds.unwrap();
+        let list = &layout["list"];
+        let over_list = v1::Point {
+            x: content.x + list["x"].as_f64().unwrap() + list["w"].as_f64().unwrap() / 2.0,
+            y: content.y + list["y"].as_f64().unwrap() + list["h"].as_f64().unwrap() / 2.0,
+        };
+        // A glide of 300 ms: a move a frame, over at least its duration.
+        let started = std::time::Instant::now();
+        let glide = c
+            .pointer(moved(
+                over_list,
+                Some(prost_types::Duration {
+                    seconds: 0,
+                    nanos: 300_000_000,
+                }),
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        let detail = glide.report.unwrap().detail;
+        assert!(detail.contains("in 18 step(s)"), "{detail}");
+        c.pointer(pointer(v1::pointer_request::Action::Scroll(
+            v1::PointerScroll {
+                delta_y: 3.0,
+                ..Default::default()
+            },
+        )))
+        .await
+        .unwrap();
+        hosted.stdout.wait_for("\"scroll\"", "the list's scroll");
+
+        // Over the empty desktop the pointer moves, and leaves the window.
+        let empty = v1::Point {
+            x: content.x + content.width + 20.0,
+            y: content.y + 10.0,
+        };
+        let answer = c.pointer(moved(empty, None)).await.unwrap().into_inner();
+        let cursor = answer.cursor_position.unwrap();
+        assert_eq!((cursor.x, cursor.y), (empty.x, empty.y));
+        let negative = c
+            .pointer(moved(
+                press,
+                Some(prost_types::Duration {
+                    seconds: -1,
+                    nanos: 0,
+                }),
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(negative.code(), Code::InvalidArgument);
+
+        // Typing with a delay pauses between keystrokes.
+        let first = centre(
+            &find_node(&tree.nodes, "text_field", "First")
+                .bounds
+                .unwrap(),
+        );
+        c.pointer(pointer(v1::pointer_request::Action::Click(
+            v1::PointerClick {
+                position: Some(first),
+                ..Default::default()
+            },
+        )))
+        .await
+        .unwrap();
+        let started = std::time::Instant::now();
+        c.keyboard(v1::KeyboardRequest {
+            target: Some(v1::InputTarget {
+                window: window.r#ref.clone(),
+                ..Default::default()
+            }),
+            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                text: "abc".into(),
+                delay: Some(prost_types::Duration {
+                    seconds: 0,
+                    nanos: 100_000_000,
+                }),
+                ..Default::default()
+            })),
+        })
+        .await
+        .unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        hosted
+            .stdout
+            .wait_for("\"text\": \"abc\"", "the typed text");
+    });
+}

@@ -683,6 +683,7 @@ async fn a_press_cancelled_before_its_release_leaves_no_button_down_and_clicks_n
         Step {
             events: vec![pointer("down")],
             then: FrameWait::Frames(1_000_000),
+            at: None,
         },
         Step::drawn(vec![pointer("up")]),
     ];

@@ -71,6 +71,7 @@ pub enum Command {
         f64,
         oneshot::Sender<HostResult<WindowHandle>>,
     ),
+    PointerToDesktop(f64, f64, oneshot::Sender<HostResult<PointerState>>),
     Clipboard(oneshot::Sender<HostResult<ClipboardRead>>),
     SetClipboard(String, oneshot::Sender<u64>),
     AppExited(u32, Option<i32>),
@@ -274,6 +275,11 @@ impl Host for CompositorHost {
 
     async fn window_at(&self, window: WindowHandle, x: f64, y: f64) -> HostResult<WindowHandle> {
         self.ask(|reply| Command::WindowAt(window, x, y, reply))
+            .await?
+    }
+
+    async fn move_pointer_to_desktop(&self, x: f64, y: f64) -> HostResult<PointerState> {
+        self.ask(|reply| Command::PointerToDesktop(x, y, reply))
             .await?
     }
 
@@ -578,6 +584,10 @@ impl State {
             Command::WindowAt(handle, x, y, reply) => {
                 self.refresh_windows();
                 let _ = reply.send(self.window_at(handle, x, y));
+            }
+            Command::PointerToDesktop(x, y, reply) => {
+                self.refresh_windows();
+                let _ = reply.send(self.pointer_to_desktop(x, y));
             }
             Command::Clipboard(reply) => {
                 let _ = reply.send(self.read_clipboard());

@@ -9,7 +9,7 @@ use smithay::input::keyboard::{FilterResult, Keycode};
 use smithay::input::pointer::{AxisFrame, ButtonEvent, MotionEvent};
 use smithay::reexports::wayland_server::backend::ClientId;
 use smithay::reexports::wayland_server::Resource;
-use smithay::utils::SERIAL_COUNTER;
+use smithay::utils::{Logical, Point, SERIAL_COUNTER};
 use smithay::wayland::text_input::TextInputSeat;
 use std::time::Instant;
 
@@ -308,6 +308,31 @@ impl State {
             .and_then(|id| windows.registry.get(id))
             .map(|r| r.handle())
             .ok_or(HostError::NoWindow(handle))
+    }
+
+    /// The pointer to a point of the output no window lies under.
+    pub fn pointer_to_desktop(&mut self, x: f64, y: f64) -> HostResult<PointerState> {
+        let at = Point::<f64, Logical>::from((x, y));
+        if !x.is_finite() || !y.is_finite() {
+            return Err(HostError::InvalidRequest(format!(
+                "coordinates must be finite, got ({x}, {y})"
+            )));
+        }
+        if self.rig.windows.space.element_under(at).is_some() {
+            return Err(HostError::InvalidRequest(format!(
+                "a window lies under ({x}, {y}); send input to it to move the pointer there"
+            )));
+        }
+        if let Some(pointer) = self.seat.get_pointer() {
+            let event = MotionEvent {
+                location: at,
+                serial: SERIAL_COUNTER.next_serial(),
+                time: self.event_time(),
+            };
+            pointer.motion(self, None, &event);
+            pointer.frame(self);
+        }
+        Ok(self.pointer_state())
     }
 
     fn pointer_move(&mut self, target: &Target) {

@@ -631,6 +631,15 @@ pub trait Host: Send + Sync {
         )))
     }
 
+    /// Move the pointer to a global point no window lies under (the empty
+    /// desktop): it leaves the surface it was over. A point over a window is
+    /// refused; input to that window moves the pointer there.
+    async fn move_pointer_to_desktop(&self, _x: f64, _y: f64) -> HostResult<PointerState> {
+        Err(HostError::Unsupported(
+            "this host cannot move the pointer where no window is".into(),
+        ))
+    }
+
     /// The clipboard's text (the data device selection), whoever owns it.
     async fn clipboard(&self) -> HostResult<ClipboardText>;
 

@@ -5,6 +5,7 @@
 //! once the app has read it and drawn what it caused.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tonic::{Code, Request, Response, Status};
 use wayrig_cua_proto::v1;
@@ -19,6 +20,12 @@ use wayrig_services::session::{display_of, primary_display};
 
 /// Points one wheel line scrolls (what the host sends for one click).
 const LINE_POINTS: f64 = 15.0;
+/// Steps a second of a timed gesture: one per frame of a 60 Hz output.
+const STEPS_PER_SECOND: f64 = 60.0;
+/// The longest gesture or typing delay taken.
+const LONGEST: Duration = Duration::from_secs(60);
+/// A drag without a duration lasts this long, as the proto says.
+const DRAG_DEFAULT: Duration = Duration::from_millis(300);
 
 pub struct Computer {
     pub session: Arc<Session>,
@@ -65,6 +72,56 @@ fn point(p: Option<&v1::Point>, field: &str) -> Result<(f64, f64), Status> {
         return Err(invalid(format!("{field} must be finite")));
     }
     Ok((p.x, p.y))
+}
+
+/// A duration field: unset or zero is `None`; negative or over a minute is refused.
+fn duration(d: Option<&prost_types::Duration>, field: &str) -> Result<Option<Duration>, Status> {
+    let Some(d) = d else { return Ok(None) };
+    if d.seconds < 0 || d.nanos < 0 {
+        return Err(invalid(format!("{field} is negative")));
+    }
+    let d = Duration::from_secs(d.seconds as u64) + Duration::from_nanos(d.nanos as u64);
+    if d > LONGEST {
+        return Err(invalid(format!(
+            "{field} is {d:?}; at most {LONGEST:?} is taken"
+        )));
+    }
+    Ok((!d.is_zero()).then_some(d))
+}
+
+/// How many steps a gesture over `d` takes: one a frame, at least one.
+fn steps_over(d: Duration) -> usize {
+    (d.as_secs_f64() * STEPS_PER_SECOND).ceil().max(1.0) as usize
+}
+
+/// Points along a path through `points`, `n` of them after the first,
+/// evenly spread by length, each waypoint among them; the last is the end.
+fn along(points: &[(f64, f64)], n: usize) -> Vec<(f64, f64)> {
+    let segments: Vec<((f64, f64), (f64, f64))> = points.windows(2).map(|w| (w[0], w[1])).collect();
+    let length = |((x0, y0), (x1, y1)): &((f64, f64), (f64, f64))| (x1 - x0).hypot(y1 - y0);
+    let total: f64 = segments.iter().map(length).sum();
+    let n = n.max(segments.len());
+    let mut out = Vec::with_capacity(n);
+    let mut given = 0;
+    for (i, seg) in segments.iter().enumerate() {
+        // Each segment's share of the steps by its length, at least one; the
+        // last takes what is left.
+        let share = if i + 1 == segments.len() {
+            n - given
+        } else if total > 0.0 {
+            ((length(seg) / total * n as f64).round() as usize)
+                .clamp(1, n - given - (segments.len() - i - 1))
+        } else {
+            1
+        };
+        let ((x0, y0), (x1, y1)) = *seg;
+        for k in 1..=share {
+            let t = k as f64 / share as f64;
+            out.push((x0 + (x1 - x0) * t, y0 + (y1 - y0) * t));
+        }
+        given += share;
+    }
+    out
 }
 
 impl Computer {
@@ -155,7 +212,34 @@ impl Computer {
     /// frontmost window under it.
     async fn spot(&self, target: &v1::InputTarget, p: (f64, f64)) -> Result<Spot, Status> {
         let window = self.target_window(target).await?;
-        let (gx, gy) = self.global(target, window.as_ref(), p).await?;
+        let global = self.global(target, window.as_ref(), p).await?;
+        self.spot_global(window, global)
+    }
+
+    /// The request's point, or where the pointer is when it gives none (an
+    /// unset position acts where the pointer is).
+    async fn spot_or_pointer(
+        &self,
+        target: &v1::InputTarget,
+        p: Option<&v1::Point>,
+        field: &str,
+    ) -> Result<Spot, Status> {
+        match p {
+            Some(p) => self.spot(target, point(Some(p), field)?).await,
+            None => {
+                let at = self.session.pointer().await.map_err(self.err("pointer"))?;
+                let window = self.target_window(target).await?;
+                self.spot_global(window, (at.x, at.y))
+            }
+        }
+    }
+
+    /// Where a global point lands: in `window`, else the frontmost one under it.
+    fn spot_global(
+        &self,
+        window: Option<WindowInfo>,
+        (gx, gy): (f64, f64),
+    ) -> Result<Spot, Status> {
         let window = match window {
             Some(w) => w,
             None => self.session.window_at(gx, gy).ok_or_else(|| {
@@ -225,6 +309,57 @@ impl Computer {
         })
     }
 
+    /// A glide from where the pointer is to the spot, one move a frame over
+    /// `over`; from outside the spot's window it starts at the window's edge.
+    async fn glide(&self, spot: &Spot, over: Duration) -> Result<Vec<Step>, Status> {
+        let now = self.session.pointer().await.map_err(self.err("pointer"))?;
+        let content = spot.window.content;
+        let (w, h) = (
+            f64::from(content.width.max(1)) - 1.0,
+            f64::from(content.height.max(1)) - 1.0,
+        );
+        let start = (
+            (now.x - content.x as f64).clamp(0.0, w),
+            (now.y - content.y as f64).clamp(0.0, h),
+        );
+        let moves = along(&[start, (spot.x, spot.y)], steps_over(over));
+        let count = moves.len();
+        Ok(moves
+            .into_iter()
+            .enumerate()
+            .map(|(i, (x, y))| {
+                Step::drawn(vec![InputEvent::PointerMove {
+                    x,
+                    y,
+                    mods: Mods::default(),
+                }])
+                .at(over.mul_f64((i + 1) as f64 / count as f64))
+            })
+            .collect())
+    }
+
+    /// A move to where no window is: the pointer leaves the windows.
+    async fn move_over_desktop(
+        &self,
+        x: f64,
+        y: f64,
+    ) -> Result<Response<v1::PointerResponse>, Status> {
+        let at = self
+            .session
+            .move_pointer_to_desktop(x, y)
+            .await
+            .map_err(self.err("input"))?;
+        Ok(Response::new(v1::PointerResponse {
+            report: Some(v1::DeliveryReport {
+                delivery: v1::Delivery::Foreground as i32,
+                focus_changed: false,
+                pointer_moved: true,
+                detail: format!("moved to ({x}, {y}), over the desktop: no window is there"),
+            }),
+            cursor_position: Some(v1::Point { x: at.x, y: at.y }),
+        }))
+    }
+
     async fn cursor(&self) -> Option<v1::Point> {
         let p = self.session.pointer().await.ok()?;
         Some(v1::Point { x: p.x, y: p.y })
@@ -262,7 +397,7 @@ impl ComputerService for Computer {
         let (at, steps) = match action {
             Action::Click(c) => {
                 let spot = self
-                    .spot(&target, point(c.position.as_ref(), "position")?)
+                    .spot_or_pointer(&target, c.position.as_ref(), "position")
                     .await?;
                 let event = InputEvent::Click {
                     x: spot.x,
@@ -274,19 +409,27 @@ impl ComputerService for Computer {
                 (spot.window, vec![Step::drawn(vec![event])])
             }
             Action::Move(m) => {
-                let spot = self
-                    .spot(&target, point(m.position.as_ref(), "position")?)
-                    .await?;
-                let event = InputEvent::PointerMove {
-                    x: spot.x,
-                    y: spot.y,
-                    mods: Mods::default(),
+                let glide = duration(m.duration.as_ref(), "duration")?;
+                let to = point(m.position.as_ref(), "position")?;
+                let window = self.target_window(&target).await?;
+                let (gx, gy) = self.global(&target, window.as_ref(), to).await?;
+                if window.is_none() && self.session.window_at(gx, gy).is_none() {
+                    return self.move_over_desktop(gx, gy).await;
+                }
+                let spot = self.spot_global(window, (gx, gy))?;
+                let steps = match glide {
+                    None => vec![Step::drawn(vec![InputEvent::PointerMove {
+                        x: spot.x,
+                        y: spot.y,
+                        mods: Mods::default(),
+                    }])],
+                    Some(glide) => self.glide(&spot, glide).await?,
                 };
-                (spot.window, vec![Step::drawn(vec![event])])
+                (spot.window, steps)
             }
             Action::Down(d) => {
                 let spot = self
-                    .spot(&target, point(d.position.as_ref(), "position")?)
+                    .spot_or_pointer(&target, d.position.as_ref(), "position")
                     .await?;
                 let event = InputEvent::PointerDown {
                     x: spot.x,
@@ -299,7 +442,7 @@ impl ComputerService for Computer {
             }
             Action::Up(u) => {
                 let spot = self
-                    .spot(&target, point(u.position.as_ref(), "position")?)
+                    .spot_or_pointer(&target, u.position.as_ref(), "position")
                     .await?;
                 let event = InputEvent::PointerUp {
                     x: spot.x,
@@ -329,21 +472,25 @@ impl ComputerService for Computer {
                     },
                 ])];
                 // Every point of the path, then the end, in the window the
-                // drag started in: the grab keeps the pointer there.
-                let mut through = Vec::new();
-                for p in &d.path {
-                    through.push(point(Some(p), "path")?);
-                }
-                through.push(point(d.to.as_ref(), "to")?);
-                let last = through.len() - 1;
-                for (i, p) in through.into_iter().enumerate() {
-                    let (gx, gy) = self.global(&target, Some(&from.window), p).await?;
-                    let (x, y) = (
+                // drag started in: the grab keeps the pointer there. The
+                // moves are spread over the drag's duration, a frame apart.
+                let over = duration(d.duration.as_ref(), "duration")?.unwrap_or(DRAG_DEFAULT);
+                let mut through = vec![(from.x, from.y)];
+                for p in d.path.iter().map(Some).chain([d.to.as_ref()]) {
+                    let field = if p == d.to.as_ref() { "to" } else { "path" };
+                    let (gx, gy) = self
+                        .global(&target, Some(&from.window), point(p, field)?)
+                        .await?;
+                    through.push((
                         gx - from.window.content.x as f64,
                         gy - from.window.content.y as f64,
-                    );
+                    ));
+                }
+                let moves = along(&through, steps_over(over));
+                let count = moves.len();
+                for (i, (x, y)) in moves.into_iter().enumerate() {
                     let mut events = vec![InputEvent::PointerMove { x, y, mods: m }];
-                    if i == last {
+                    if i + 1 == count {
                         events.push(InputEvent::PointerUp {
                             x,
                             y,
@@ -352,13 +499,13 @@ impl ComputerService for Computer {
                             mods: m,
                         });
                     }
-                    steps.push(Step::drawn(events));
+                    steps.push(Step::drawn(events).at(over.mul_f64((i + 1) as f64 / count as f64)));
                 }
                 (from.window, steps)
             }
             Action::Scroll(s) => {
                 let spot = self
-                    .spot(&target, point(s.position.as_ref(), "position")?)
+                    .spot_or_pointer(&target, s.position.as_ref(), "position")
                     .await?;
                 if !s.delta_x.is_finite() || !s.delta_y.is_finite() {
                     return Err(invalid("scroll deltas must be finite"));
@@ -405,11 +552,14 @@ impl ComputerService for Computer {
                 if t.text.is_empty() {
                     return Err(invalid("text is empty: there is nothing to type"));
                 }
-                let delay = match t.delay {
-                    Some(d) if d.seconds > 0 || d.nanos > 0 => Some(d),
-                    _ => None,
-                };
-                typed(&t.text, delay.is_some())
+                match duration(t.delay.as_ref(), "delay")? {
+                    None => typed(&t.text, false),
+                    Some(delay) => typed(&t.text, true)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, step)| step.at(delay * i as u32))
+                        .collect(),
+                }
             }
             Action::Press(p) => {
                 let chord = format!("{}{}", modifiers(&p.modifiers)?, key_input(p.key.as_ref())?);
@@ -584,5 +734,30 @@ mod tests {
             ]
         );
         assert_eq!(typed("ab\nc", true).len(), 4);
+    }
+
+    #[test]
+    fn a_path_is_walked_evenly_through_every_waypoint_to_its_end() {
+        let moves = along(&[(0.0, 0.0), (10.0, 0.0), (10.0, 30.0)], 4);
+        assert_eq!(moves.len(), 4);
+        assert!(moves.contains(&(10.0, 0.0)), "the waypoint: {moves:?}");
+        assert_eq!(moves.last(), Some(&(10.0, 30.0)));
+        // Fewer steps than segments: one a segment still.
+        assert_eq!(along(&[(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)], 1).len(), 2);
+        assert_eq!(steps_over(Duration::from_millis(300)), 18);
+    }
+
+    #[test]
+    fn durations_are_refused_negative_or_over_a_minute() {
+        let d = |seconds, nanos| prost_types::Duration { seconds, nanos };
+        assert_eq!(duration(None, "duration").unwrap(), None);
+        assert_eq!(duration(Some(&d(0, 0)), "duration").unwrap(), None);
+        assert_eq!(
+            duration(Some(&d(1, 500_000_000)), "duration").unwrap(),
+            Some(Duration::from_millis(1500))
+        );
+        assert!(duration(Some(&d(-1, 0)), "duration").is_err());
+        assert!(duration(Some(&d(0, -5)), "duration").is_err());
+        assert!(duration(Some(&d(1 << 62, 0)), "duration").is_err());
     }
 }

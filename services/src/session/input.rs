@@ -30,6 +30,9 @@ pub struct Step {
     /// What the step waits for before the next one: `Drawn` (the app read
     /// it and drew its answer) unless a step must last longer (a long press).
     pub then: FrameWait,
+    /// Not sent before this long after the request's first step was: a
+    /// gesture spread over time (a glide, a drag, typing with a delay).
+    pub at: Option<Duration>,
 }
 
 impl Step {
@@ -38,6 +41,15 @@ impl Step {
         Step {
             events,
             then: FrameWait::Drawn,
+            at: None,
+        }
+    }
+
+    /// The same step, sent no earlier than `at` after the request's first.
+    pub fn at(self, at: Duration) -> Self {
+        Step {
+            at: Some(at),
+            ..self
         }
     }
 }
@@ -159,6 +171,7 @@ impl Session {
             sent,
             total,
         };
+        let first_sent = tokio::time::Instant::now();
         for (sent, step) in steps.into_iter().enumerate() {
             let cancelled = || {
                 Error::Cancelled(format!(
@@ -168,6 +181,16 @@ impl Session {
             if cancels.has_changed().unwrap_or(true) {
                 self.release_safely(window, pressed).await;
                 return Err(cancelled());
+            }
+            // A timed gesture's step waits for its time; a cancel ends the wait.
+            if let Some(at) = step.at {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(first_sent + at) => {}
+                    _ = cancels.changed() => {
+                        self.release_safely(window, pressed).await;
+                        return Err(cancelled());
+                    }
+                }
             }
             match self.input(window, step.events.clone(), options).await {
                 Err(e) if sent > 0 && window_gone(&e) => return Err(interrupted(sent)),

@@ -408,6 +408,16 @@ impl Session {
             .cloned()
     }
 
+    /// Move the pointer to a point of the desktop no window lies under.
+    pub async fn move_pointer_to_desktop(
+        &self,
+        x: f64,
+        y: f64,
+    ) -> Result<wayrig_host::PointerState, Error> {
+        self.require(wayrig_host::Capability::Input, "input")?;
+        Ok(self.host.move_pointer_to_desktop(x, y).await?)
+    }
+
     /// The outputs, primary first.
     pub async fn displays(&self) -> Result<Vec<DisplayInfo>, Error> {
         Ok(self.host.displays().await?)
