@@ -307,11 +307,13 @@ fn windows_are_listed_watched_arranged_launched_and_closed() {
             v1::WindowState::Maximized as i32
         );
 
-        // Launched: the answer holds the new window and the watch sees it come.
+        // Launched by "application name or path", as trycua's `cua do
+        // launch` sends it: the answer holds the new window and the watch
+        // sees it come.
         let launched = w
             .launch_app(v1::LaunchAppRequest {
                 app: Some(v1::AppSpec {
-                    app: Some(v1::app_spec::App::Executable(
+                    app: Some(v1::app_spec::App::Name(
                         support::workspace_binary("wayrig-testclient")
                             .to_string_lossy()
                             .into(),
@@ -516,6 +518,30 @@ fn a_tree_is_read_found_and_acted_on_by_snapshot() {
         assert_ne!(report.delivery, v1::Delivery::Unspecified as i32);
         assert_ne!(report.delivery, v1::Delivery::Auto as i32);
         hosted.stdout.wait_for("\"clicked\"", "the fixture's click");
+        // No snapshot named is the latest that read the element, as trycua's
+        // `cua do a11y act ID` sends it: the press took the focus, so the
+        // first read is stale for it, and a newer one is taken.
+        read_tree(&mut a, &window).await;
+        a.act(act("", &press.element_id, v1::AccessibilityAction::Press))
+            .await
+            .expect("an empty snapshot id is the latest");
+        hosted
+            .stdout
+            .wait_count("\"clicked\"", 2, "the second click");
+        let never_read = a
+            .act(act("", "12345", v1::AccessibilityAction::Press))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&never_read),
+            (Code::FailedPrecondition, v1::ErrorReason::StaleSnapshot)
+        );
+        assert!(
+            !never_read
+                .message()
+                .contains("stale: read the tree again is stale"),
+            "{never_read:?}"
+        );
 
         // Found by role and name part; SET_VALUE through the found snapshot.
         let found = a

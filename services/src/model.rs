@@ -424,7 +424,7 @@ pub enum Error {
     #[error("no element {0}")]
     NoElement(String),
     /// Its window's tree moved on, and the element cannot be shown unchanged.
-    #[error("element {0} is stale: read the tree again")]
+    #[error("{0}")]
     StaleElement(String),
     /// The element is not where an action would point at it: something
     /// else (another element, a popup, a page over it) is there now.

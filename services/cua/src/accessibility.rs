@@ -211,18 +211,23 @@ impl AccessibilityService for Accessibility {
                 element.element_id
             ))
         })?;
+        // No snapshot named is the latest that holds the element.
+        let snapshot = match element.snapshot_id.as_str() {
+            "" => self
+                .session
+                .newest_snapshot_of(id)
+                .map_err(|e| from_session(e, "a11y"))?,
+            named => named.to_string(),
+        };
         let window = self
             .session
-            .snapshot_window(&element.snapshot_id)
+            .snapshot_window(&snapshot)
             .map_err(|e| from_session(e, "a11y"))?;
         let report = self
             .session
             .act(
                 window,
-                ElementRef::InSnapshot {
-                    snapshot: element.snapshot_id,
-                    id,
-                },
+                ElementRef::InSnapshot { snapshot, id },
                 action,
                 ActOptions { delivery },
             )

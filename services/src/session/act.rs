@@ -399,10 +399,9 @@ impl Session {
     ) -> Result<Path, Error> {
         let id = node.id;
         let window = tree.window.handle;
-        let (obj, ifaces) = self
-            .a11y()?
-            .object(id)
-            .ok_or_else(|| Error::StaleElement(id.to_string()))?;
+        let (obj, ifaces) = self.a11y()?.object(id).ok_or_else(|| {
+            Error::StaleElement(format!("element {id} is stale: read the tree again"))
+        })?;
         let conn = self.a11y()?.connection();
         let target = Target {
             window,

@@ -24,8 +24,16 @@ pub enum AppSpec {
     /// A .desktop id (`org.gtk.Demo4` or `org.gtk.Demo4.desktop`); its Exec
     /// line is run without a shell.
     DesktopId(String),
-    /// A display name matched against the installed applications.
+    /// A display name matched against the installed applications; failing
+    /// that a desktop id, then a program on PATH or a path, as "application
+    /// name or path" reads.
     Name(String),
+}
+
+/// What an [`AppSpec`] names on this desktop.
+enum Resolved<'d> {
+    Entry(&'d DesktopEntry),
+    Program(String),
 }
 
 /// A launch request.
@@ -108,18 +116,32 @@ impl Desktop {
         Ok(wrapped)
     }
 
-    fn entry(&self, app: &AppSpec) -> Result<Option<&DesktopEntry>, Error> {
-        let found = match app {
-            AppSpec::Executable(_) => return Ok(None),
-            AppSpec::DesktopId(id) => self.apps.by_id(id),
-            AppSpec::Name(name) => self.apps.by_name(name),
-        };
-        found.map(Some).map_err(|e| match e {
+    fn resolve(&self, app: &AppSpec) -> Result<Resolved<'_>, Error> {
+        let lookup = |e: crate::desktop::LookupError| match e {
             crate::desktop::LookupError::AmbiguousName { .. } => {
                 Error::InvalidRequest(e.to_string())
             }
             _ => Error::NotFound(e.to_string()),
-        })
+        };
+        match app {
+            AppSpec::Executable(program) => Ok(Resolved::Program(program.clone())),
+            AppSpec::DesktopId(id) => self.apps.by_id(id).map(Resolved::Entry).map_err(lookup),
+            AppSpec::Name(name) => match self.apps.by_name(name) {
+                Ok(entry) => Ok(Resolved::Entry(entry)),
+                Err(e @ crate::desktop::LookupError::AmbiguousName { .. }) => Err(lookup(e)),
+                Err(by_name) => {
+                    if let Ok(entry) = self.apps.by_id(name) {
+                        return Ok(Resolved::Entry(entry));
+                    }
+                    if find_executable(name, self.path_env.as_deref()).is_ok() {
+                        return Ok(Resolved::Program(name.clone()));
+                    }
+                    Err(Error::NotFound(format!(
+                        "{by_name}; nor is it a desktop id, a program on PATH or a path"
+                    )))
+                }
+            },
+        }
     }
 
     /// The argument vector and working directory for an app, opening
@@ -131,18 +153,15 @@ impl Desktop {
         cwd: Option<&Path>,
     ) -> Result<(Vec<String>, PathBuf), Error> {
         let bad = |e: crate::desktop::ExecError| Error::InvalidRequest(e.to_string());
-        let entry = self.entry(app)?;
-        let terminal = entry.is_some_and(|e| e.terminal);
-        let (mut argv, own_dir) = match entry {
-            Some(entry) => (
+        let resolved = self.resolve(app)?;
+        let terminal = matches!(resolved, Resolved::Entry(e) if e.terminal);
+        let (mut argv, own_dir) = match resolved {
+            Resolved::Entry(entry) => (
                 exec_argv(entry, targets).map_err(bad)?,
                 entry.working_dir.clone(),
             ),
-            None => {
-                let AppSpec::Executable(name) = app else {
-                    unreachable!("entry() answers an entry for ids and names");
-                };
-                let mut argv = vec![name.clone()];
+            Resolved::Program(name) => {
+                let mut argv = vec![name];
                 for t in targets {
                     argv.push(match t {
                         Target::Path(p) => p.to_string_lossy().into_owned(),
@@ -342,6 +361,22 @@ mod tests {
         assert!(err(AppSpec::DesktopId("gone".into())).contains("wayrig-no-such-program"));
         assert!(err(AppSpec::DesktopId("nothing.here".into())).contains("nothing.here"));
         assert!(err(AppSpec::Name("Nobody".into())).contains("Nobody"));
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_name_no_entry_has_is_a_desktop_id_then_a_program_or_a_path() {
+        let (desktop, root) = desktop_with(&[(
+            "org.example.Echo.desktop",
+            "[Desktop Entry]\nType=Application\nName=Echo Tool\nExec=echo entry\n",
+        )]);
+        let argv = |name: &str| desktop.command(&AppSpec::Name(name.into()), &[], None);
+        assert_eq!(&argv("org.example.Echo").unwrap().0[1..], ["entry"]);
+        assert_eq!(&argv("org.example.Echo.desktop").unwrap().0[1..], ["entry"]);
+        assert!(argv("sh").unwrap().0[0].ends_with("/sh"));
+        assert_eq!(argv("/bin/sh").unwrap().0, ["/bin/sh"]);
+        let missing = argv("wayrig-no-such-app").unwrap_err().to_string();
+        assert!(missing.contains("program on PATH"), "{missing}");
         std::fs::remove_dir_all(root).unwrap();
     }
 

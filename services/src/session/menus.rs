@@ -420,10 +420,9 @@ impl Session {
             let id = item.id;
             // The item's own action where it has one: menu items in popups are
             // measured from the popup, and closed menus are not on screen.
-            let (obj, ifaces) = self
-                .a11y()?
-                .object(id)
-                .ok_or_else(|| Error::StaleElement(id.to_string()))?;
+            let (obj, ifaces) = self.a11y()?.object(id).ok_or_else(|| {
+                Error::StaleElement(format!("element {id} is stale: read the tree again"))
+            })?;
             let done = match self
                 .do_named_action(&obj, &ifaces, &super::act::PRESS_ACTIONS)
                 .await
@@ -455,9 +454,9 @@ impl Session {
         id: u64,
         top: bool,
     ) -> Result<(), Error> {
-        let node = tree
-            .node(id)
-            .ok_or_else(|| Error::StaleElement(id.to_string()))?;
+        let node = tree.node(id).ok_or_else(|| {
+            Error::StaleElement(format!("element {id} is stale: read the tree again"))
+        })?;
         if node.states.expanded {
             return Ok(());
         }
@@ -482,7 +481,9 @@ impl Session {
                     let names = ["click", "activate", "press", "expand"];
                     self.do_named_action(&obj, &ifaces, &names).await
                 }
-                None => Err(Error::StaleElement(id.to_string())),
+                None => Err(Error::StaleElement(format!(
+                    "element {id} is stale: read the tree again"
+                ))),
             }
         };
         opened?;

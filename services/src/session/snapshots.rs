@@ -51,6 +51,17 @@ impl History {
             .map(|(_, tree)| tree)
     }
 
+    /// The newest kept read that holds element `id`.
+    fn newest_holding(&self, id: u64) -> Option<&str> {
+        let number = |name: &str| name[1..].parse::<u64>().unwrap_or(0);
+        self.kept
+            .values()
+            .flat_map(|reads| reads.iter())
+            .filter(|(_, tree)| tree.node(id).is_some())
+            .max_by_key(|(name, _)| number(name))
+            .map(|(name, _)| name.as_str())
+    }
+
     fn forget_closed(&mut self, open: &[WindowInfo]) {
         self.kept
             .retain(|handle, _| open.iter().any(|w| w.handle == *handle));
@@ -71,14 +82,14 @@ fn shows_unchanged(then: &Node, now: &Node) -> bool {
 pub(crate) fn still_shown<'t>(then: &Tree, now: &'t Tree, id: u64) -> Result<&'t Node, Error> {
     let was = then
         .node(id)
-        .ok_or_else(|| Error::NoElement(format!("{id} is not in that snapshot")))?;
+        .ok_or_else(|| Error::NoElement(format!("{id} in that snapshot")))?;
     match now.node(id) {
         Some(is) if shows_unchanged(was, is) => Ok(is),
         Some(_) => Err(Error::StaleElement(format!(
-            "{id} changed since the snapshot was read"
+            "element {id} changed since the snapshot was read; read the tree again"
         ))),
         None => Err(Error::StaleElement(format!(
-            "{id} is gone since the snapshot was read"
+            "element {id} is gone since the snapshot was read; read the tree again"
         ))),
     }
 }
@@ -107,6 +118,22 @@ impl Session {
     /// The window a kept snapshot read; an unknown or forgotten id is stale.
     pub fn snapshot_window(&self, id: &str) -> Result<WindowHandle, Error> {
         Ok(self.snapshot_tree(id)?.window.handle)
+    }
+
+    /// The newest kept snapshot that read element `id`: what a client that
+    /// names no snapshot means ("the latest"). The element still acts only
+    /// if it shows unchanged since.
+    pub fn newest_snapshot_of(&self, id: u64) -> Result<String, Error> {
+        self.snapshots
+            .lock()
+            .unwrap()
+            .newest_holding(id)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                Error::StaleElement(format!(
+                    "no kept snapshot holds element {id}; read the tree again"
+                ))
+            })
     }
 
     /// The tree a snapshot read, if it is still kept.
@@ -186,6 +213,8 @@ mod tests {
         );
         let last = history.record(tree());
         assert!(history.find(&last).is_some());
+        assert_eq!(history.newest_holding(2), Some(last.as_str()));
+        assert_eq!(history.newest_holding(99), None);
         history.forget_closed(&[]);
         assert!(history.find(&last).is_none(), "closed windows' reads go");
     }
