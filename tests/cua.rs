@@ -1812,3 +1812,147 @@ fn unset_positions_act_where_the_pointer_is_and_gestures_take_their_time() {
             .wait_for("\"text\": \"abc\"", "the typed text");
     });
 }
+
+/// trycua's own `cua` command line (PyPI cua-cli), as its users run it,
+/// with its state in `home`; scripts/install-deps fetches it.
+struct CuaCli {
+    home: PathBuf,
+}
+
+impl CuaCli {
+    const BINARY: &'static str =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-tools/cua-0.9.0");
+
+    /// Pointed at the face at `addr`.
+    fn switch_to(addr: &str) -> CuaCli {
+        assert!(
+            std::path::Path::new(Self::BINARY).exists(),
+            "trycua's cua is not at {}: run scripts/install-deps",
+            Self::BINARY
+        );
+        let home = std::env::temp_dir().join(format!("wayrig-cua-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        let cli = CuaCli { home };
+        cli.ok(&["switch", "url", &format!("http://{addr}")]);
+        cli
+    }
+
+    /// `cua --embedded do ARGS`: its exit status, stdout and stderr.
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(Self::BINARY)
+            .args(["--embedded", "do", "--no-record"])
+            .args(args)
+            .env("CUA_HOME", self.home.join("cua"))
+            .env("HOME", &self.home)
+            .env("DO_NOT_TRACK", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("cua runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let (code, stdout, stderr) = self.run(args);
+        assert_eq!(code, 0, "cua do {args:?}: {stdout}{stderr}");
+        stdout
+    }
+
+    /// `a11y find NAME --role ROLE`: the node named exactly NAME.
+    fn find(&self, name: &str, role: &str) -> serde_json::Value {
+        let found: serde_json::Value =
+            serde_json::from_str(&self.ok(&["a11y", "find", name, "--role", role])).unwrap();
+        found["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap_or_else(|| panic!("{role} {name:?} in {found}"))
+            .clone()
+    }
+}
+
+impl Drop for CuaCli {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+/// The middle of a node's `bounds: [x, y, width, height]`, as cua's words.
+fn middle(node: &serde_json::Value) -> (String, String) {
+    let b: Vec<f64> = node["bounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    (
+        ((b[0] + b[2] / 2.0).round() as i64).to_string(),
+        ((b[1] + b[3] / 2.0).round() as i64).to_string(),
+    )
+}
+
+#[test]
+fn trycuas_own_cua_command_line_drives_a_session() {
+    // At 1024x768 its screenshots come back unscaled, so its points are ours.
+    let hosted = Hosted::fixture(&["--size", "1024x768"]);
+    // The fixture says where its list is once its window is laid out.
+    let layout = hosted.stdout.wait_for("\"layout\"", "the fixture's layout");
+    let layout: serde_json::Value = serde_json::from_str(&layout).unwrap();
+    let cua = CuaCli::switch_to(&hosted.addr);
+    let listed = cua.ok(&["window", "ls"]);
+    assert!(listed.contains("wayrig-gtk4-fixture"), "{listed}");
+
+    // Found, then pressed with no snapshot named: its default, "the latest".
+    let press = cua.find("Press", "button");
+    cua.ok(&["a11y", "act", press["id"].as_str().unwrap(), "press"]);
+    hosted.stdout.wait_for("\"clicked\"", "the press");
+
+    // Clicked and typed into by screen point.
+    let first = cua.find("First", "text_field");
+    let (x, y) = middle(&first);
+    cua.ok(&["click", &x, &y]);
+    cua.ok(&["type", "typed by cua"]);
+    hosted
+        .stdout
+        .wait_for("\"text\": \"typed by cua\"", "the typed text");
+
+    // Moved over the empty desktop, and scrolled where the pointer is.
+    cua.ok(&["move", "5", "5"]);
+    let cursor = cua.ok(&["cursor"]);
+    assert!(cursor.contains("(5, 5)"), "{cursor}");
+    let window = cua.ok(&["window", "info", "1"]);
+    let window: serde_json::Value = serde_json::from_str(&window).unwrap();
+    let list = &layout["list"];
+    let at = |axis: &str, size: &str, i: usize| {
+        (window["position"][i].as_f64().unwrap()
+            + list[axis].as_f64().unwrap()
+            + list[size].as_f64().unwrap() / 2.0)
+            .round()
+            .to_string()
+    };
+    cua.ok(&["move", &at("x", "w", 0), &at("y", "h", 1)]);
+    cua.ok(&["scroll", "down"]);
+    hosted.stdout.wait_for("\"scroll\"", "the list's scroll");
+
+    // A program given by its path is launched.
+    let client = support::workspace_binary("wayrig-testclient");
+    cua.ok(&[
+        "launch",
+        client.to_str().unwrap(),
+        "--title",
+        "launched by cua",
+    ]);
+    let listed = cua.ok(&["window", "ls"]);
+    assert!(listed.contains("launched by cua"), "{listed}");
+
+    let shot = cua.home.join("shot.png");
+    cua.ok(&["screenshot", "--save", shot.to_str().unwrap()]);
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    cua.ok(&["clipboard", "set", "from trycua"]);
+    assert!(cua.ok(&["clipboard", "get"]).contains("from trycua"));
+}
