@@ -621,6 +621,28 @@ fn a_tree_is_read_found_and_acted_on_by_snapshot() {
             let e = a.act(r).await.unwrap_err();
             assert_eq!(e.code(), Code::InvalidArgument, "action {bad}: {e:?}");
         }
+        // SELECT is for items and tabs: a button refuses it, unpressed.
+        let clicks_before = hosted.stdout.lines.lock().unwrap().len();
+        let fresh = read_tree(&mut a, &window).await;
+        let button = find_node(&fresh.nodes, "button", "Press");
+        let select = a
+            .act(act(
+                &fresh.snapshot_id,
+                &button.element_id,
+                v1::AccessibilityAction::Select,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&select),
+            (
+                Code::FailedPrecondition,
+                v1::ErrorReason::FeatureUnsupported
+            )
+        );
+        assert!(!hosted.stdout.lines.lock().unwrap()[clicks_before..]
+            .iter()
+            .any(|l| l.contains("\"clicked\"")));
         let mut custom = act(
             &tree.snapshot_id,
             &press.element_id,
@@ -768,6 +790,18 @@ fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
         hosted
             .stdout
             .wait_for("\"text\": \"QQ\"", "the field replaced by QQ");
+        // The keypad's digits type digits.
+        c.keyboard(keyboard(v1::keyboard_request::Action::Press(
+            v1::KeyboardPress {
+                key: Some(named(v1::Key::Numpad5)),
+                ..Default::default()
+            },
+        )))
+        .await
+        .unwrap();
+        hosted
+            .stdout
+            .wait_for("\"text\": \"QQ5\"", "the keypad's 5 typed");
         let no_key = c
             .keyboard(keyboard(v1::keyboard_request::Action::Press(
                 v1::KeyboardPress {

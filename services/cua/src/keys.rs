@@ -102,7 +102,9 @@ pub fn key_name(value: i32) -> Result<String, Status> {
         60..=83 => format!("F{}", n - 59),
         100..=125 => char::from(b'a' + (n - 100) as u8).to_string(),
         130..=139 => char::from(b'0' + (n - 130) as u8).to_string(),
-        180..=189 => format!("KP_{}", n - 180),
+        // The keypad's digits type digits, as with Num Lock on: the session
+        // keyboard's Num Lock is off, where they would move the cursor.
+        180..=189 => char::from(b'0' + (n - 180) as u8).to_string(),
         _ => NAMED
             .iter()
             .find(|(k, _)| *k == n)
@@ -191,7 +193,8 @@ mod tests {
         assert_eq!(key_name(v1::Key::A as i32).unwrap(), "a");
         assert_eq!(key_name(v1::Key::Z as i32).unwrap(), "z");
         assert_eq!(key_name(v1::Key::Digit9 as i32).unwrap(), "9");
-        assert_eq!(key_name(v1::Key::Numpad0 as i32).unwrap(), "KP_0");
+        assert_eq!(key_name(v1::Key::Numpad0 as i32).unwrap(), "0");
+        assert_eq!(key_name(v1::Key::Numpad9 as i32).unwrap(), "9");
         assert_eq!(key_name(v1::Key::Enter as i32).unwrap(), "Return");
         assert_eq!(
             key_name(v1::Key::LaunchApp2 as i32).unwrap(),

@@ -552,6 +552,13 @@ impl Session {
                 Ok(Path::Keyboard)
             }
             Action::Select => {
+                if !is_selectable(node) {
+                    return Err(Error::Unsupported(format!(
+                        "select is for an item of a list, tree, table, tab list or menu; \
+                         element {id} is a {:?}: press it instead",
+                        node.role
+                    )));
+                }
                 if node.states.selected {
                     return Ok(Path::Accessibility);
                 }
@@ -1060,6 +1067,23 @@ impl Session {
         self.deliver(target, events).await?;
         Ok(Path::Keyboard)
     }
+}
+
+/// An element a selection holds: an item of a list, tree, table, tab list or
+/// menu, or one the toolkit says it can select.
+fn is_selectable(node: &Node) -> bool {
+    node.states.selectable
+        || matches!(
+            node.role,
+            Role::ListItem
+                | Role::TreeItem
+                | Role::Tab
+                | Role::Row
+                | Role::Cell
+                | Role::MenuItem
+                | Role::CheckMenuItem
+                | Role::RadioMenuItem
+        )
 }
 
 #[cfg(test)]

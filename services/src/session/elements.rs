@@ -117,17 +117,21 @@ pub enum Offered {
     Collapse,
 }
 
-/// The actions an element offers: pressing controls, focusing what takes
-/// focus, editing text fields, stepping ranges, expanding what expands.
+/// The actions an element offers now: pressing controls, focusing what
+/// takes focus and shows, editing text fields, stepping ranges, expanding
+/// what expands; nothing while something else covers it.
 pub fn offered(n: &Node) -> Vec<Offered> {
     let mut actions = Vec::new();
+    if n.states.concealed {
+        return actions;
+    }
     // A named menu is a menu bar's or a menu's item that opens a submenu
     // (GTK 3); GTK 4's popover menus are containers named after their class.
     let opens_menu = n.role == Role::Menu && !n.name.is_empty() && !is_class_name(&n.name);
     if is_pressable(n.role) || opens_menu {
         actions.push(Offered::Press);
     }
-    if n.states.focusable {
+    if n.states.focusable && !n.states.offscreen {
         actions.push(Offered::Focus);
     }
     match n.role {
@@ -646,5 +650,15 @@ pub(crate) mod tests {
             ]
         );
         assert!(offered(&node(2, None, Role::Label, "Hi")).is_empty());
+        let mut hidden = node(3, None, Role::Button, "Go");
+        hidden.states.focusable = true;
+        hidden.states.offscreen = true;
+        assert_eq!(
+            offered(&hidden),
+            [Offered::Press],
+            "no focus while not shown"
+        );
+        hidden.states.concealed = true;
+        assert!(offered(&hidden).is_empty(), "nothing while covered");
     }
 }
