@@ -47,6 +47,11 @@ pub struct FaceArgs {
     /// variable; no token when both are unset).
     #[arg(long, value_name = "PATH", requires = "cua_listen")]
     cua_token_file: Option<PathBuf>,
+    /// A browser origin allowed to call cua.env.v1 through gRPC-Web
+    /// (`http://localhost:8080`): preflights from it are answered, calls
+    /// from any other origin refused (repeatable).
+    #[arg(long, value_name = "ORIGIN", requires = "cua_listen")]
+    cua_allow_origin: Vec<String>,
 }
 
 impl FaceArgs {
@@ -175,8 +180,9 @@ impl Listeners {
         if let Some((listener, token)) = self.cua {
             eprintln!("wayrig: cua.env.v1 listens at {}", listener.addr());
             let session = session.clone();
+            let origins = faces.cua_allow_origin.clone();
             tokio::spawn(async move {
-                if let Err(e) = wayrig_cua::serve(listener, session, token).await {
+                if let Err(e) = wayrig_cua::serve(listener, session, token, origins).await {
                     eprintln!("wayrig: {e}");
                 }
             });

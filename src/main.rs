@@ -38,7 +38,7 @@ enum Commands {
     Run(Box<RunArgs>),
     /// Serve the faces for the windows of the desktop this runs in (sway and
     /// other wlroots compositors), instead of hosting apps in Wayrig's own.
-    Attach(attach::AttachArgs),
+    Attach(Box<attach::AttachArgs>),
     /// Send one request over the MixOS Bus and print its answer's body.
     Send(send::SendArgs),
     #[command(flatten)]
@@ -181,7 +181,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Commands::Run(args) => run(*args),
-        Commands::Attach(args) => attach::run(args),
+        Commands::Attach(args) => attach::run(*args),
         Commands::Send(args) => send::run(args),
         Commands::Agent(command) => agent::run(cli.common, command),
     };

@@ -271,6 +271,47 @@ fn windows_are_listed_watched_arranged_launched_and_closed() {
         let bounds = moved.get_ref().window.as_ref().unwrap().bounds.unwrap();
         assert_eq!((bounds.x, bounds.y), (40.0, 30.0));
         wait_update(&mut watch, &wref, |w| w.bounds.is_some_and(|b| b.x == 40.0)).await;
+        // The "primary" display names where it is, in the filter as in targets.
+        let on_primary = w
+            .list_windows(v1::ListWindowsRequest {
+                filter: Some(v1::WindowFilter {
+                    display_id: "primary".into(),
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .windows;
+        assert!(on_primary.iter().any(|w| w.r#ref.as_ref() == Some(&wref)));
+        // Moved off every display: not on screen, by its flag and the filter.
+        let bounds_to = |x: f64, width: Option<f64>| v1::SetWindowBoundsRequest {
+            window: Some(wref.clone()),
+            position: Some(v1::Point { x, y: 30.0 }),
+            width,
+            height: None,
+        };
+        let away = w.set_window_bounds(bounds_to(3000.0, None)).await.unwrap();
+        assert!(!away.get_ref().window.as_ref().unwrap().on_screen);
+        let shown = w
+            .list_windows(v1::ListWindowsRequest {
+                filter: Some(v1::WindowFilter {
+                    on_screen_only: true,
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .windows;
+        assert!(!shown.iter().any(|w| w.r#ref.as_ref() == Some(&wref)));
+        let huge = w
+            .set_window_bounds(bounds_to(40.0, Some(1e12)))
+            .await
+            .unwrap_err();
+        assert_eq!(huge.code(), Code::InvalidArgument);
+        assert!(huge.message().contains("16384"), "{huge:?}");
+        w.set_window_bounds(bounds_to(40.0, None)).await.unwrap();
 
         // Minimized: off screen, in the answer and the watch; restored back.
         let minimized = w
@@ -367,6 +408,45 @@ fn windows_are_listed_watched_arranged_launched_and_closed() {
         assert_eq!(
             refusal(&gone),
             (Code::NotFound, v1::ErrorReason::TargetUnavailable)
+        );
+
+        // A program that exits at once ends the wait for its window.
+        let quick = w
+            .launch_app(v1::LaunchAppRequest {
+                app: Some(v1::AppSpec {
+                    app: Some(v1::app_spec::App::Executable("true".into())),
+                }),
+                wait_for_window: Some(prost_types::Duration {
+                    seconds: 1 << 40,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(quick.windows.is_empty());
+        // What no launch can carry is refused in the caller's terms.
+        let launch_of = |args: Vec<String>, cwd: &str| v1::LaunchAppRequest {
+            app: Some(v1::AppSpec {
+                app: Some(v1::app_spec::App::Executable("true".into())),
+            }),
+            args,
+            cwd: cwd.into(),
+            ..Default::default()
+        };
+        let nul = w
+            .launch_app(launch_of(vec!["a\0b".into()], ""))
+            .await
+            .unwrap_err();
+        assert_eq!(nul.code(), Code::InvalidArgument);
+        let nowhere = w
+            .launch_app(launch_of(vec![], "/nonexistent"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&nowhere),
+            (Code::NotFound, v1::ErrorReason::PathNotFound)
         );
 
         // A program that does not exist is refused before anything starts.
@@ -1021,6 +1101,15 @@ fn a_token_is_checked_on_every_call_and_required_off_loopback() {
             .await
             .expect("the right token is let through");
     });
+    // The token is asked before anything else: an unknown method too.
+    let (head, body) = grpc_web(&hosted.addr, "/cua.env.v1.Nope/Nothing", "", &[0; 5]);
+    assert_eq!(
+        web_refusal(&head, &body),
+        (
+            Code::Unauthenticated as i32,
+            v1::ErrorReason::Unauthenticated
+        )
+    );
     drop(hosted);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -1548,6 +1637,29 @@ fn the_clipboard_carries_text_both_ways() {
             wayrig_cua_proto::error_info(&files).unwrap().feature,
             "clipboard.files"
         );
+
+        // Over the limit is LIMIT_EXCEEDED; no flavor at all clears it.
+        let text_of = |text: Option<String>| v1::SetClipboardRequest {
+            content: Some(v1::ClipboardContent {
+                text,
+                ..Default::default()
+            }),
+        };
+        let over = c
+            .set_clipboard(text_of(Some("x".repeat((1 << 20) + 1))))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refusal(&over),
+            (Code::InvalidArgument, v1::ErrorReason::LimitExceeded)
+        );
+        c.set_clipboard(text_of(None)).await.unwrap();
+        let cleared = c
+            .get_clipboard(v1::GetClipboardRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(cleared.content.unwrap().text.unwrap_or_default(), "");
     });
 }
 
@@ -1989,4 +2101,129 @@ fn trycuas_own_cua_command_line_drives_a_session() {
     assert_eq!(&png[1..4], b"PNG");
     cua.ok(&["clipboard", "set", "from trycua"]);
     assert!(cua.ok(&["clipboard", "get"]).contains("from trycua"));
+}
+
+/// A gRPC-Web call over plain HTTP/1.1 with `frame` as its body: the answer's
+/// header block and body.
+fn grpc_web(addr: &str, path: &str, extra: &str, frame: &[u8]) -> (String, Vec<u8>) {
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc-web+proto\r\n\
+         X-Grpc-Web: 1\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        frame.len()
+    );
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(frame);
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(MESSAGE)).unwrap();
+    // Written beside the read: a server refusing a large body answers, and
+    // may close, before it has read it all.
+    let mut writer = stream.try_clone().unwrap();
+    let written = std::thread::spawn(move || {
+        let _ = writer.write_all(&bytes);
+    });
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 65536];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => reply.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let _ = written.join();
+    let split = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a header block");
+    (
+        String::from_utf8_lossy(&reply[..split]).into_owned(),
+        reply[split + 4..].to_vec(),
+    )
+}
+
+/// The ErrorInfo reason a gRPC-Web answer's headers or trailers carry.
+fn web_refusal(head: &str, body: &[u8]) -> (i32, v1::ErrorReason) {
+    use base64::Engine;
+    let all = format!("{head}\r\n{}", String::from_utf8_lossy(body));
+    // Header names in any case; values as sent (base64 is case-sensitive).
+    let field = |name: &str| {
+        all.split(['\r', '\n'])
+            .find_map(|l| {
+                let (key, value) = l.split_once(':')?;
+                key.trim()
+                    .eq_ignore_ascii_case(name)
+                    .then(|| value.trim().to_string())
+            })
+            .unwrap_or_else(|| panic!("{name} in {all}"))
+    };
+    let code: i32 = field("grpc-status").parse().unwrap();
+    let details = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(field("grpc-status-details-bin").trim_end_matches('='))
+        .unwrap();
+    let status = tonic::Status::with_details(Code::from_i32(code), "", details.into());
+    let info = wayrig_cua_proto::error_info(&status).expect("an ErrorInfo");
+    (code, v1::ErrorReason::try_from(info.reason).unwrap())
+}
+
+#[test]
+fn tonics_own_refusals_carry_error_info_and_browsers_need_an_allowed_origin() {
+    let hosted = Hosted::fixture(&["--cua-allow-origin", "http://app.example:8080"]);
+    let addr = hosted.addr.clone();
+    let caps = "/cua.env.v1.SystemService/GetCapabilities";
+    // An unknown method, a body that does not decode, one over the limit.
+    let (head, body) = grpc_web(&addr, "/cua.env.v1.Nope/Nothing", "", &[0, 0, 0, 0, 0]);
+    assert_eq!(
+        web_refusal(&head, &body),
+        (
+            Code::Unimplemented as i32,
+            v1::ErrorReason::FeatureUnsupported
+        )
+    );
+    let (head, body) = grpc_web(&addr, caps, "", &[0, 0, 0, 0, 3, 0xff, 0xff, 0xff]);
+    assert_eq!(
+        web_refusal(&head, &body).0,
+        Code::InvalidArgument as i32,
+        "{head}"
+    );
+    let big = 9 << 20;
+    let mut frame = vec![0];
+    frame.extend_from_slice(&(big as u32).to_be_bytes());
+    frame.resize(5 + big, 0);
+    let (head, body) = grpc_web(&addr, caps, "", &frame);
+    assert_eq!(
+        web_refusal(&head, &body),
+        (
+            Code::ResourceExhausted as i32,
+            v1::ErrorReason::LimitExceeded
+        )
+    );
+
+    // A browser on an origin allowed is answered its preflight and its call.
+    let preflight = "OPTIONS /cua.env.v1.SystemService/GetCapabilities HTTP/1.1\r\nHost: x\r\n\
+        Origin: http://app.example:8080\r\nAccess-Control-Request-Method: POST\r\n\
+        Access-Control-Request-Headers: content-type,x-grpc-web\r\nConnection: close\r\n\r\n";
+    let (status, _) = http(&addr, preflight.as_bytes());
+    assert!(status.contains(" 204"), "{status}");
+    let (head, _) = grpc_web(
+        &addr,
+        caps,
+        "Origin: http://app.example:8080\r\n",
+        &[0, 0, 0, 0, 0],
+    );
+    let head = head.to_ascii_lowercase();
+    assert!(
+        head.contains("access-control-allow-origin: http://app.example:8080"),
+        "{head}"
+    );
+    assert!(head.contains("grpc-status-details-bin"), "exposed: {head}");
+    // Any other origin is refused, preflight or call.
+    let evil = preflight.replace("app.example:8080", "evil.example");
+    let (status, _) = http(&addr, evil.as_bytes());
+    assert!(status.contains(" 403"), "{status}");
+    let (head, _) = grpc_web(
+        &addr,
+        caps,
+        "Origin: http://evil.example\r\n",
+        &[0, 0, 0, 0, 0],
+    );
+    assert!(head.starts_with("HTTP/1.1 403"), "{head}");
 }

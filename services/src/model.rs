@@ -439,6 +439,9 @@ pub enum Error {
     Ambiguous { what: String, ids: Vec<u64> },
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// More than a limit of the session takes (the clipboard's 1 MiB...).
+    #[error("too large: {0}")]
+    TooLarge(String),
     /// What the request names to start or open does not exist: a program,
     /// an installed app, a file.
     #[error("not found: {0}")]

@@ -39,6 +39,7 @@ fn refusal(e: Error) -> Refusal {
         | Error::NotShown(_)
         | Error::Ambiguous { .. }
         | Error::InvalidRequest(_)
+        | Error::TooLarge(_)
         | Error::NotFound(_)
         | Error::StaleGeometry(_) => "ARGUMENT",
         Error::NoWindow(_) | Error::StaleWindow(_) | Error::Busy(_) | Error::Timeout(_) => "BUSY",

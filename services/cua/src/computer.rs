@@ -645,9 +645,8 @@ impl ComputerService for Computer {
                 "Wayrig's clipboard carries text; set text instead",
             ));
         }
-        let text = content
-            .text
-            .ok_or_else(|| invalid("content.text is required: Wayrig's clipboard carries text"))?;
+        // No flavor at all clears the clipboard.
+        let text = content.text.unwrap_or_default();
         let generation = self
             .session
             .set_clipboard(text)

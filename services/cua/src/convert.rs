@@ -122,10 +122,15 @@ pub fn window_info(
         state: state(w) as i32,
         kind: kind(w.kind) as i32,
         focused: w.focused,
-        // Covered is still on screen; only a minimized window is not.
-        on_screen: !w.minimized,
+        on_screen: on_screen(w, displays),
         z_order,
     }
+}
+
+/// Some part is visible on a display, as cua means it: covered is still on
+/// screen; minimized, or moved off every display, is not.
+pub fn on_screen(w: &WindowInfo, displays: &[DisplayInfo]) -> bool {
+    !w.minimized && displays.iter().any(|d| d.bounds.intersects(&w.content))
 }
 
 /// Windows as cua lists them, front to back, numbered in that order.

@@ -68,6 +68,7 @@ pub fn from_session(e: Error, feature: &str) -> Status {
             format!("{message}; take a new Screenshot"),
         ),
         Error::Ambiguous { .. } | Error::InvalidRequest(_) => invalid(message),
+        Error::TooLarge(_) => status(Code::InvalidArgument, Reason::LimitExceeded, message),
         Error::NotFound(_) => status(Code::NotFound, Reason::PathNotFound, message),
         Error::Busy(_) => status(Code::Unavailable, Reason::TargetUnavailable, message),
         Error::Cancelled(_) | Error::Interrupted { .. } => {

@@ -122,6 +122,51 @@ fn features(session: &Session) -> Vec<v1::Feature> {
             "Wayrig shows no presence cursors; the session's one pointer is reported by \
              GetCursorPosition",
         ),
+        feature("displays", true, ""),
+        feature("screenshot", true, ""),
+        host_feature(
+            session,
+            "input",
+            Capability::Input,
+            "this host cannot send input; run the apps under `wayrig run`",
+        ),
+        host_feature(
+            session,
+            "pointer",
+            Capability::Input,
+            "this host has no pointer of its own; run the apps under `wayrig run`",
+        ),
+        feature(
+            "pointer.back_forward",
+            false,
+            "the session's pointer has left, right and middle buttons; press \
+             KEY_BROWSER_BACK or KEY_BROWSER_FORWARD to go back or forward",
+        ),
+        feature(
+            "init",
+            false,
+            "Wayrig's session is ready when it serves; there is nothing to initialize",
+        ),
+        feature(
+            "metrics",
+            false,
+            "Wayrig reports no metrics over cua.env.v1; read its benchmarks in the README",
+        ),
+        feature(
+            "shutdown",
+            false,
+            "Wayrig stops on SIGTERM or when its last app exits, not on request",
+        ),
+        feature(
+            "diagnose",
+            false,
+            "Wayrig runs no diagnostics over cua.env.v1; its log is on its standard error",
+        ),
+        feature(
+            "relay",
+            false,
+            "Wayrig serves its clients directly and joins no relay",
+        ),
     ]
 }
 
@@ -340,5 +385,44 @@ pub fn prost_duration(d: Duration) -> prost_types::Duration {
     prost_types::Duration {
         seconds: d.as_secs() as i64,
         nanos: d.subsec_nanos() as i32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// Every feature an error of this face names, in its ErrorInfo.
+    const NAMED_IN_ERRORS: &[&str] = &[
+        "a11y",
+        "background_input",
+        "clipboard.files",
+        "clipboard.image",
+        "clipboard.text",
+        "desktop_stream",
+        "diagnose",
+        "displays",
+        "init",
+        "input",
+        "launch_app",
+        "metrics",
+        "pointer",
+        "pointer.back_forward",
+        "relay",
+        "screenshot",
+        "shutdown",
+        "windows",
+    ];
+
+    #[test]
+    fn capabilities_list_every_feature_an_error_names() {
+        let source = include_str!("system.rs");
+        let start = source.find("fn features(").unwrap();
+        let listing = &source[start..start + source[start..].find("\n}\n").unwrap()];
+        for name in NAMED_IN_ERRORS {
+            assert!(
+                listing.contains(&format!("\"{name}\"")),
+                "{name} is named in errors but not listed by GetCapabilities"
+            );
+        }
     }
 }

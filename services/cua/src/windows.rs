@@ -18,9 +18,9 @@ use wayrig_services::{
     AppSpec, CloseOutcome, Launch, OpenTarget, Session, WindowFilter, WindowOp, WindowPick,
 };
 
-use crate::convert::{display_id, handle_of, window_infos};
+use crate::convert::{display_id, handle_of, on_screen, window_infos};
 use crate::errors::{from_session, invalid, known};
-use wayrig_services::session::display_of;
+use wayrig_services::session::{display_of, primary_display};
 
 /// Keepalives come this often when a watch does not say.
 const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(30);
@@ -28,6 +28,11 @@ const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(30);
 const MIN_KEEPALIVE: Duration = Duration::from_millis(10);
 /// Events a watch may have in flight before the reader is waited for.
 const WATCH_BUFFER: usize = 64;
+
+/// The largest window side taken, in points (as the largest output).
+const MAX_SIDE: f64 = 16384.0;
+/// How far from the origin a window may be placed, in points.
+const MAX_PLACE: f64 = 1_048_576.0;
 
 pub struct Windows {
     pub session: Arc<Session>,
@@ -37,6 +42,8 @@ pub struct Windows {
 struct Filter {
     session: WindowFilter,
     display_id: Option<String>,
+    /// cua's own sense of on screen (covered counts), not the session's.
+    on_screen_only: bool,
 }
 
 impl Filter {
@@ -49,21 +56,27 @@ impl Filter {
                 app_name_contains: some(f.app_name_contains),
                 app_id: some(f.app_id),
                 pid: (f.pid != 0).then_some(f.pid),
-                on_screen_only: f.on_screen_only,
+                on_screen_only: false,
                 // cua lists menus and tooltips as windows of their kinds.
                 include_popups: true,
             },
             display_id: some(f.display_id),
+            on_screen_only: f.on_screen_only,
         }
     }
 
     /// The matching windows, front to back, as cua describes them.
     fn list(&self, session: &Session, displays: &[DisplayInfo]) -> Vec<v1::WindowInfo> {
         let windows = session.list_windows(&self.session);
+        // "primary" names the primary display here too, as in targets.
+        let wanted = self.display_id.as_deref().map(|id| match id {
+            "primary" => primary_display(displays).map_or_else(String::new, display_id),
+            id => id.to_string(),
+        });
         let windows = windows.iter().filter(|w| {
-            self.display_id.as_deref().is_none_or(|id| {
+            wanted.as_deref().is_none_or(|id| {
                 display_of(&w.content, displays).is_some_and(|d| display_id(d) == id)
-            })
+            }) && (!self.on_screen_only || on_screen(w, displays))
         });
         window_infos(session, windows, displays)
     }
@@ -197,17 +210,18 @@ impl WindowsService for Windows {
         let r = request.into_inner();
         let w = self.window(r.window.as_ref()).await?;
         for v in [r.width, r.height].into_iter().flatten() {
-            if !v.is_finite() || v < 1.0 {
+            if !(1.0..=MAX_SIDE).contains(&v) {
                 return Err(invalid(format!(
-                    "width and height must be at least 1 point, not {v}"
+                    "width and height are 1 to {MAX_SIDE} points, not {v}"
                 )));
             }
         }
-        if r.position
-            .as_ref()
-            .is_some_and(|p| !p.x.is_finite() || !p.y.is_finite())
-        {
-            return Err(invalid("position must be finite"));
+        if r.position.as_ref().is_some_and(|p| {
+            !(-MAX_PLACE..=MAX_PLACE).contains(&p.x) || !(-MAX_PLACE..=MAX_PLACE).contains(&p.y)
+        }) {
+            return Err(invalid(format!(
+                "position is within {MAX_PLACE} points of the origin either way"
+            )));
         }
         // cua's bounds are the content's; the session moves and sizes the
         // frame around it, shadows and all.

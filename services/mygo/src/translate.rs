@@ -33,9 +33,10 @@ fn wire_error(e: Error) -> WireError {
         | Error::Ambiguous { .. } => Code::NoElement,
         Error::Unsupported(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,
-        Error::InvalidRequest(_) | Error::NotFound(_) | Error::StaleGeometry(_) => {
-            Code::InvalidRequest
-        }
+        Error::InvalidRequest(_)
+        | Error::TooLarge(_)
+        | Error::NotFound(_)
+        | Error::StaleGeometry(_) => Code::InvalidRequest,
         Error::Busy(_) | Error::Cancelled(_) | Error::Failed(_) => Code::Failed,
     };
     WireError::new(code, e.to_string())

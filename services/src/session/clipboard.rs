@@ -19,7 +19,7 @@ impl Session {
     pub async fn set_clipboard(&self, text: String) -> Result<u64, Error> {
         self.require_clipboard()?;
         if text.len() > CLIPBOARD_TEXT_LIMIT {
-            return Err(Error::InvalidRequest(format!(
+            return Err(Error::TooLarge(format!(
                 "the text is {} bytes of UTF-8 and the clipboard takes at most \
                  {CLIPBOARD_TEXT_LIMIT} bytes (1 MiB); send less text",
                 text.len()
@@ -78,7 +78,7 @@ mod tests {
 
         let over = format!("{most}x");
         match session.set_clipboard(over).await {
-            Err(Error::InvalidRequest(why)) => assert!(why.contains("1048576"), "{why}"),
+            Err(Error::TooLarge(why)) => assert!(why.contains("1048576"), "{why}"),
             other => panic!("{other:?}"),
         }
         assert_eq!(

@@ -66,6 +66,9 @@ pub enum OpenTarget {
     Path(PathBuf),
 }
 
+/// The longest wait for an app's first windows; a longer one asked is cut to it.
+pub const WINDOW_WAIT_LIMIT: Duration = Duration::from_secs(120);
+
 /// Terminal emulators that run an app whose entry says `Terminal=true`, in
 /// the order tried, with the argument that comes before the command.
 const TERMINALS: [(&str, Option<&str>); 6] = [
@@ -207,6 +210,7 @@ impl Session {
             .app
             .as_ref()
             .ok_or_else(|| Error::InvalidRequest("launch needs an app to start".into()))?;
+        check_launch(&launch)?;
         let desktop = Desktop::load(self.desktop_dirs());
         let (mut argv, cwd) = desktop.command(app, &[], launch.cwd.as_deref())?;
         argv.extend(launch.args.iter().cloned());
@@ -275,20 +279,78 @@ impl Session {
             .await?;
         let mut windows = Vec::new();
         if let Some(limit) = wait_for_window {
+            let limit = limit.min(WINDOW_WAIT_LIMIT);
             let mine = |w: &WindowInfo| w.pid == Some(app.pid) && is_top_level(w);
-            let list = match self
+            // An app that exits without a window ends the wait at once.
+            tokio::select! {
+                _ = self.windows.wait_for(limit, |list| list.iter().any(mine)) => {}
+                _ = exited(app.pid) => {}
+            }
+            windows = self
                 .windows
-                .wait_for(limit, |list| list.iter().any(mine))
-                .await
-            {
-                Ok(list) | Err(list) => list,
-            };
-            windows = list.iter().filter(|w| mine(w)).cloned().collect();
+                .now()
+                .iter()
+                .filter(|w| mine(w))
+                .cloned()
+                .collect();
         }
         Ok(Launched {
             pid: app.pid,
             windows,
         })
+    }
+}
+
+/// What no launch can carry, refused before anything starts: a NUL in an
+/// argument or the environment, a working directory that is not one.
+fn check_launch(launch: &Launch) -> Result<(), Error> {
+    let strings = launch
+        .args
+        .iter()
+        .chain(launch.env.iter().flat_map(|(k, v)| [k, v]));
+    if let Some(bad) = strings.into_iter().find(|s| s.contains('\0')) {
+        return Err(Error::InvalidRequest(format!(
+            "{bad:?} holds a NUL byte, which no argument or environment variable can"
+        )));
+    }
+    if launch
+        .env
+        .iter()
+        .any(|(k, _)| k.is_empty() || k.contains('='))
+    {
+        return Err(Error::InvalidRequest(
+            "an environment variable's name is non-empty and holds no '='".into(),
+        ));
+    }
+    if let Some(dir) = &launch.cwd {
+        if !dir.is_dir() {
+            return Err(Error::NotFound(format!(
+                "the working directory {} does not exist",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Until the process `pid` has exited (at once if it has, or cannot be
+/// watched): a pidfd becomes readable when its process ends.
+async fn exited(pid: u32) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open(2) takes a pid and flags and touches no memory.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // SAFETY: the AsyncFd owns the OwnedFd, which stays open, the same
+    // descriptor, until the AsyncFd is dropped.
+    let watched = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    };
+    if let Ok(watched) = watched {
+        let _ = watched.readable().await;
     }
 }
 
@@ -378,6 +440,32 @@ mod tests {
         let missing = argv("wayrig-no-such-app").unwrap_err().to_string();
         assert!(missing.contains("program on PATH"), "{missing}");
         std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn nul_bytes_and_missing_directories_are_refused_before_a_start() {
+        let launch = |args: &[&str], cwd: Option<&str>| Launch {
+            app: Some(AppSpec::Executable("true".into())),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            cwd: cwd.map(PathBuf::from),
+            ..Launch::default()
+        };
+        assert!(check_launch(&launch(&["a"], Some("/tmp"))).is_ok());
+        assert!(matches!(
+            check_launch(&launch(&["a\0b"], None)),
+            Err(Error::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            check_launch(&launch(&[], Some("/nonexistent"))),
+            Err(Error::NotFound(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_exit_of_a_process_is_seen() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        exited(child.id()).await;
+        child.wait().unwrap();
     }
 
     #[test]
