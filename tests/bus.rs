@@ -858,6 +858,11 @@ fn noded_frame(
     registered: &Lines,
     answered: &Lines,
 ) {
+    // A heartbeat is answered with one, as the Bus's brokers do.
+    if frame.is_heartbeat() {
+        let _ = tx.send(Frame::heartbeat().serialize());
+        return;
+    }
     let mut state = state.lock().unwrap();
     if frame.kind() == Some(wayrig_proto::abp::Kind::Response) {
         let id = frame.id().unwrap_or_default().to_string();
@@ -1155,6 +1160,21 @@ fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
         assert_eq!(hidden["error_code"], "BUSY", "new input to a hidden window");
         assert!(hidden["message"].as_str().unwrap().contains("minimized"));
         c.ok(&app, "window", json!({"action": "restore"})).await;
+        // Minimize and type sent back to back: the type came after the
+        // minimize, so it is refused BUSY, every time.
+        for _ in 0..3 {
+            let minimize = c
+                .feed(&app, "fx.window", json!({"action": "minimize"}))
+                .await;
+            let typed = c.feed(&app, "fx.ui.type", json!({"text": "x"})).await;
+            c.ws.flush().await.expect("sent");
+            let got = c.answers(&[minimize.clone(), typed.clone()]).await;
+            let done = answer_of(&got, &minimize);
+            assert_eq!(body(done)["minimized"], true, "{}", done.body);
+            let refused = answer_of(&got, &typed);
+            assert_eq!(body(refused)["error_code"], "BUSY", "{}", refused.body);
+            c.ok(&app, "window", json!({"action": "restore"})).await;
+        }
         let moved = c
             .ok(
                 &app,
@@ -1663,4 +1683,42 @@ fn a_bus_with_a_token_takes_only_connections_that_carry_it() {
     });
     drop(hosted);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bus_connect_notices_a_stalled_broker_and_connects_again() {
+    let rt = runtime();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("ws://{}/ws", listener.local_addr().unwrap());
+    let hosted = Hosted::connected(&url, &["--bus-name", "fx"]);
+    rt.block_on(async {
+        // The first connection: its name taken, then silence, the socket
+        // left open: nothing read, nothing sent.
+        let (stream, _) = listener.accept().await.unwrap();
+        let mut ws = tokio_tungstenite::accept_async(stream).await.unwrap();
+        let registration = loop {
+            let Some(Ok(Message::Text(text))) = ws.next().await else {
+                panic!("Wayrig registers its name")
+            };
+            let frame = Frame::parse_strict(text.as_str()).unwrap();
+            if frame.command() == Some("noded.register") {
+                break frame;
+            }
+        };
+        ws.send(Message::text(
+            Frame::response_to(&registration, Rc::Ok, "{}").serialize(),
+        ))
+        .await
+        .unwrap();
+        // Wayrig gives up on it and comes back on a new connection.
+        let again = tokio::time::timeout(Duration::from_secs(60), listener.accept()).await;
+        assert!(again.is_ok(), "Wayrig connects again");
+        drop(ws);
+    });
+    let lost = hosted
+        .stderr
+        .wait_for("heartbeats unanswered", "the stall told");
+    assert!(lost.contains("connecting again"), "{lost}");
 }

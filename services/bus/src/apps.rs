@@ -86,6 +86,9 @@ struct AppState {
     inputs: AtomicUsize,
     /// Bumped whenever the window is hidden: input accepted before that is cancelled.
     hides: AtomicU64,
+    /// A `window minimize` was accepted and the window is not minimized yet:
+    /// input sent after it is refused as if it were.
+    minimizing: AtomicBool,
 }
 
 impl AppState {
@@ -167,6 +170,10 @@ impl Apps {
                 app.state.hides.fetch_add(1, Ordering::SeqCst);
                 self.session.cancel_input(w.handle);
             }
+            // The minimize asked for shows: being minimized says it from now on.
+            if front.as_ref().is_some_and(|w| w.minimized) {
+                app.state.minimizing.store(false, Ordering::SeqCst);
+            }
             *app.state.window.lock().unwrap() = front;
         }
     }
@@ -178,6 +185,7 @@ impl Apps {
             window: Mutex::new(None),
             inputs: AtomicUsize::new(0),
             hides: AtomicU64::new(0),
+            minimizing: AtomicBool::new(false),
         });
         let session = self.session.clone();
         let stopping = self.stopping.clone();
@@ -188,6 +196,13 @@ impl Apps {
                 let answer = app_answer(&session, &app, &worker_state, &stopping, &job).await;
                 if job.input {
                     worker_state.inputs.fetch_sub(1, Ordering::SeqCst);
+                }
+                if job.verb == "window"
+                    && is_minimize(&job.request.body)
+                    && answer.rc() != Some(Rc::Ok)
+                {
+                    // Refused: the window will not be minimized after all.
+                    worker_state.minimizing.store(false, Ordering::SeqCst);
                 }
                 let _ = job.reply.send(answer.serialize());
             }
@@ -227,11 +242,12 @@ impl Apps {
                 "{to} shows no window now (it is closing, or has not drawn one yet)"
             ));
         };
-        if input && is_hidden(&window) {
+        let minimizing = app.state.minimizing.load(Ordering::SeqCst);
+        if input && (is_hidden(&window) || minimizing) {
             return busy(format!(
                 "{to}'s window is {}: input to it would never be drawn; send {to}.window \
                  {{\"action\": \"focus\"}} first",
-                if window.minimized {
+                if window.minimized || minimizing {
                     "minimized"
                 } else {
                     "covered"
@@ -244,9 +260,15 @@ impl Apps {
                 "{to} already holds {QUEUE_LIMIT} input requests; wait for their answers"
             ));
         }
+        if verb == "window" && !is_minimize(&request.body) {
+            // Brought back (focus, restore...): input is taken again once
+            // the window shows, in order after this request.
+            app.state.minimizing.store(false, Ordering::SeqCst);
+        }
         if verb == "window" && is_minimize(&request.body) {
             // A minimized window draws no frames: its queued input is settled
-            // now, not after it.
+            // now, not after it, and input sent after it is refused.
+            app.state.minimizing.store(true, Ordering::SeqCst);
             app.state.hides.fetch_add(1, Ordering::SeqCst);
             self.session.cancel_input(window.handle);
         }

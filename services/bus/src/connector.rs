@@ -23,6 +23,10 @@ const BROKER: &str = "noded";
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 /// The longest wait before connecting again.
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// A heartbeat goes to the broker this often while nothing else does.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+/// A broker silent this long (three heartbeats unanswered) is gone.
+const SILENCE_LIMIT: Duration = Duration::from_secs(15);
 
 /// Check a broker's address before anything starts: a `ws://` URL.
 pub fn check_url(url: &str) -> Result<(), String> {
@@ -217,12 +221,25 @@ async fn serve(
         next_id: 1,
         pending: HashMap::new(),
         registered: HashSet::new(),
+        beating: false,
     };
     for named in known.iter() {
         link.register(named);
     }
+    // Heard from the broker: any frame it sends, a heartbeat's echo included.
+    let mut heard = tokio::time::Instant::now();
+    let mut beat = tokio::time::interval_at(heard + HEARTBEAT, HEARTBEAT);
     let ended = loop {
         tokio::select! {
+            _ = beat.tick() => {
+                if heard.elapsed() >= SILENCE_LIMIT {
+                    break Ended::Lost(format!(
+                        "the broker sent nothing for {} s, heartbeats unanswered",
+                        heard.elapsed().as_secs()
+                    ));
+                }
+                link.heartbeat();
+            }
             _ = stopped(stop) => {
                 // What was accepted is answered while requests the broker
                 // forwards meanwhile are read and refused BUSY; all of it is
@@ -254,12 +271,15 @@ async fn serve(
                 None => break Ended::Session,
             },
             message = source.next() => match message {
-                Some(Ok(Message::Text(text))) => link.frame(text.as_str(), apps, notify),
+                Some(Ok(Message::Text(text))) => {
+                    heard = tokio::time::Instant::now();
+                    link.frame(text.as_str(), apps, notify);
+                }
                 Some(Ok(Message::Close(_))) | None => {
                     break Ended::Lost("the broker closed the connection".into())
                 }
                 Some(Err(e)) => break Ended::Lost(e.to_string()),
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => heard = tokio::time::Instant::now(),
             },
         }
     };
@@ -282,6 +302,9 @@ struct Link {
     pending: HashMap<String, Named>,
     /// The names the broker gave us on this connection.
     registered: HashSet<String>,
+    /// Our heartbeat is out and not yet echoed: the next heartbeat that
+    /// comes is its echo, not one of the broker's own to answer.
+    beating: bool,
 }
 
 impl Link {
@@ -299,6 +322,11 @@ impl Link {
         } else {
             self.register(named);
         }
+    }
+
+    fn heartbeat(&mut self) {
+        self.beating = true;
+        let _ = self.tx.send(Frame::heartbeat().serialize());
     }
 
     fn register(&mut self, named: &Named) {
@@ -324,6 +352,13 @@ impl Link {
                 return;
             }
         };
+        if frame.is_heartbeat() {
+            // The broker's own heartbeat is echoed; the echo of ours is not.
+            if !std::mem::take(&mut self.beating) {
+                let _ = self.tx.send(Frame::heartbeat().serialize());
+            }
+            return;
+        }
         match frame.kind() {
             Some(Kind::Response) => self.answered(&frame, notify),
             Some(Kind::Request) => {

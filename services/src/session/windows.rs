@@ -284,8 +284,10 @@ fn shows_done(
     answered: bool,
 ) -> Result<(), String> {
     let want = |ok: bool, what: &str| if ok { Ok(()) } else { Err(what.to_string()) };
+    // A minimized window draws nothing a person sees: the unfocused state
+    // it was sent is drawn when it shows again.
     want(
-        !now.configuring,
+        !now.configuring || matches!(op, WindowOp::Minimize),
         "the app did not acknowledge and draw what it was asked",
     )?;
     match op {
