@@ -1505,7 +1505,14 @@ fn ui_click_never_lands_on_a_popup_over_its_node_or_on_a_hidden_page() {
     runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         c.tree(&app, json!({"label": "Mode"})).await;
-        c.ok(&app, "ui.click", json!({"label": "Mode"})).await;
+        // It shows no menu bar: no menus to list, and that is no error.
+        let listed = c.ok(&app, "ui.menu.list", json!({})).await;
+        assert_eq!(listed["menus"], json!([]), "{listed}");
+        // The click's answer has the menu it opened, as ui.menu reports it.
+        let opened = c.ok(&app, "ui.click", json!({"label": "Mode"})).await;
+        assert_eq!(opened["menu"]["menu"], "Mode", "{opened}");
+        let menu = c.ok(&app, "ui.menu", json!({})).await;
+        assert_eq!(menu["menu"], opened["menu"]);
         // The mode menu lies over "1" now.
         let covered = c.refused(&app, "ui.click", json!({"label": "1"})).await;
         assert_eq!(covered["error_code"], "ARGUMENT", "{covered}");

@@ -5,9 +5,11 @@
 
 use wayrig_services::Role;
 
-/// Every role name AccessKit has (0.25), the words a `role` filter may use;
-/// most of them no native toolkit's tree ever holds.
+/// Every role name AccessKit has (0.25), and `ToggleButton` (its older name,
+/// which this face reports for toggle buttons): the words a `role` filter
+/// may use; most of them no native toolkit's tree ever holds.
 pub const ACCESSKIT_ROLES: &[&str] = &[
+    "ToggleButton",
     "Unknown",
     "TextRun",
     "Cell",
@@ -296,6 +298,7 @@ mod tests {
             Role::Panel,
             Role::TextArea,
             Role::StatusBar,
+            Role::ToggleButton,
         ] {
             assert!(ACCESSKIT_ROLES.contains(&accesskit_role(role)), "{role:?}");
         }

@@ -106,7 +106,10 @@ impl Session {
             return exported.list(number).await;
         }
         let tree = self.tree(handle).await?;
-        let bar = menu_bar(&tree)?;
+        // A window that shows no menu bar has no menus to list.
+        let Ok(bar) = menu_bar(&tree) else {
+            return Ok(Vec::new());
+        };
         Ok(items_under(&tree, bar)
             .into_iter()
             .map(|top| Menu {
@@ -114,6 +117,17 @@ impl Session {
                 rows: rows_under(&tree, top.id, 0),
             })
             .collect())
+    }
+
+    /// A menu or menu button of the window says it is expanded while no
+    /// popup of the window shows yet: its menu is on its way.
+    async fn popup_opening(&self, handle: WindowHandle) -> Result<bool, Error> {
+        let tree = self.tree(handle).await?;
+        // An app that draws its menus in its window opens no popup for them.
+        if drawn_bar(&tree).is_some() {
+            return Ok(false);
+        }
+        Ok(tree.nodes.iter().any(|n| opens_popup(&tree, n)))
     }
 
     /// The window may draw its own menus: its last tree read has such a menu
@@ -162,7 +176,17 @@ impl Session {
 
     /// The menu open over the window now, if any.
     pub async fn shown_menu(&self, handle: WindowHandle) -> Result<Option<OpenMenu>, Error> {
-        let popups = self.open_popups(handle);
+        let mut popups = self.open_popups(handle);
+        if popups.is_empty() && self.popup_opening(handle).await? {
+            // A press that opened a menu is answered once the app drew; its
+            // popup maps a configure later: the menu is waited for, briefly.
+            let opened = |list: &[WindowInfo]| {
+                list.iter()
+                    .any(|w| w.kind == WindowKind::Menu && w.parent == Some(handle))
+            };
+            let _ = self.windows.wait_for(MENU_OPENS, opened).await;
+            popups = self.open_popups(handle);
+        }
         if popups.is_empty() {
             if !self.may_draw_menus(handle) {
                 return Ok(None);
@@ -182,20 +206,14 @@ impl Session {
         let opener = tree
             .nodes
             .iter()
-            .find(|n| {
-                n.states.expanded
-                    && matches!(
-                        n.role,
-                        Role::MenuItem | Role::Menu | Role::MenuButton | Role::Button
-                    )
-            })
+            .find(|n| opens_popup(&tree, n))
             .or_else(|| {
                 let bar = menu_bar(&tree).ok()?;
                 items_under(&tree, bar)
                     .into_iter()
                     .find(|n| n.states.selected || n.states.focused)
             });
-        let title = opener.map(|n| plain_label(&n.name)).unwrap_or_default();
+        let title = opener.map(|n| opener_title(&tree, n)).unwrap_or_default();
         // Level by level: the row highlighted is the one focused or selected,
         // or the one whose submenu is open, which leads to the next level.
         let depth = popups.len();
@@ -662,13 +680,52 @@ fn check_menu_path(menus: &[Menu], path: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-/// The window's menu bar: one the toolkit says is, else one the app draws
-/// (egui: an unnamed menu of items, in no menu or control itself).
+/// A control that shows and says its popup is open: a menu, menu item or
+/// menu button expanded, or anything expanded that has a popup (GTK 4's
+/// menu button reads as a toggle or a disclosure while open).
+fn opens_popup(tree: &Tree, n: &Node) -> bool {
+    n.states.expanded
+        && !n.states.offscreen
+        && (n.annotations.has_popup.is_some()
+            || n.relations
+                .controls
+                .iter()
+                .any(|c| tree.node(*c).is_some_and(|m| m.role == Role::Menu))
+            || matches!(
+                n.role,
+                Role::MenuButton | Role::Menu | Role::MenuItem | Role::PopUpButton | Role::Button
+            ))
+}
+
+/// What a person calls the control that opened a menu: its name, else the
+/// text of the button inside it (GTK 4's menu button), else what is read
+/// for it (its tooltip).
+fn opener_title(tree: &Tree, n: &Node) -> String {
+    if let Some(name) = n.label() {
+        return plain_label(name);
+    }
+    let inner = n
+        .children
+        .iter()
+        .filter_map(|c| tree.node(*c))
+        .find_map(|c| c.label().filter(|_| c.role != Role::Menu));
+    match (inner, &n.label_fallback) {
+        (Some(text), _) => plain_label(text),
+        (None, Some(read)) => read.text.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// The window's menu bar that shows: one the toolkit says is, else one the
+/// app draws (egui: an unnamed menu of items, in no menu or control itself).
+/// One on a hidden page, or a closed popup's menu, is none.
 pub(super) fn menu_bar(tree: &Tree) -> Result<u64, Error> {
     let drawn = |n: &Node| {
         n.role == Role::Menu
             && n.name.is_empty()
-            && !items_under(tree, n.id).is_empty()
+            && items_under(tree, n.id)
+                .iter()
+                .any(|item| !item.states.offscreen)
             && std::iter::successors(n.parent.and_then(|p| tree.node(p)), |p| {
                 p.parent.and_then(|pp| tree.node(pp))
             })
@@ -676,7 +733,7 @@ pub(super) fn menu_bar(tree: &Tree) -> Result<u64, Error> {
     };
     tree.nodes
         .iter()
-        .find(|n| n.role == Role::MenuBar)
+        .find(|n| n.role == Role::MenuBar && !n.states.offscreen)
         .or_else(|| tree.nodes.iter().find(|n| drawn(n)))
         .map(|n| n.id)
         .ok_or_else(|| {
