@@ -1123,6 +1123,16 @@ fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
         assert_eq!(passes[1]["down"], false);
         assert_eq!(passes[1]["pointer"], traced["at"]);
         assert!(passes[1]["hit"].is_string(), "{traced}");
+        // The compositor's verdicts: the button was hovered, then clicked.
+        let target = &traced["target"];
+        assert_eq!(passes[0]["hovered"], json!([target]), "{traced}");
+        assert!(passes[0]["contains_pointer"]
+            .as_array()
+            .unwrap()
+            .contains(target));
+        assert_eq!(passes[0]["clicked"], json!([]));
+        assert_eq!(passes[1]["clicked"], json!([target]), "{traced}");
+        assert_eq!(passes[1]["no_longer_a_click"], false);
         let plain = c.ok(&app, "ui.click", json!({"label": "Press"})).await;
         assert!(plain.get("passes").is_none(), "no trace unless asked");
         let clicks_before = clicked_count(&hosted);
@@ -1363,6 +1373,7 @@ fn every_drive_verb_answers_for_an_egui_app() {
             .await;
         let wheel = &scrolled["passes"][0]["events"][1]["MouseWheel"];
         assert_eq!(wheel["delta"][1], 1.0 * 40.0, "egui's sign: {scrolled}");
+        assert_eq!(wheel["unit"], "Point", "in points, as asked: {scrolled}");
 
         // Capture, window state and window commands.
         let shot = c.ok(&app, "ui.capture", json!({"name": "egui.png"})).await;

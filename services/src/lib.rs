@@ -23,3 +23,4 @@ pub use session::{
     ReadOptions, Screenshot, Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step,
     StepReport, WindowFilter, WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT, QUEUE_LIMIT,
 };
+pub use session::{verdicts, PassVerdicts, CLICK_DISTANCE};

@@ -11,8 +11,8 @@ use serde_json::{json, Map, Value};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, WindowHandle, WindowInfo};
 use wayrig_proto::abp::Refusal;
 use wayrig_services::{
-    Checked, Element, Error, MenuRow, Node, OpenMenu, Query, ReadOptions, Session, ShotRequest,
-    ShotSource, Step, StepReport, WindowFilter, WindowOp, WindowPick,
+    Checked, Element, Error, MenuRow, Node, OpenMenu, PassVerdicts, Query, ReadOptions, Session,
+    ShotRequest, ShotSource, Step, StepReport, WindowFilter, WindowOp, WindowPick,
 };
 
 use crate::captures::{self, CaptureDir};
@@ -244,8 +244,11 @@ pub fn describe(app: &str) -> Value {
 
 /// What `trace: true` adds, as `HELP` says it.
 const TRACE_ARG: &str = "answer with passes: per frame the request ran, the events the seat \
-     delivered (in order), the frame time in seconds, the pointer, whether a button is down \
-     and the window hit; egui's own verdicts are not visible to a compositor";
+     delivered (in order), the frame time in seconds, the pointer, whether a button is down, \
+     the window hit, and clicked, drag_started, dragged, drag_stopped, hovered, \
+     contains_pointer and no_longer_a_click: the compositor's verdicts (not the app's), from \
+     the pointer, its buttons and the nodes' rects, with a 6-point click distance, within \
+     one request";
 
 /// A request's arguments: its body as a JSON object, only known keys.
 #[derive(Debug)]
@@ -700,16 +703,32 @@ async fn input_answer(
         answer["interrupted"] = Value::Bool(true);
     }
     if trace {
-        answer["passes"] =
-            Value::Array(reports.iter().map(|r| pass_wire(r, now.as_ref())).collect());
+        // What the input amounted to, by where the elements are now.
+        let judged = match &now {
+            Some(w) => match session.tree(w.handle).await {
+                Ok(tree) => wayrig_services::verdicts(&reports, &tree),
+                Err(_) => vec![Default::default(); reports.len()],
+            },
+            None => vec![Default::default(); reports.len()],
+        };
+        answer["passes"] = Value::Array(
+            reports
+                .iter()
+                .zip(&judged)
+                .map(|(r, v)| pass_wire(r, v, now.as_ref()))
+                .collect(),
+        );
     }
     Ok(answer)
 }
 
 /// One pass of a trace: a step's events as the seat delivered them, with the
 /// frame it was answered in.
-fn pass_wire(report: &StepReport, window: Option<&WindowInfo>) -> Value {
+/// The verdicts are the compositor's, made from the pointer, its buttons
+/// and the elements' bounds (HELP says so): ids as decimal text.
+fn pass_wire(report: &StepReport, judged: &PassVerdicts, window: Option<&WindowInfo>) -> Value {
     let p = &report.pointer;
+    let ids = |ids: &mut dyn Iterator<Item = u64>| ids.map(|id| id.to_string()).collect::<Vec<_>>();
     json!({
         "events": report.events.iter().flat_map(event_wire).collect::<Vec<_>>(),
         "time": report.at.as_secs_f64(),
@@ -717,6 +736,13 @@ fn pass_wire(report: &StepReport, window: Option<&WindowInfo>) -> Value {
         "pointer": window.map(|w| window_point(w, p.x, p.y)),
         "down": !p.buttons.is_empty(),
         "hit": p.window.map(|h| h.to_string()),
+        "clicked": ids(&mut judged.clicked.into_iter()),
+        "drag_started": ids(&mut judged.drag_started.into_iter()),
+        "dragged": ids(&mut judged.dragged.into_iter()),
+        "drag_stopped": ids(&mut judged.drag_stopped.into_iter()),
+        "hovered": ids(&mut judged.hovered.into_iter()),
+        "contains_pointer": ids(&mut judged.contains_pointer.iter().copied()),
+        "no_longer_a_click": judged.no_longer_a_click,
     })
 }
 
@@ -757,7 +783,8 @@ fn event_wire(event: &InputEvent) -> Vec<Value> {
         }
         // The seat's wheel runs against egui's sign.
         InputEvent::Wheel { dx, dy, .. } => {
-            vec![json!({"MouseWheel": {"unit": "Line", "delta": [-dx, -dy]}})]
+            // In points, as ui.scroll takes them, in egui's words and signs.
+            vec![json!({"MouseWheel": {"unit": "Point", "delta": [-dx, -dy]}})]
         }
         InputEvent::KeyDown { key: k } => vec![key(k, true)],
         InputEvent::KeyUp { key: k } => vec![key(k, false)],

@@ -17,6 +17,7 @@ mod elements;
 mod exported_menus;
 #[cfg(test)]
 mod fake_host;
+mod gestures;
 mod hit;
 mod input;
 mod launch;
@@ -43,6 +44,7 @@ use crate::model::Error;
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
 pub use elements::{is_hidden, offered, Element, Offered, Query, ReadOptions, StateFlag};
+pub use gestures::{verdicts, PassVerdicts, CLICK_DISTANCE};
 pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
