@@ -1141,6 +1141,29 @@ fn a_unix_socket_is_private_and_serves() {
         let mut w = WindowsServiceClient::new(channel);
         assert_eq!(first_window(&mut w).await.title, "wayrig-gtk4-fixture");
     });
+    // grpcio names the socket's path, percent-encoded, as the authority
+    // (1.5x and later; Debian's 1.51 is told to, as later ones do unasked).
+    let authority = path
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "%2F");
+    let script = format!(
+        "import grpc\n\
+         channel = grpc.insecure_channel('unix:{}', options=[('grpc.default_authority', '{authority}')])\n\
+         call = channel.unary_unary('/cua.env.v1.SystemService/GetCapabilities',\n\
+             request_serializer=lambda b: b, response_deserializer=lambda b: b)\n\
+         print(len(call(b'', timeout=30)))\n",
+        path.display()
+    );
+    let out = Command::new("/usr/bin/python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "grpcio calls over the Unix socket: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     drop(hosted);
     assert!(!path.exists(), "the socket file goes with the server");
     let _ = std::fs::remove_dir_all(&dir);

@@ -8,6 +8,7 @@
 //! one module per service translates its RPCs.
 
 mod accessibility;
+mod authority;
 mod computer;
 mod convert;
 mod errors;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tokio_stream::StreamExt;
 use wayrig_cua_proto::v1::accessibility_service_server::AccessibilityServiceServer;
 use wayrig_cua_proto::v1::computer_service_server::ComputerServiceServer;
 use wayrig_cua_proto::v1::system_service_server::SystemServiceServer;
@@ -77,7 +79,11 @@ pub async fn serve(
         .add_routes(routes);
     let served = match listener.take() {
         listen::Bound::Tcp(l) => server.serve_with_incoming(TcpListenerStream::new(l)).await,
-        listen::Bound::Unix(l) => server.serve_with_incoming(UnixListenerStream::new(l)).await,
+        listen::Bound::Unix(l) => {
+            // Each connection's authority mended (grpcio names the path).
+            let mended = UnixListenerStream::new(l).map(|accepted| accepted.map(authority::mend));
+            server.serve_with_incoming(mended).await
+        }
     };
     drop(listener);
     served.map_err(|e| format!("the cua.env.v1 server stopped: {e}"))
