@@ -74,6 +74,10 @@ fn frame_head(length: usize, kind: u8, flags: u8, stream: u32) -> [u8; 9] {
     ]
 }
 
+/// A header block in progress: its stream, HEADERS flags, priority and
+/// the fragments so far.
+type OpenBlock = (u32, u8, Option<[u8; 5]>, Vec<u8>);
+
 /// The client's side: frames passed on, header blocks written again.
 async fn requests<R, W>(from: &mut R, to: &mut W) -> std::io::Result<()>
 where
@@ -89,8 +93,7 @@ where
         return Ok(());
     }
     let mut decoder = hpack::Decoder::new();
-    // A header block in progress: its stream, HEADERS flags, priority and fragments.
-    let mut open: Option<(u32, u8, Option<[u8; 5]>, Vec<u8>)> = None;
+    let mut open: Option<OpenBlock> = None;
     loop {
         let mut head = [0u8; 9];
         from.read_exact(&mut head).await?;
