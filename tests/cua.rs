@@ -1443,6 +1443,21 @@ fn screenshots_show_the_window_and_map_input_back() {
             ..Default::default()
         };
 
+        // A display no one has is NOT_FOUND, as in an input target.
+        for id in ["9", "not-a-display"] {
+            let unknown = shoot(v1::ScreenshotRequest {
+                source: Some(v1::screenshot_request::Source::DisplayId(id.into())),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+            assert_eq!(
+                refusal(&unknown),
+                (Code::NotFound, v1::ErrorReason::TargetUnavailable),
+                "{id}"
+            );
+        }
+
         // The window's own pixels: its fill, and the white marker at 10..30.
         let shot = shoot(of_window.clone()).await.unwrap();
         assert_eq!(shot.format, v1::ImageFormat::Png as i32);

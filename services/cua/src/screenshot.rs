@@ -1,13 +1,22 @@
 //! Screenshot: the session's screenshots in cua's terms, a display or a
 //! window (covered or not), cropped, scaled down and encoded as asked.
 
-use tonic::{Response, Status};
+use tonic::{Code, Response, Status};
 use wayrig_cua_proto::v1;
 use wayrig_services::session::DEFAULT_JPEG_QUALITY;
 use wayrig_services::{ImageFormat, LogicalRect, Session, ShotRequest, ShotSource};
 
 use crate::convert::handle_of;
-use crate::errors::{from_session, invalid, known};
+use crate::errors::{from_session, invalid, known, status};
+
+/// An unknown display is NOT_FOUND, as in an input target.
+fn unknown_display(id: &str) -> Status {
+    status(
+        Code::NotFound,
+        v1::ErrorReason::TargetUnavailable,
+        format!("no display {id:?}; ListDisplays names them"),
+    )
+}
 
 fn source(s: Option<v1::screenshot_request::Source>) -> Result<ShotSource, Status> {
     use v1::screenshot_request::Source;
@@ -16,11 +25,9 @@ fn source(s: Option<v1::screenshot_request::Source>) -> Result<ShotSource, Statu
         Some(Source::DisplayId(id)) if id.is_empty() || id == "primary" => {
             ShotSource::Display(None)
         }
-        Some(Source::DisplayId(id)) => ShotSource::Display(Some(id.parse().map_err(|_| {
-            invalid(format!(
-                "display_id {id:?} is not one this server gave out; ListDisplays names them"
-            ))
-        })?)),
+        Some(Source::DisplayId(id)) => {
+            ShotSource::Display(Some(id.parse().map_err(|_| unknown_display(&id))?))
+        }
         Some(Source::Window(w)) => ShotSource::Window(handle_of(Some(&w))?),
     })
 }
@@ -63,6 +70,17 @@ pub async fn screenshot(
     r: v1::ScreenshotRequest,
 ) -> Result<Response<v1::ScreenshotResponse>, Status> {
     let (format, wire_format) = format(r.format, r.quality)?;
+    if let Some(v1::screenshot_request::Source::DisplayId(id)) = &r.source {
+        let displays = session.displays().await.unwrap_or_default();
+        let known = id.is_empty()
+            || id == "primary"
+            || displays
+                .iter()
+                .any(|d| crate::convert::display_id(d) == *id);
+        if !known {
+            return Err(unknown_display(id));
+        }
+    }
     let request = ShotRequest {
         source: source(r.source)?,
         region: region(r.region)?,
