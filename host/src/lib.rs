@@ -272,6 +272,10 @@ pub enum FrameWait {
     Drawn,
     /// The window has committed this many new frames.
     Frames(u32),
+    /// The window (its popups too) has committed more frames in all than
+    /// this count, as `Host::commits` gives it: a wait from a baseline read
+    /// before, so that a commit made in between is not missed.
+    Past(u64),
 }
 
 /// The result of a step in step pacing.

@@ -328,6 +328,20 @@ pub fn char_keysym(c: char) -> Option<Keysym> {
     }
 }
 
+/// The chord that makes the character `c` on the session's US layout, as
+/// `parse_chord` reads it: a printable ASCII character names its key (the
+/// shifted ones found shifted), an uppercase letter is Shift and its key
+/// (a bare letter names the key, in either case); `None` for a character
+/// no key of the layout makes (type it as text).
+pub fn chord_for_char(c: char) -> Option<String> {
+    match c {
+        ' ' => Some("space".into()),
+        'A'..='Z' => Some(format!("Shift+{}", c.to_ascii_lowercase())),
+        '!'..='~' => Some(c.to_string()),
+        _ => None,
+    }
+}
+
 /// Check that every character of `text` can be typed.
 pub fn check_text(text: &str) -> Result<(), String> {
     text.chars().try_for_each(|c| char_keysym_name(c).map(drop))
@@ -386,6 +400,24 @@ mod tests {
 
     fn chord(s: &str) -> Chord {
         parse_chord(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn every_character_a_chord_names_is_on_the_session_keyboard() {
+        let keymap = SessionKeymap::new().unwrap();
+        for c in (' '..='~').chain(['é', '世']) {
+            match chord_for_char(c) {
+                Some(name) => {
+                    let chord = parse_chord(&name).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+                    assert!(
+                        keymap.find(chord.keysym).is_some(),
+                        "{c:?} is on the keyboard"
+                    );
+                    assert_eq!(chord.mods.shift, c.is_ascii_uppercase(), "{c:?}");
+                }
+                None => assert!(!c.is_ascii(), "{c:?} has a key"),
+            }
+        }
     }
 
     #[test]

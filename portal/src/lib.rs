@@ -466,6 +466,9 @@ impl Inner {
             if left.is_zero() {
                 let why = match until {
                     FrameWait::Frames(n) => format!("did not change {n} times on screen"),
+                    // The desktop's frames are not counted: past a baseline
+                    // is the next change on screen.
+                    FrameWait::Past(_) => "did not change on screen".into(),
                     FrameWait::Settled | FrameWait::Drawn => {
                         "did not settle: it keeps drawing frames".into()
                     }
@@ -479,7 +482,7 @@ impl Inner {
                 ));
             }
             let wait = match until {
-                FrameWait::Frames(_) => left,
+                FrameWait::Frames(_) | FrameWait::Past(_) => left,
                 FrameWait::Settled | FrameWait::Drawn => {
                     let quiet_left = (changed + needed).saturating_duration_since(Instant::now());
                     if quiet_left.is_zero() {
@@ -513,6 +516,7 @@ impl Inner {
                 let first = *first_change.get_or_insert(changed);
                 match until {
                     FrameWait::Frames(n) if commits >= n as u64 => return Ok(settled(commits)),
+                    FrameWait::Past(_) => return Ok(settled(commits)),
                     // A window that keeps drawing drew its answer among its
                     // frames: it is not waited for to go quiet.
                     FrameWait::Drawn if changed - first >= DRAWN_LIMIT => {

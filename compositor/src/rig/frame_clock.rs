@@ -344,6 +344,7 @@ impl FrameClock {
                         && (committed > 0 || (!check.wants_frame && !check.pending_configure))
                 }
                 FrameWait::Frames(n) => committed >= u64::from(n),
+                FrameWait::Past(n) => windows.tree_commits(id) > n,
             };
             if done {
                 let _ = w.reply.send(Ok(Settled {
@@ -359,6 +360,7 @@ impl FrameClock {
                     }
                     FrameWait::Drawn => "asked for a frame it has not drawn".to_string(),
                     FrameWait::Frames(n) => format!("did not commit {n} frames"),
+                    FrameWait::Past(n) => format!("did not commit past frame {n}"),
                 };
                 let _ = w.reply.send(Err(HostError::Timeout(
                     w.deadline - w.started,

@@ -123,16 +123,13 @@ pub fn character_chord(text: &str) -> Result<String, Status> {
             "character must be one character, not {text:?}; use KeyboardType for text"
         )));
     };
-    match c {
-        ' ' => Ok("space".into()),
-        'A'..='Z' => Ok(format!("Shift+{}", c.to_ascii_lowercase())),
-        '!'..='~' => Ok(c.to_string()),
-        _ => Err(status(
+    wayrig_keys::chord_for_char(c).ok_or_else(|| {
+        status(
             Code::FailedPrecondition,
             v1::ErrorReason::DeliveryFailed,
             format!("no key of the session's US layout makes {c:?}; type it with KeyboardType"),
-        )),
-    }
+        )
+    })
 }
 
 /// The host's chord for a KeyInput.

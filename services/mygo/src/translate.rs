@@ -17,7 +17,7 @@ use wayrig_services::model::{LabelFallback, Place, Sort};
 use wayrig_services::session::{offered, Expect, Offered};
 use wayrig_services::{
     ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, Node, Query, ReadOptions,
-    Role, Session, WindowFilter, WindowPick,
+    Role, Session, Step, WindowFilter, WindowPick,
 };
 
 /// `idle` without a timeout waits this long at most.
@@ -96,8 +96,10 @@ async fn run(
         Call::Input { events, .. } => {
             let handle = window().await?.handle;
             let events = events.into_iter().map(event_of).collect();
+            // In the window's queue, as every face's input is, and answered
+            // once the app drew what it did.
             session
-                .input(handle, events, InputOptions::default())
+                .input_steps(handle, vec![Step::drawn(events)], InputOptions::default())
                 .await?;
             Ok(json!({}))
         }

@@ -259,6 +259,22 @@ impl Session {
         action: Action,
         options: ActOptions,
     ) -> Result<ActReport, Error> {
+        // The whole act in the window's turn: no other face's input lands
+        // between its focus and its keys.
+        self.in_turn(
+            window,
+            Box::pin(self.act_in_turn(window, element, action, options)),
+        )
+        .await
+    }
+
+    async fn act_in_turn(
+        &self,
+        window: WindowHandle,
+        element: ElementRef,
+        action: Action,
+        options: ActOptions,
+    ) -> Result<ActReport, Error> {
         let info = self.window(&super::WindowPick::Handle(window)).await?;
         let tree = self.tree(window).await?;
         let node = match &element {

@@ -5,6 +5,8 @@
 //! before its release is released safely, the pointer moved off first.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -141,7 +143,38 @@ fn far_corner(window: &WindowInfo, (x, y): (f64, f64)) -> (f64, f64) {
     )
 }
 
+tokio::task_local! {
+    /// The window whose turn at input the running request holds.
+    static HOLDING: WindowHandle;
+}
+
 impl Session {
+    /// Run `work` in the window's turn at input: after every request queued
+    /// before it and before any queued after, whichever face sent it (input,
+    /// an act, a menu). Work already in that turn runs on in it.
+    /// The work is boxed: a turn inside a turn (a menu's act) would
+    /// otherwise hold its work's whole state twice over, on the stack.
+    pub(crate) async fn in_turn<T>(
+        &self,
+        window: WindowHandle,
+        work: Pin<Box<dyn Future<Output = Result<T, Error>> + Send + '_>>,
+    ) -> Result<T, Error> {
+        if HOLDING.try_with(|held| *held == window).unwrap_or(false) {
+            return work.await;
+        }
+        let queue = self.input_queues.of(window);
+        if queue.waiting.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
+            queue.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::Busy(format!(
+                "{QUEUE_LIMIT} input requests already wait for window {window}"
+            )));
+        }
+        let waiting = Waiting(&queue.waiting);
+        let _turn = queue.turn.lock().await;
+        drop(waiting);
+        HOLDING.scope(window, work).await
+    }
+
     /// Run steps of input on a window, after the input queued before them,
     /// each answered once the app read it and drew its answer.
     pub async fn input_steps(
@@ -152,17 +185,22 @@ impl Session {
     ) -> Result<Vec<StepReport>, Error> {
         self.require(Capability::Input, "input")?;
         self.window(&super::WindowPick::Handle(window)).await?;
-        let queue = self.input_queues.of(window);
-        if queue.waiting.fetch_add(1, Ordering::SeqCst) >= QUEUE_LIMIT {
-            queue.waiting.fetch_sub(1, Ordering::SeqCst);
-            return Err(Error::Busy(format!(
-                "{QUEUE_LIMIT} input requests already wait for window {window}"
-            )));
-        }
-        let waiting = Waiting(&queue.waiting);
-        let mut cancels = queue.cancels.subscribe();
-        let _turn = queue.turn.lock().await;
-        drop(waiting);
+        // A cancel from now on stops these steps, even while they wait.
+        let cancels = self.input_queues.of(window).cancels.subscribe();
+        self.in_turn(
+            window,
+            Box::pin(self.run_steps(window, steps, options, cancels)),
+        )
+        .await
+    }
+
+    async fn run_steps(
+        &self,
+        window: WindowHandle,
+        steps: Vec<Step>,
+        options: InputOptions,
+        mut cancels: watch::Receiver<u64>,
+    ) -> Result<Vec<StepReport>, Error> {
         let total = steps.len();
         let mut reports = Vec::with_capacity(total);
         let mut pressed = None;
@@ -327,5 +365,66 @@ mod tests {
         w.content = Rect::new(0, 0, 400, 300);
         assert_eq!(far_corner(&w, (10.0, 10.0)), (399.0, 299.0));
         assert_eq!(far_corner(&w, (390.0, 290.0)), (0.0, 0.0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_turn_at_a_time_per_window_and_work_in_a_turn_reenters_it() {
+        use super::super::fake_host::{window, FakeHost, Temper};
+        let host = FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 64);
+        let session = Arc::new(
+            Session::without_accessibility(Arc::new(host))
+                .await
+                .unwrap(),
+        );
+        let handle = session.windows()[0].handle;
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (held_tx, held_rx) = tokio::sync::oneshot::channel();
+        let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+        let first = {
+            let (session, order) = (session.clone(), order.clone());
+            tokio::spawn(async move {
+                let inner = session.clone();
+                session
+                    .in_turn(
+                        handle,
+                        Box::pin(async move {
+                            order.lock().unwrap().push("first starts");
+                            let _ = held_tx.send(());
+                            let _ = go_rx.await;
+                            // An act's own input, inside its turn, does not wait.
+                            inner
+                                .in_turn(handle, Box::pin(async { Ok::<_, Error>(()) }))
+                                .await?;
+                            order.lock().unwrap().push("first ends");
+                            Ok::<_, Error>(())
+                        }),
+                    )
+                    .await
+            })
+        };
+        held_rx.await.unwrap();
+        let second = {
+            let (session, order) = (session.clone(), order.clone());
+            tokio::spawn(async move {
+                session
+                    .in_turn(
+                        handle,
+                        Box::pin(async move {
+                            order.lock().unwrap().push("second");
+                            Ok::<_, Error>(())
+                        }),
+                    )
+                    .await
+            })
+        };
+        tokio::task::yield_now().await;
+        assert_eq!(*order.lock().unwrap(), ["first starts"], "the second waits");
+        go_tx.send(()).unwrap();
+        first.await.unwrap().unwrap();
+        second.await.unwrap().unwrap();
+        assert_eq!(
+            *order.lock().unwrap(),
+            ["first starts", "first ends", "second"]
+        );
     }
 }

@@ -98,6 +98,11 @@ impl Session {
 
     /// Every menu of the window's menu bar with its rows.
     pub async fn menus(&self, handle: WindowHandle) -> Result<Vec<Menu>, Error> {
+        self.in_turn(handle, Box::pin(self.menus_in_turn(handle)))
+            .await
+    }
+
+    async fn menus_in_turn(&self, handle: WindowHandle) -> Result<Vec<Menu>, Error> {
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
         if self.draws_menus(handle).await? {
             return self.list_drawn(handle).await;
@@ -246,6 +251,11 @@ impl Session {
 
     /// Close every menu open over the window; answers whether one was open.
     pub async fn close_menus(&self, handle: WindowHandle) -> Result<bool, Error> {
+        self.in_turn(handle, Box::pin(self.close_menus_in_turn(handle)))
+            .await
+    }
+
+    async fn close_menus_in_turn(&self, handle: WindowHandle) -> Result<bool, Error> {
         self.window(&super::WindowPick::Handle(handle)).await?;
         let popups = self.open_popups(handle);
         if popups.is_empty() {
@@ -283,6 +293,15 @@ impl Session {
     /// A label the menus do not have, a disabled row, or a row before the
     /// last that opens no submenu is an `InvalidRequest` naming it.
     pub async fn open_menu(
+        &self,
+        handle: WindowHandle,
+        path: &[String],
+    ) -> Result<OpenMenu, Error> {
+        self.in_turn(handle, Box::pin(self.open_menu_in_turn(handle, path)))
+            .await
+    }
+
+    async fn open_menu_in_turn(
         &self,
         handle: WindowHandle,
         path: &[String],
@@ -378,6 +397,11 @@ impl Session {
     /// Choose an item of the window's application menu by the labels along its
     /// path; answers once the item ran.
     pub async fn menu(&self, handle: WindowHandle, path: &[String]) -> Result<MenuPath, Error> {
+        self.in_turn(handle, Box::pin(self.menu_in_turn(handle, path)))
+            .await
+    }
+
+    async fn menu_in_turn(&self, handle: WindowHandle, path: &[String]) -> Result<MenuPath, Error> {
         if path.is_empty() || path.iter().any(|l| l.is_empty()) {
             return Err(Error::InvalidRequest(
                 "path lists the labels from the menu bar to the item, none empty".into(),

@@ -267,8 +267,14 @@ impl Session {
         options: InputOptions,
     ) -> Result<wayrig_host::InputReport, Error> {
         self.require(Capability::Input, "input")?;
-        self.count_act();
-        Ok(self.host.input(handle, events, options).await?)
+        self.in_turn(
+            handle,
+            Box::pin(async move {
+                self.count_act();
+                Ok(self.host.input(handle, events, options).await?)
+            }),
+        )
+        .await
     }
 
     /// Note an act on an app: what it changes may show in the apps' caches

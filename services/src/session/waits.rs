@@ -78,12 +78,13 @@ impl Session {
             if left.is_zero() {
                 return Err(Error::Timeout(expect.unmet(handle, timeout)));
             }
-            if self.host.commits(handle).await? != commits || a11y.changes() != changes {
+            if a11y.changes() != changes {
                 continue;
             }
-            // Whichever comes first; the other is dropped unanswered.
+            // A commit past the one counted before the read, or a change of
+            // the tree, whichever comes first; the other is dropped unanswered.
             tokio::select! {
-                frame = self.host.wait_frames(handle, FrameWait::Frames(1), left) => {
+                frame = self.host.wait_frames(handle, FrameWait::Past(commits), left) => {
                     match frame {
                         Ok(_) | Err(wayrig_host::HostError::Timeout(..)) => {}
                         Err(e) => return Err(e.into()),
