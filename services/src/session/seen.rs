@@ -295,19 +295,38 @@ fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFall
     label_before(tree, reading, at).and_then(|t| found(LabelSource::Beside, t))
 }
 
-/// The text a tab shows inside it (GTK 4.8 gives a notebook tab's caption
-/// as a label inside the tab, the tab itself named "Tab"): its labels'
-/// words in order.
+/// The text a control shows inside it: a tab's labels' words in order (GTK
+/// 4.8 gives a notebook tab's caption as a label inside the tab, the tab
+/// itself named "Tab"), or the name of the one button a button wraps (GTK
+/// 4's menu button holds a toggle button with its text).
 fn held_text(tree: &Tree, n: &Node) -> Option<String> {
-    if n.role != Role::Tab {
-        return None;
+    match n.role {
+        Role::Tab => {
+            let words: Vec<&str> = tree
+                .descendants(n)
+                .filter(|d| d.role == Role::Label)
+                .filter_map(Node::label)
+                .collect();
+            (!words.is_empty()).then(|| words.join(" "))
+        }
+        Role::Button
+        | Role::ToggleButton
+        | Role::MenuButton
+        | Role::PopUpButton
+        | Role::Disclosure => {
+            let inner: Vec<&Node> = n
+                .children
+                .iter()
+                .filter_map(|c| tree.node(*c))
+                .filter(|c| super::elements::is_control(c))
+                .collect();
+            match inner.as_slice() {
+                [one] => one.label().map(str::to_string),
+                _ => None,
+            }
+        }
+        _ => None,
     }
-    let words: Vec<&str> = tree
-        .descendants(n)
-        .filter(|d| d.role == Role::Label)
-        .filter_map(Node::label)
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
 }
 
 /// The name of the icon a button shows: an image inside it that says what
@@ -614,6 +633,29 @@ mod tests {
             Some(LabelSource::Content),
             "a tab holding no text has no caption"
         );
+    }
+
+    #[test]
+    fn a_menu_button_is_read_by_the_button_it_wraps_not_the_text_above() {
+        // GTK 4's GtkMenuButton: named after its class, it holds a toggle
+        // button with the text; the label above it is another control's.
+        let mut outer = at(
+            node(3, Some(1), Role::MenuButton, "GtkMenuButton"),
+            0,
+            24,
+            80,
+            34,
+        );
+        outer.name_is_stand_in = true;
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            at(node(2, Some(1), Role::Label, "keys:"), 0, 0, 320, 18),
+            outer,
+            at(node(4, Some(3), Role::ToggleButton, "Mode"), 10, 28, 60, 24),
+        ]);
+        as_seen(&mut tree, false);
+        let f = tree.node(3).unwrap().label_fallback.clone().unwrap();
+        assert_eq!((f.source, f.text.as_str()), (LabelSource::Content, "Mode"));
     }
 
     #[test]
