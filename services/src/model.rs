@@ -201,7 +201,8 @@ pub struct Annotations {
 pub enum LabelSource {
     /// The text of the element its labelled-by relation names.
     LabelledBy,
-    /// The text it holds (a GTK 4.8 notebook tab's caption).
+    /// The text it holds: a GTK 4.8 notebook tab's caption, a list row's
+    /// label, a drop-down's chosen item, the button a menu button wraps.
     Content,
     /// Its description (GTK gives a widget's tooltip as its description).
     Description,
@@ -209,6 +210,8 @@ pub enum LabelSource {
     Icon,
     /// The text of the label just before it: left of it, else above it.
     Beside,
+    /// The hint a text field shows while empty, when nothing else names it.
+    Placeholder,
 }
 
 impl LabelSource {
@@ -220,6 +223,7 @@ impl LabelSource {
             LabelSource::Description => "description",
             LabelSource::Icon => "icon",
             LabelSource::Beside => "beside",
+            LabelSource::Placeholder => "placeholder",
         }
     }
 }

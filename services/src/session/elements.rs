@@ -289,7 +289,9 @@ impl Query {
             .filter(|n| {
                 n.name == label
                     || (n.label().is_none()
-                        && n.label_fallback.as_ref().is_some_and(|f| f.text == label))
+                        && n.label_fallback.as_ref().is_some_and(|f| {
+                            f.text == label && f.source != crate::model::LabelSource::Placeholder
+                        }))
             })
             .collect();
         if !labelled.is_empty() {
@@ -307,6 +309,21 @@ impl Query {
         let mut found = self.find(tree);
         if found.len() > 1 && found.iter().any(|n| is_control(n)) {
             found.retain(|n| is_control(n));
+        }
+        // A control that wraps another read by the same words (GTK 4's menu
+        // button and its toggle) is one thing to a person: the inner acts.
+        if found.len() > 1 {
+            let ids: Vec<u64> = found.iter().map(|n| n.id).collect();
+            let wraps = |outer: &Node| {
+                ids.iter().any(|id| {
+                    *id != outer.id
+                        && std::iter::successors(tree.node(*id), |n| {
+                            n.parent.and_then(|p| tree.node(p))
+                        })
+                        .any(|up| up.id == outer.id)
+                })
+            };
+            found.retain(|n| !wraps(n));
         }
         match found.as_slice() {
             [one] => Ok(one),
@@ -532,6 +549,25 @@ pub(crate) mod tests {
         ]);
         let q = Query {
             label: Some("Town".into()),
+            ..Query::default()
+        };
+        assert_eq!(q.find_one(&tree).unwrap().id, 3);
+    }
+
+    #[test]
+    fn a_control_wrapping_another_of_the_same_words_is_one_target() {
+        let mut outer = node(2, Some(1), Role::MenuButton, "");
+        outer.label_fallback = Some(crate::model::LabelFallback {
+            source: crate::model::LabelSource::Content,
+            text: "Mode".into(),
+        });
+        let tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            outer,
+            node(3, Some(2), Role::ToggleButton, "Mode"),
+        ]);
+        let q = Query {
+            label: Some("Mode".into()),
             ..Query::default()
         };
         assert_eq!(q.find_one(&tree).unwrap().id, 3);

@@ -292,28 +292,35 @@ fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFall
     if let Some(f) = icon_name(tree, n).and_then(|t| found(LabelSource::Icon, &t)) {
         return Some(f);
     }
-    label_before(tree, reading, at).and_then(|t| found(LabelSource::Beside, t))
+    if let Some(f) = label_before(tree, reading, at).and_then(|t| found(LabelSource::Beside, t)) {
+        return Some(f);
+    }
+    let hint = n.annotations.placeholder.as_deref().unwrap_or_default();
+    found(LabelSource::Placeholder, hint)
 }
 
-/// The text a control shows inside it: a tab's labels' words in order (GTK
-/// 4.8 gives a notebook tab's caption as a label inside the tab, the tab
-/// itself named "Tab"), or the name of the one button a button wraps (GTK
-/// 4's menu button holds a toggle button with its text).
+/// The text a control shows inside it: a tab's or a list row's labels'
+/// words in order (GTK 4.8 gives a notebook tab's caption as a label inside
+/// the tab, the tab itself named "Tab"), a drop-down's chosen item, or the
+/// name of the one button a button wraps (GTK 4's menu button holds a
+/// toggle button with its text).
 fn held_text(tree: &Tree, n: &Node) -> Option<String> {
     match n.role {
-        Role::Tab => {
+        // A drop-down shows its chosen item: its value, else its text.
+        Role::PopUpButton | Role::ComboBox if n.value.as_deref().is_some_and(|v| !v.is_empty()) => {
+            n.value.clone()
+        }
+        Role::Tab | Role::ListItem | Role::TreeItem | Role::Row | Role::PopUpButton => {
             let words: Vec<&str> = tree
                 .descendants(n)
                 .filter(|d| d.role == Role::Label)
                 .filter_map(Node::label)
                 .collect();
-            (!words.is_empty()).then(|| words.join(" "))
+            // A row of a few words is read by them; a row of many is a
+            // form of its own, read by its parts.
+            (!words.is_empty() && words.len() <= 3).then(|| words.join(" "))
         }
-        Role::Button
-        | Role::ToggleButton
-        | Role::MenuButton
-        | Role::PopUpButton
-        | Role::Disclosure => {
+        Role::Button | Role::ToggleButton | Role::MenuButton | Role::Disclosure => {
             let inner: Vec<&Node> = n
                 .children
                 .iter()
@@ -656,6 +663,31 @@ mod tests {
         as_seen(&mut tree, false);
         let f = tree.node(3).unwrap().label_fallback.clone().unwrap();
         assert_eq!((f.source, f.text.as_str()), (LabelSource::Content, "Mode"));
+    }
+
+    #[test]
+    fn rows_drop_downs_and_bare_fields_are_read_by_what_they_show() {
+        let row = at(node(3, Some(2), Role::ListItem, ""), 0, 0, 200, 20);
+        let chosen = at(node(5, Some(1), Role::PopUpButton, ""), 0, 40, 120, 30);
+        let mut field = at(node(7, Some(1), Role::TextInput, ""), 0, 300, 120, 30);
+        field.annotations.placeholder = Some("Search".into());
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            at(node(2, Some(1), Role::List, ""), 0, 0, 200, 20),
+            row,
+            at(node(4, Some(3), Role::Label, "Row 3"), 2, 2, 60, 16),
+            chosen,
+            at(node(6, Some(5), Role::Label, "Small"), 4, 44, 60, 20),
+            field,
+        ]);
+        as_seen(&mut tree, false);
+        let fallback = |id| {
+            let f = tree.node(id).unwrap().label_fallback.clone().unwrap();
+            (f.source, f.text)
+        };
+        assert_eq!(fallback(3), (LabelSource::Content, "Row 3".into()));
+        assert_eq!(fallback(5), (LabelSource::Content, "Small".into()));
+        assert_eq!(fallback(7), (LabelSource::Placeholder, "Search".into()));
     }
 
     #[test]
