@@ -1023,6 +1023,72 @@ async fn window(session: &Arc<Session>, pid: u32, args: &Args) -> Result<Value, 
 mod tests {
     use super::*;
 
+    mod hostile {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// JSON values at their edges: huge and tiny numbers, u64s past
+        /// 2^53, long and odd strings, nesting, wrong types.
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| json!(n)),
+                any::<u64>().prop_map(|n| json!(n)),
+                any::<f64>()
+                    .prop_filter("JSON has finite numbers", |f| f.is_finite())
+                    .prop_map(|f| json!(f)),
+                any::<String>().prop_map(Value::String),
+                "[0-9]{1,25}".prop_map(Value::String),
+            ];
+            leaf.prop_recursive(3, 16, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::hash_map("[a-z]{1,6}", inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(500))]
+
+            #[test]
+            fn drive_verb_bodies_are_read_or_refused_without_panicking(
+                verb in 0..VERBS.len(),
+                values in prop::collection::vec(value(), 0..8),
+                stray in any::<bool>(),
+            ) {
+                let spec = &VERBS[verb];
+                let mut body = Map::new();
+                for ((name, ..), v) in spec.args.iter().zip(values) {
+                    body.insert(name.to_string(), v);
+                }
+                if stray {
+                    body.insert("nonsense".into(), json!(1));
+                }
+                let text = Value::Object(body).to_string();
+                if let Ok(args) = Args::parse(&text, spec) {
+                    for (name, ..) in spec.args {
+                        let _ = args.str(name);
+                        let _ = args.bool(name);
+                        let _ = args.number(name);
+                        if let Some(v) = args.0.get(*name) {
+                            let _ = node_id(v);
+                        }
+                    }
+                    let _ = button_of(&args);
+                    let _ = modifiers(&args);
+                } else {
+                    prop_assert!(stray, "only a stray key is refused: {}", text);
+                }
+                // Half a JSON object is refused, not a panic.
+                let half: String = text.chars().take(text.chars().count() / 2).collect();
+                prop_assert!(Args::parse(&half, spec).is_err() || half.trim().is_empty());
+            }
+        }
+    }
+
     #[test]
     fn a_newline_is_typed_as_enter_in_its_own_step() {
         let steps = text_steps("ab\ncd\n");
