@@ -1,5 +1,5 @@
-//! Unix sockets for control faces: private to the user from their first
-//! moment (0600, bound in a fresh 0700 directory), stale ones replaced.
+//! Who may reach a control face: Unix sockets private to the user from their
+//! first moment (0600, in a fresh 0700 directory), and tokens compared alike.
 
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::Path;
@@ -67,4 +67,13 @@ fn rand_tag() -> u64 {
             .map_or(0, |d| d.as_nanos()),
     );
     h.finish()
+}
+/// Whether a token given equals the one set, in a time that depends on
+/// the lengths only: every face's bearer check compares with this.
+pub fn same_token(given: &[u8], set: &[u8]) -> bool {
+    let mut diff = given.len() ^ set.len();
+    for (i, x) in given.iter().enumerate() {
+        diff |= usize::from(x ^ set.get(i).copied().unwrap_or(!x));
+    }
+    diff == 0
 }

@@ -6,6 +6,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use wayrig_services::sockets::same_token;
+
 /// The rules a connection's handshake must pass.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
@@ -61,7 +63,7 @@ impl Access {
                         .find_map(|pair| pair.strip_prefix("token=").map(str::to_string))
                 });
                 let given = bearer.or(queried);
-                if !given.is_some_and(|g| same(g.as_bytes(), token.as_bytes())) {
+                if !given.is_some_and(|g| same_token(g.as_bytes(), token.as_bytes())) {
                     return Err(refused(
                         401,
                         "this Bus needs its token: send `Authorization: Bearer TOKEN` or \
@@ -102,11 +104,6 @@ fn names_listener(host: &str, listening: SocketAddr) -> bool {
     let name = name.trim_start_matches('[').trim_end_matches(']');
     name.eq_ignore_ascii_case("localhost")
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Equal, in time that does not depend on where they differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use tonic::{Code, Status};
 use wayrig_cua_proto::v1::ErrorReason;
 
 use crate::errors::{status, unsupported};
+use wayrig_services::sockets::same_token;
 
 /// Who may call, shared by both layers.
 #[derive(Clone, Default)]
@@ -46,7 +47,7 @@ impl Rules {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         match given {
-            Some(given) if same(given.as_bytes(), token) => Ok(()),
+            Some(given) if same_token(given.as_bytes(), token) => Ok(()),
             Some(_) => Err(status(
                 Code::Unauthenticated,
                 ErrorReason::Unauthenticated,
@@ -63,15 +64,6 @@ impl Rules {
     fn allows(&self, origin: &str) -> bool {
         self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
     }
-}
-
-/// Equal bytes, in a time that depends on the lengths only.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for (i, x) in a.iter().enumerate() {
-        diff |= usize::from(x ^ b.get(i).copied().unwrap_or(!x));
-    }
-    diff == 0
 }
 
 type Answer<E> = Pin<Box<dyn Future<Output = Result<Response<Body>, E>> + Send>>;
