@@ -1,6 +1,7 @@
 //! Input into a real GTK4 app (a Python GI fixture reporting what its widgets
 //! receive): Unicode text through both text paths, replacing a selection,
-//! focus order, word and line selection by clicks, and wheel scrolling.
+//! text mixed with newlines and tabs in order (GTK 3 too), focus order, word
+//! and line selection by clicks, and wheel scrolling.
 //! (Touchpad-style scrolling is checked at the protocol level in input.rs:
 //! GTK 4.8's scrolled windows ignore a single-frame finger scroll burst.)
 
@@ -97,6 +98,85 @@ async fn unicode_text_arrives_exactly_through_a_temporary_keymap() {
         TextPath::Keymap,
     )
     .await;
+}
+
+/// Texts with newlines and tabs among their characters, typed one after
+/// the other into an empty multi-line view, and what the view then holds.
+const MIXED: &[&str] = &["ab\ncd", "\tx", "1\t2\n3\n\n\t4 ü"];
+
+fn key(key: &str) -> InputEvent {
+    InputEvent::Key { key: key.into() }
+}
+
+fn type_text(text: &str) -> InputEvent {
+    InputEvent::Text { text: text.into() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn newlines_and_tabs_arrive_in_order_with_the_text_around_them() {
+    let host = start(Config::default());
+    let mut f = Gtk4Fixture::open(&host, &[]).await;
+    send(&host, &f, vec![click(f.centre("view"), 1)]).await;
+    send(&host, &f, vec![key("CmdOrCtrl+A"), key("Delete")]).await;
+    assert_eq!(last(&mut f.app, "view").unwrap()["text"], "");
+    let mut expected = String::new();
+    for text in MIXED {
+        // Each text in one request, its keys sent between its chunks.
+        let report = send(&host, &f, vec![type_text(text)]).await;
+        assert_eq!(report.text_paths, [TextPath::InputMethod]);
+        expected.push_str(text);
+        assert_eq!(last(&mut f.app, "view").unwrap()["text"], *expected);
+    }
+    // Keys and text in one request: the text waits for the keys.
+    send(
+        &host,
+        &f,
+        vec![key("Return"), type_text("after"), key("Tab")],
+    )
+    .await;
+    expected.push_str("\nafter\t");
+    assert_eq!(last(&mut f.app, "view").unwrap()["text"], *expected);
+
+    // A tab in a one-line entry moves the focus: what follows goes to the next.
+    send(&host, &f, vec![click(f.centre("first"), 1)]).await;
+    send(&host, &f, vec![key("CmdOrCtrl+A"), type_text("one\ttwo")]).await;
+    f.app.drain();
+    let typed = |name: &str| {
+        f.app
+            .seen
+            .iter()
+            .rev()
+            .find(|v| v["ev"] == "entry" && v["name"] == name)
+            .map(|v| v["text"].clone())
+    };
+    assert_eq!(typed("first").unwrap(), "one");
+    assert_eq!(typed("second").unwrap(), "two");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn newlines_and_tabs_arrive_in_order_in_gtk3() {
+    let host = start(Config::default());
+    let mut watch = host.watch_windows().await.unwrap();
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk3-fixture.py");
+    let mut app = TestClient::spawn_program(
+        &host,
+        std::path::Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    app.expect("ready", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-gtk3-fixture").await;
+    host.settle(win.handle, SHORT).await.unwrap();
+    let mut expected = String::new();
+    for text in MIXED {
+        host.input(win.handle, vec![type_text(text)], InputOptions::default())
+            .await
+            .unwrap();
+        host.settle(win.handle, SHORT).await.unwrap();
+        expected.push_str(text);
+        assert_eq!(last(&mut app, "view").unwrap()["text"], *expected);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

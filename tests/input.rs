@@ -522,7 +522,8 @@ async fn foot_runs_a_typed_command() {
     .unwrap();
     let win = wait_window(&mut watch, APP_START, |w| w.app_id == "foot").await;
     host.settle(win.handle, SHORT).await.unwrap();
-    let command = format!("echo 'typed: ünïcödé ✓' > {}\n", fifo.display());
+    // The tab goes as a key between two commits: it must land between them.
+    let command = format!("echo 'typed:\tünïcödé ✓' > {}\n", fifo.display());
     let report = host
         .input(
             win.handle,
@@ -541,6 +542,6 @@ async fn foot_runs_a_typed_command() {
     let written = rx
         .recv_timeout(Duration::from_secs(20))
         .expect("the typed command ran");
-    assert_eq!(written, "typed: ünïcödé ✓\n");
+    assert_eq!(written, "typed:\tünïcödé ✓\n");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -85,12 +85,33 @@ impl State {
                     // Enter first and let the client read it before the scroll.
                     let target = target.clone();
                     self.pointer_move(&target);
-                    self.rig.ping_client_of(&target.surface);
-                    let moment = self.rig.clients.moment();
-                    let job = self.rig.input_queue.front_job();
-                    job.steps.push_front(step);
-                    job.waiting_since = Some(moment);
+                    self.wait_for_client(id, step);
                     return;
+                }
+            }
+            if let Step::Text { text, continued } = &step {
+                if self.text_input_active() {
+                    if self.rig.input_queue.unread_keys {
+                        // Let the client read the keys first: its commit would overtake them.
+                        self.wait_for_client(id, step);
+                        return;
+                    }
+                    if !continued {
+                        let job = self.rig.input_queue.front_job();
+                        job.report.text_paths.push(TextPath::InputMethod);
+                    }
+                    match self.commit_text(text) {
+                        Ok(Some(rest)) if !rest.is_empty() => {
+                            let job = self.rig.input_queue.front_job();
+                            job.steps.push_front(Step::Text {
+                                text: rest,
+                                continued: true,
+                            });
+                        }
+                        Ok(_) => {}
+                        Err(e) => self.finish_input(Err(e)),
+                    }
+                    continue;
                 }
             }
             let mut report = std::mem::take(&mut self.rig.input_queue.front_job().report);
@@ -100,6 +121,18 @@ impl State {
                 self.finish_input(Err(e));
             }
         }
+    }
+
+    /// Ping the client of window `id` and hold `step` until it answers.
+    fn wait_for_client(&mut self, id: u64, step: Step) {
+        if let Some(rec) = self.rig.windows.registry.get(id) {
+            let surface = rec.surface.surface.wl_surface().clone();
+            self.rig.ping_client_of(&surface);
+        }
+        let moment = self.rig.clients.moment();
+        let job = self.rig.input_queue.front_job();
+        job.steps.push_front(step);
+        job.waiting_since = Some(moment);
     }
 
     fn finish_input(&mut self, result: HostResult<InputReport>) {
@@ -131,6 +164,7 @@ impl State {
             return;
         }
         if answered >= since {
+            self.rig.input_queue.unread_keys = false;
             self.rig.input_queue.front_job().waiting_since = None;
             self.run_input();
         } else if let Some(surface) = surface {
@@ -262,15 +296,12 @@ impl State {
                 self.key(k.key, KeyState::Released);
                 self.release_keys(&k.mods);
             }
-            Step::Text(text) => {
-                let path = if self.text_input_active() {
-                    self.commit_text(&text)?;
-                    TextPath::InputMethod
-                } else {
-                    self.type_on_temporary_keymap(&text)?;
-                    TextPath::Keymap
-                };
-                report.text_paths.push(path);
+            Step::Text { text, continued } => {
+                // Text input is off (`run_input` commits it when on): type keys.
+                self.type_on_temporary_keymap(&text)?;
+                if !continued {
+                    report.text_paths.push(TextPath::Keymap);
+                }
             }
         }
         Ok(())
@@ -354,6 +385,7 @@ impl State {
         };
         let time = self.event_time();
         self.rig.input_queue.note_button(button, state, time);
+        self.rig.input_queue.unread_keys = true;
         let event = ButtonEvent {
             serial: SERIAL_COUNTER.next_serial(),
             time,
@@ -403,6 +435,7 @@ impl State {
             return;
         };
         let time = self.event_time();
+        self.rig.input_queue.unread_keys = true;
         keyboard.input::<(), _>(
             self,
             keycode,
@@ -434,32 +467,30 @@ impl State {
         active
     }
 
-    /// Commit text through text-input-v3; newlines and tabs go as their keys.
-    fn commit_text(&mut self, text: &str) -> HostResult<()> {
-        let mut chunk = String::new();
-        for c in text.chars().chain(std::iter::once('\0')) {
-            if c != '\n' && c != '\t' && c != '\0' {
-                chunk.push(c);
-                continue;
-            }
-            if !chunk.is_empty() {
-                let committed = std::mem::take(&mut chunk);
-                let handle = self.seat.text_input();
-                handle.with_active_text_input(|ti, _| ti.commit_string(Some(committed.clone())));
-                handle.done(false);
-            }
-            if c != '\0' {
-                let name = if c == '\n' { "Enter" } else { "Tab" };
-                let key = self
-                    .rig
-                    .input_queue
-                    .resolve_key(name)
-                    .map_err(HostError::Failed)?;
-                self.key(key.key, KeyState::Pressed);
-                self.key(key.key, KeyState::Released);
-            }
+    /// Commit text through text-input-v3 up to its first newline or tab, which
+    /// goes as its key (Enter, Tab); returns the text after that key. The
+    /// rest waits until the client has read the key (see `unread_keys`).
+    fn commit_text(&mut self, text: &str) -> HostResult<Option<String>> {
+        let (chunk, key, rest) = match text.find(['\n', '\t']) {
+            Some(at) => (&text[..at], Some(&text[at..at + 1]), Some(&text[at + 1..])),
+            None => (text, None, None),
+        };
+        if !chunk.is_empty() {
+            let handle = self.seat.text_input();
+            handle.with_active_text_input(|ti, _| ti.commit_string(Some(chunk.to_string())));
+            handle.done(false);
         }
-        Ok(())
+        if let Some(key) = key {
+            let name = if key == "\n" { "Enter" } else { "Tab" };
+            let key = self
+                .rig
+                .input_queue
+                .resolve_key(name)
+                .map_err(HostError::Failed)?;
+            self.key(key.key, KeyState::Pressed);
+            self.key(key.key, KeyState::Released);
+        }
+        Ok(rest.map(str::to_string))
     }
 
     /// Type text as key presses on temporary keymaps holding its characters,

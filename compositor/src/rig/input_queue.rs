@@ -76,7 +76,11 @@ pub enum Step {
     KeyDown(ResolvedKey),
     KeyUp(ResolvedKey),
     Key(ResolvedKey),
-    Text(String),
+    /// Text to type; `continued` when it is the rest of a text already reported.
+    Text {
+        text: String,
+        continued: bool,
+    },
 }
 
 /// An input request being delivered. It waits only where a toolkit must read one
@@ -106,6 +110,10 @@ pub struct InputQueue {
     last_press_time: Option<u32>,
     /// Pointer buttons pressed and not yet released, in press order.
     buttons_down: Vec<u32>,
+    /// Keys or buttons were sent that the client may not have read yet. GTK
+    /// queues those but applies an input-method commit as it reads it, so a
+    /// commit sent now could overtake them: it waits for a ping's answer.
+    pub unread_keys: bool,
 }
 
 impl InputQueue {
@@ -116,6 +124,7 @@ impl InputQueue {
             event_time: 0,
             last_press_time: None,
             buttons_down: Vec::new(),
+            unread_keys: false,
         })
     }
 
@@ -251,7 +260,10 @@ impl InputQueue {
             InputEvent::Key { key } => Step::Key(self.resolve_key(key)?),
             InputEvent::Text { text } => {
                 keys::check_text(text)?;
-                Step::Text(text.clone())
+                Step::Text {
+                    text: text.clone(),
+                    continued: false,
+                }
             }
         })
     }
