@@ -11,11 +11,70 @@
 //! refresh interval after a frame callback, when no callback is pending for a
 //! moment. The ping catches an app still busy drawing a slow frame: it reads the
 //! ping only after it has committed that frame, which breaks the quiet.
+//!
+//! A window that animates forever (a spinner) would never be quiet, so once it
+//! has committed at every tick for a while its pixels are compared, tile by
+//! tile, commit to commit: a tile that has kept changing for
+//! `ANIMATION_TICKS` is its animation, and a commit that changes nothing else
+//! is no activity. Where most of the window animates, effects cannot be told
+//! from it, and it never settles.
 
+use crate::rig::pixels::Tiles;
 use crate::threads::BusyThread;
 
 /// Whole output frames without a commit or a frame request before a window counts as quiet.
 pub const QUIET_TICKS: u32 = 2;
+
+/// Ticks (a second at 60 Hz) a tile must have kept changing, never resting
+/// for `TILE_REST_TICKS`, before its changes count as animation, as a
+/// spinner's do; an effect's changes (a switch sliding) end sooner.
+pub const ANIMATION_TICKS: u64 = 60;
+/// Ticks without a change that end a tile's run of changes: a spinner's edge
+/// tiles rest while it turns past.
+const TILE_REST_TICKS: u64 = 120;
+/// Changes a tile's run must hold to count as animation.
+const ANIMATION_CHANGES: u32 = 8;
+/// Ticks a window commits in a run before its pixels are compared.
+const PIXELS_AFTER_TICKS: u64 = 6;
+/// Ticks without a commit that end a run of commits (an app that animates
+/// on a loaded machine draws at a few frames a second).
+const RUN_GAP_TICKS: u64 = 8;
+/// Ticks without a commit (two seconds at 60 Hz) after which what was
+/// learnt of the window's animation is forgotten: an app that animates
+/// still pauses while it answers input and accessibility requests.
+const FORGET_TICKS: u64 = 120;
+/// Past this share of its tiles animating, a window's effects cannot be
+/// told from its animation.
+const ANIMATION_SHARE_MAX: f64 = 0.5;
+
+/// One tile's run of changes: the ticks of its first and last change, and
+/// how many changes it holds.
+#[derive(Debug, Clone, Copy, Default)]
+struct TileRun {
+    since: u64,
+    last: u64,
+    changes: u32,
+}
+
+impl TileRun {
+    /// The tile changed at tick `t`: whether that is its animation, as the
+    /// run before it says; then the run goes on or starts anew.
+    fn changed(&mut self, t: u64) -> bool {
+        let goes_on = self.changes > 0 && t - self.last <= TILE_REST_TICKS;
+        let animation =
+            goes_on && t - self.since >= ANIMATION_TICKS && self.changes >= ANIMATION_CHANGES;
+        if !goes_on {
+            *self = TileRun {
+                since: t,
+                last: t,
+                changes: 0,
+            };
+        }
+        self.last = t;
+        self.changes = self.changes.saturating_add(1);
+        animation
+    }
+}
 
 /// Frame activity of one window between ticks of the output clock.
 #[derive(Debug, Default)]
@@ -27,14 +86,78 @@ pub struct Activity {
     quiet_mark: u64,
     /// A thread of the app found running at the last tick it was looked for.
     busy: Option<BusyThread>,
+    /// Ticks of the output clock counted so far, and at the last commit.
+    ticks: u64,
+    last_commit_tick: u64,
+    /// Tick since which the window has committed at (nearly) every tick.
+    run_since: Option<u64>,
+    /// The tiles of the last commit compared, and each tile's run of changes.
+    pixels: Option<Tiles>,
+    runs: Vec<TileRun>,
+    /// The last commit changed only what animates.
+    animation_only: bool,
 }
 
 impl Activity {
-    /// The window committed a new state.
-    pub fn committed(&mut self) {
+    /// Whether the window's next commit should come with its pixels: it has
+    /// committed at every tick for a while, as an animation does, and its
+    /// pixels are being compared since.
+    pub fn wants_pixels(&self) -> bool {
+        self.pixels.is_some()
+            || self
+                .run_since
+                .is_some_and(|since| self.ticks - since >= PIXELS_AFTER_TICKS)
+    }
+
+    /// The window committed a new state, with its pixels when `wants_pixels`
+    /// asked for them.
+    pub fn committed(&mut self, pixels: Option<Tiles>) {
         self.commits += 1;
-        self.committed_since_tick = true;
-        self.quiet_ticks = 0;
+        if self.ticks - self.last_commit_tick > RUN_GAP_TICKS {
+            self.run_since = None;
+        }
+        self.last_commit_tick = self.ticks;
+        self.run_since.get_or_insert(self.ticks);
+        let effect = self.changed_beyond_animation(pixels);
+        self.animation_only = !effect;
+        if effect {
+            self.committed_since_tick = true;
+            self.quiet_ticks = 0;
+        }
+    }
+
+    /// Compare a commit's pixels with the last: whether it changed anything
+    /// but the tiles that animate.
+    fn changed_beyond_animation(&mut self, pixels: Option<Tiles>) -> bool {
+        let Some(now) = pixels else {
+            self.pixels = None;
+            self.runs.clear();
+            return true;
+        };
+        let changed = self.pixels.as_ref().and_then(|before| now.changed(before));
+        self.pixels = Some(now);
+        let Some(changed) = changed else {
+            self.runs = vec![TileRun::default(); self.pixels.as_ref().map_or(0, Tiles::count)];
+            return true;
+        };
+        let (mut effect, mut animating) = (false, 0usize);
+        for (run, changed) in self.runs.iter_mut().zip(&changed) {
+            if !changed {
+                continue;
+            }
+            if run.changed(self.ticks) {
+                animating += 1;
+            } else {
+                effect = true;
+            }
+        }
+        effect || animating as f64 > ANIMATION_SHARE_MAX * changed.len() as f64
+    }
+
+    /// The window's last commit changed only what animates: it will ask for
+    /// frames, and drawing them is no activity.
+    pub fn animating(&self) -> bool {
+        self.animation_only
     }
 
     /// The window got input: it may draw in answer, so count quiet ticks anew.
@@ -45,7 +168,17 @@ impl Activity {
     /// A tick of the output clock; `wants_frame` is whether a frame callback
     /// waits, `moment` the host's moment counter now.
     pub fn tick(&mut self, wants_frame: bool, moment: u64) {
-        if self.committed_since_tick || wants_frame {
+        self.ticks += 1;
+        if self.ticks - self.last_commit_tick > RUN_GAP_TICKS {
+            self.run_since = None;
+        }
+        if self.ticks - self.last_commit_tick > FORGET_TICKS && self.pixels.is_some() {
+            // It stopped drawing: what animated then proves nothing now.
+            self.pixels = None;
+            self.runs.clear();
+            self.animation_only = false;
+        }
+        if self.committed_since_tick || (wants_frame && !self.animating()) {
             self.quiet_ticks = 0;
         } else {
             self.quiet_ticks = self.quiet_ticks.saturating_add(1);
@@ -144,7 +277,7 @@ mod tests {
     fn check(a: &Activity, wants: bool) -> SettleCheck {
         SettleCheck {
             busy_thread: a.busy_thread().cloned(),
-            wants_frame: wants,
+            wants_frame: wants && !a.animating(),
             pending_configure: false,
             quiet_ticks: a.quiet_ticks(),
             input_read: true,
@@ -177,7 +310,7 @@ mod tests {
     #[test]
     fn a_window_that_stops_drawing_settles_after_quiet_ticks() {
         let mut a = Activity::default();
-        a.committed();
+        a.committed(None);
         a.tick(false, 0);
         assert!(!check(&a, false).settled(), "committed during that tick");
         a.tick(false, 0);
@@ -188,14 +321,106 @@ mod tests {
     }
 
     #[test]
-    fn an_animating_window_never_settles() {
+    fn a_window_drawing_without_its_pixels_never_settles() {
         let mut a = Activity::default();
         for _ in 0..100 {
-            a.committed();
+            a.committed(None);
             a.tick(true, 0);
             assert!(!check(&a, true).settled());
         }
         assert_eq!(a.commits(), 100);
+    }
+
+    /// A 128x128 buffer (16 tiles) with the given pixels of the first byte
+    /// set to `value`.
+    fn pixels(set: &[(usize, usize, u8)]) -> Tiles {
+        let mut bytes = vec![0u8; 128 * 128 * 4];
+        for &(x, y, value) in set {
+            bytes[(y * 128 + x) * 4] = value;
+        }
+        Tiles::hash(&bytes, 128, 128, 128 * 4)
+    }
+
+    /// Settled, with a ping answered just now.
+    fn settled_now(a: &Activity) -> bool {
+        SettleCheck {
+            answered_while_quiet: a.answered_while_quiet(u64::MAX),
+            ..check(a, true)
+        }
+        .settled()
+    }
+
+    /// One frame of a spinner turning in the first tile, `n` its frame count,
+    /// and whatever else the frame shows.
+    fn frame(a: &mut Activity, n: u64, wants: bool, more: &[(usize, usize, u8)]) {
+        let mut set = vec![(3, 3, (n % 250) as u8 + 1)];
+        set.extend_from_slice(more);
+        a.committed(a.wants_pixels().then(|| pixels(&set)));
+        a.tick(wants, n);
+    }
+
+    #[test]
+    fn a_spinner_alone_settles_once_learnt_and_an_effect_beside_it_does_not() {
+        let mut a = Activity::default();
+        let mut n = 0;
+        // While it learns what animates, every frame is activity.
+        for _ in 0..ANIMATION_TICKS {
+            n += 1;
+            frame(&mut a, n, true, &[]);
+            assert!(!settled_now(&a), "frame {n}: not learnt yet");
+        }
+        for _ in 0..ANIMATION_TICKS {
+            n += 1;
+            frame(&mut a, n, true, &[]);
+        }
+        assert!(a.animating());
+        assert!(settled_now(&a), "only the spinner draws");
+        // An effect elsewhere (a check mark, a switch sliding for a few
+        // frames) is activity until it stops changing.
+        for step in 0..18u8 {
+            n += 1;
+            frame(&mut a, n, true, &[(100, 100, step + 1)]);
+            assert!(!settled_now(&a), "effect frame {step}");
+        }
+        for _ in 0..QUIET_TICKS {
+            n += 1;
+            frame(&mut a, n, true, &[(100, 100, 18)]);
+        }
+        assert!(settled_now(&a), "the effect ended");
+    }
+
+    #[test]
+    fn a_window_that_animates_all_over_never_settles() {
+        let mut a = Activity::default();
+        for n in 0..4 * ANIMATION_TICKS {
+            let v = (n % 250) as u8 + 1;
+            let all: Vec<_> = (0..4)
+                .flat_map(|ty| (0..4).map(move |tx| (tx * 32 + 1, ty * 32 + 1, v)))
+                .collect();
+            a.committed(a.wants_pixels().then(|| pixels(&all)));
+            a.tick(true, n);
+            assert!(!settled_now(&a));
+        }
+    }
+
+    #[test]
+    fn what_animated_before_a_long_pause_is_forgotten() {
+        let mut a = Activity::default();
+        let mut n = 0;
+        for _ in 0..2 * ANIMATION_TICKS + u64::from(QUIET_TICKS) {
+            n += 1;
+            frame(&mut a, n, true, &[]);
+        }
+        assert!(a.animating());
+        for _ in 0..=FORGET_TICKS {
+            n += 1;
+            a.tick(false, n);
+        }
+        assert!(!a.animating());
+        // The spinner's tile changes again: an effect now, until learnt anew.
+        n += 1;
+        frame(&mut a, n, true, &[]);
+        assert!(!settled_now(&a));
     }
 
     #[test]
@@ -239,7 +464,7 @@ mod tests {
     fn a_quiet_window_must_answer_a_ping_sent_after_it_went_quiet() {
         // A slow frame: the window looks quiet while the app is busy drawing.
         let mut a = Activity::default();
-        a.committed();
+        a.committed(None);
         a.tick(false, 3);
         a.tick(false, 4);
         assert_eq!(a.quiet_ticks(), 1);
@@ -253,7 +478,7 @@ mod tests {
         assert!(c.settled());
         assert!(!c.needs_ping());
         // A commit (the slow frame landing) starts the quiet over, with a new mark.
-        a.committed();
+        a.committed(None);
         a.tick(false, 7);
         assert!(!a.answered_while_quiet(6));
         a.tick(false, 8);

@@ -26,9 +26,15 @@ fn state_and_name(stat: &str) -> Option<(char, &str)> {
     Some((state, name))
 }
 
+/// Name prefixes of the threads a renderer runs to draw each frame: Mesa's
+/// software rasteriser (what GTK 4's GL renderer draws with here).
+const FRAME_THREADS: &[&str] = &["llvmpipe-"];
+
 /// The first thread of `pid` or its descendants that is running or waiting
-/// to run, if any.
-pub fn busy_thread(pid: u32) -> Option<BusyThread> {
+/// to run, if any. With `animating`, the threads that draw its frames (the
+/// main thread of `pid` and a renderer's) are not counted: an app that
+/// animates runs them for every frame.
+pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
     let mut pending = vec![pid];
     let mut scanned = 0;
     while let Some(p) = pending.pop() {
@@ -45,7 +51,10 @@ pub fn busy_thread(pid: u32) -> Option<BusyThread> {
                 continue;
             };
             if let Ok(stat) = fs::read_to_string(path.join("stat")) {
-                if let Some(('R', name)) = state_and_name(&stat) {
+                let draws = |name: &str| {
+                    animating && (tid == pid || FRAME_THREADS.iter().any(|t| name.starts_with(t)))
+                };
+                if let Some(('R', name)) = state_and_name(&stat).filter(|(_, n)| !draws(n)) {
                     return Some(BusyThread {
                         tid,
                         name: name.to_string(),
@@ -87,7 +96,7 @@ mod tests {
             .spawn()
             .unwrap();
         let until = deadline();
-        while busy_thread(sleeper.id()).is_some() {
+        while busy_thread(sleeper.id(), false).is_some() {
             assert!(std::time::Instant::now() < until, "sleep never slept");
         }
         sleeper.kill().unwrap();
@@ -104,7 +113,7 @@ mod tests {
         let until = deadline();
         let mut found = None;
         while found.is_none() && std::time::Instant::now() < until {
-            found = busy_thread(shell.id()).filter(|t| t.tid != shell.id());
+            found = busy_thread(shell.id(), false).filter(|t| t.tid != shell.id());
         }
         crate::launch::signal_group(shell.id(), libc::SIGKILL);
         let _ = shell.wait();

@@ -22,6 +22,7 @@ use wayrig_host::{HostError, HostResult, Pacing, Settled, Stepped, WindowHandle}
 
 use crate::config::Config;
 use crate::rig::clients::Clients;
+use crate::rig::pixels::Tiles;
 use crate::rig::windows::{Surface, Windows};
 use crate::settle::SettleCheck;
 use crate::threads;
@@ -198,7 +199,12 @@ impl FrameClock {
         id: u64,
     ) {
         if let Some(rec) = windows.registry.get_mut(id) {
-            rec.surface.activity.committed();
+            let activity = &rec.surface.activity;
+            let pixels = activity
+                .wants_pixels()
+                .then(|| Tiles::of(&rec.surface.surface.wl_surface()))
+                .flatten();
+            rec.surface.activity.committed(pixels);
         }
         windows.note_shown_change(id);
         if self.pacing == Pacing::Fast {
@@ -256,7 +262,8 @@ impl FrameClock {
         let activity = &rec.surface.activity;
         Some(SettleCheck {
             busy_thread: activity.busy_thread().cloned(),
-            wants_frame: windows.wants_frame(id),
+            // An animation asks for every frame; what it draws is no activity.
+            wants_frame: windows.wants_frame(id) && !activity.animating(),
             pending_configure,
             quiet_ticks: activity.quiet_ticks(),
             input_read,
@@ -266,12 +273,13 @@ impl FrameClock {
 
     /// Look at the threads of window `id`'s app: one running breaks its quiet.
     fn look_at_threads(windows: &mut Windows, clients: &Clients, id: u64) {
-        let busy = windows
-            .registry
-            .get(id)
-            .and_then(|rec| clients.of_surface(&rec.surface.surface.wl_surface())?.pid)
-            .filter(|pid| *pid != std::process::id())
-            .and_then(threads::busy_thread);
+        let busy = windows.registry.get(id).and_then(|rec| {
+            let pid = clients.of_surface(&rec.surface.surface.wl_surface())?.pid?;
+            let animating = rec.surface.activity.animating();
+            (pid != std::process::id())
+                .then(|| threads::busy_thread(pid, animating))
+                .flatten()
+        });
         if let Some(rec) = windows.registry.get_mut(id) {
             rec.surface.activity.threads_looked_at(busy);
         }

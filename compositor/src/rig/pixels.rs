@@ -44,7 +44,7 @@ impl Tiles {
     }
 
     /// Hash the tiles of pixels `bytes` (4 bytes each, rows `stride` apart).
-    fn hash(bytes: &[u8], width: usize, height: usize, stride: usize) -> Tiles {
+    pub(crate) fn hash(bytes: &[u8], width: usize, height: usize, stride: usize) -> Tiles {
         let across = width.div_ceil(TILE);
         let mut hashes = vec![0u64; across * height.div_ceil(TILE)];
         for y in 0..height {
@@ -59,6 +59,23 @@ impl Tiles {
             height,
             hashes,
         }
+    }
+
+    /// How many tiles the buffer has.
+    pub fn count(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// For each tile, whether it differs from `before`; `None` when the
+    /// buffers differ in size.
+    pub fn changed(&self, before: &Tiles) -> Option<Vec<bool>> {
+        ((self.width, self.height) == (before.width, before.height)).then(|| {
+            self.hashes
+                .iter()
+                .zip(&before.hashes)
+                .map(|(now, was)| now != was)
+                .collect()
+        })
     }
 
     /// The rectangles, in buffer pixels, whose tiles differ from `before`;
@@ -89,17 +106,11 @@ impl Tiles {
     }
 }
 
-/// Fold bytes into a running hash, eight at a time.
-fn fold(mut hash: u64, bytes: &[u8]) -> u64 {
-    let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        hash = (hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    for &b in words.remainder() {
-        hash = (hash.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    hash
+/// Fold a run of bytes into a tile's running hash, through their CRC-32 (a
+/// changed pixel always changes it).
+fn fold(hash: u64, bytes: &[u8]) -> u64 {
+    let crc = u64::from(crc32fast::hash(bytes));
+    (hash.rotate_left(5) ^ crc).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
 }
 
 #[cfg(test)]
