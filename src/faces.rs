@@ -10,6 +10,11 @@ use wayrig_services::Session;
 
 #[derive(Args)]
 pub struct FaceArgs {
+    /// How long the answer to input or an action waits for the window to
+    /// settle, so that it shows the effect, in ms (0: only for the frame
+    /// drawn in answer); past it, the Bus and cua.env.v1 answers say why.
+    #[arg(long, value_name = "MS", default_value_t = wayrig_services::session::EFFECT_WAIT.as_millis() as u64)]
+    effect_wait: u64,
     /// Serve the MyGo automation protocol on this Unix socket (default: the
     /// MYGO_AUTOMATION environment variable, and no socket when it is unset
     /// or empty).
@@ -171,6 +176,7 @@ impl Listeners {
 
     /// Serve every face asked for over `session`; stop them with `Served::stop`.
     pub async fn serve(self, session: Arc<Session>, faces: &FaceArgs) -> Result<Served, String> {
+        session.set_effect_wait(std::time::Duration::from_millis(faces.effect_wait));
         let (stop_bus, bus_stopped) = tokio::sync::watch::channel(false);
         let mut bus_faces = Vec::new();
         let mygo_listener = match faces.mygo_socket() {

@@ -2,7 +2,8 @@
 //! protos, against `wayrig run --cua-listen` hosting real apps.
 //!
 //! Every service over the real socket, the error details of each refusal,
-//! tokens, gRPC-Web and the health check, and one session under every face.
+//! tokens, gRPC-Web and the health check, and one session under every face,
+//! each answering once its effect shows.
 
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -1236,6 +1237,177 @@ fn one_session_serves_mygo_the_bus_and_cua_at_once() {
     assert!(body.contains("typed over cua"), "the Bus's ui.tree: {body}");
     drop(hosted);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs of each face on the worker fixture, idle and again under load.
+const EFFECT_RUNS: u32 = 8;
+
+/// Input and actions on every face answer once their effect shows: the
+/// worker fixture computes its result on a thread and shows it later, and
+/// a read right after the answer (nothing waited for between) must show it,
+/// idle and under load.
+#[test]
+fn every_face_answers_once_a_workers_result_shows() {
+    let dir = std::env::temp_dir().join(format!("wayrig-effect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("mygo.sock");
+    let worker = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-worker.py");
+    let hosted = Hosted::start(
+        &[
+            "--mygo-socket",
+            socket.to_str().unwrap(),
+            "--bus-listen",
+            "127.0.0.1:0",
+            "--cua-listen",
+            "127.0.0.1:0",
+        ],
+        &["/usr/bin/python3".into(), worker.to_string_lossy().into()],
+    );
+    hosted
+        .stderr
+        .wait_for("automation socket", "the MyGo socket");
+    let url = hosted.stderr.wait_for("bus listens at ", "the Bus address");
+    let url = url.split("listens at ").nth(1).unwrap().to_string();
+    let name = hosted.stderr.wait_for("bus name ", "the app's Bus name");
+    let name = name.split_whitespace().nth(3).unwrap().to_string();
+    let mut mygo = support::ProtocolClient::connect(&socket);
+    let id = mygo.first_window()["id"].as_u64();
+    let shows = |text: &str, n: u32| text.contains(&format!("result {n}"));
+    let mut runs = 0;
+    runtime().block_on(async {
+        let mut bus = support::abp::Client::connect(&url, "effect-test").await;
+        bus.tree(&name, serde_json::json!({})).await;
+        let channel = hosted.channel().await;
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let window = first_window(&mut WindowsServiceClient::new(channel)).await;
+        let find = |name: &str| v1::FindRequest {
+            window: window.r#ref.clone(),
+            query: Some(v1::AccessibilityQuery {
+                name: name.into(),
+                ..Default::default()
+            }),
+            max_results: 1,
+        };
+        for loaded in [false, true] {
+            let _load = loaded.then(support::Load::start);
+            for _ in 0..EFFECT_RUNS {
+                // The Bus: a click by label, then the tree.
+                runs += 1;
+                bus.ok(&name, "ui.click", serde_json::json!({"label": "Compute"}))
+                    .await;
+                let tree = bus.ok(&name, "ui.tree", serde_json::json!({})).await;
+                assert!(
+                    shows(&tree.to_string(), runs),
+                    "Bus run {runs} (load: {loaded})"
+                );
+                // cua: Act on the button, then Find the result.
+                runs += 1;
+                let button = a.find(find("Compute")).await.unwrap().into_inner();
+                a.act(v1::ActRequest {
+                    element: Some(v1::ElementRef {
+                        snapshot_id: button.snapshot_id.clone(),
+                        element_id: button.nodes[0].element_id.clone(),
+                    }),
+                    action: v1::AccessibilityAction::Press as i32,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+                let result = a.find(find(&format!("result {runs}"))).await.unwrap();
+                assert_eq!(
+                    result.into_inner().nodes.len(),
+                    1,
+                    "cua run {runs} (load: {loaded})"
+                );
+                // MyGo: an act, then the tree, no idle between.
+                runs += 1;
+                let tree = mygo.call(wayrig_proto::mygo::Call::Tree { window: id });
+                let compute = support::element_id(
+                    tree["nodes"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|n| n["label"] == "Compute")
+                        .unwrap(),
+                );
+                mygo.call(wayrig_proto::mygo::Call::Act {
+                    window: id,
+                    element: compute,
+                    action: wayrig_proto::mygo::Action::Press,
+                });
+                let tree = mygo.call(wayrig_proto::mygo::Call::Tree { window: id });
+                assert!(
+                    shows(&tree.to_string(), runs),
+                    "MyGo run {runs} (load: {loaded})"
+                );
+            }
+        }
+    });
+    drop(hosted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A window that never settles (it redraws all of itself every frame)
+/// still answers input after the effect wait, and says why on the wire:
+/// the Bus in its answer's body, cua in response metadata and the report.
+#[test]
+fn an_answer_past_the_effect_wait_says_the_window_did_not_settle() {
+    let hosted = Hosted::start(
+        &[
+            "--effect-wait",
+            "300",
+            "--bus-listen",
+            "127.0.0.1:0",
+            "--cua-listen",
+            "127.0.0.1:0",
+            "--env",
+            "WAYRIG_FIXTURE_ANIMATE=1",
+        ],
+        &fixture_argv(),
+    );
+    let url = hosted.stderr.wait_for("bus listens at ", "the Bus address");
+    let url = url.split("listens at ").nth(1).unwrap().to_string();
+    let name = hosted.stderr.wait_for("bus name ", "the app's Bus name");
+    let name = name.split_whitespace().nth(3).unwrap().to_string();
+    runtime().block_on(async {
+        let mut bus = support::abp::Client::connect(&url, "unsettled-test").await;
+        bus.tree(&name, serde_json::json!({})).await;
+        let answer = bus
+            .ok(&name, "ui.click", serde_json::json!({"label": "Press"}))
+            .await;
+        assert_eq!(answer["settled"], false, "{answer}");
+        assert!(
+            answer["unsettled"]
+                .as_str()
+                .unwrap()
+                .contains("keeps drawing"),
+            "{answer}"
+        );
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel);
+        let window = first_window(&mut w).await;
+        let tree = read_tree(&mut a, &window).await;
+        let press = find_node(&tree.nodes, "button", "Press").bounds.unwrap();
+        let answer = c
+            .pointer(v1::PointerRequest {
+                target: Some(v1::InputTarget::default()),
+                action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+                    position: Some(centre(&press)),
+                    ..Default::default()
+                })),
+            })
+            .await
+            .unwrap();
+        let why = answer
+            .metadata()
+            .get("wayrig-unsettled")
+            .expect("the header");
+        assert!(why.to_str().unwrap().contains("settle"), "{why:?}");
+        let detail = answer.into_inner().report.unwrap().detail;
+        assert!(detail.contains("did not settle"), "{detail}");
+    });
 }
 
 /// One ABP request over the Bus to `app`, and the body of its answer.

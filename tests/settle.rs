@@ -4,12 +4,10 @@
 
 mod support;
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command};
 
 use serde_json::Value;
-use support::{cli, cli_ok, element_id, ProtocolClient as Client, Wayrig};
+use support::{cli, cli_ok, element_id, Load, ProtocolClient as Client, Wayrig};
 use wayrig_proto::mygo::{Action, Awaited, Call, Code};
 
 fn worker_fixture() -> String {
@@ -17,34 +15,6 @@ fn worker_fixture() -> String {
         .join("tests/fixtures/gtk4-worker.py")
         .to_string_lossy()
         .into_owned()
-}
-
-/// Two busy loops beside the app, as a loaded CI machine has; ended with
-/// their process group when dropped.
-struct Load(Vec<Child>);
-
-impl Load {
-    fn start() -> Load {
-        Load(
-            (0..2)
-                .map(|_| {
-                    Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .process_group(0)
-                        .spawn()
-                        .expect("a busy loop")
-                })
-                .collect(),
-        )
-    }
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            support::end_group(child, std::time::Duration::from_secs(1));
-        }
-    }
 }
 
 fn node<'a>(tree: &'a Value, role: &str, label: &str) -> &'a Value {

@@ -768,3 +768,31 @@ pub fn cli_ok(cache: &std::path::Path, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Two busy loops beside the app, as a loaded CI machine has; ended with
+/// their process group when dropped.
+pub struct Load(Vec<Child>);
+
+impl Load {
+    pub fn start() -> Load {
+        Load(
+            (0..2)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .process_group(0)
+                        .spawn()
+                        .expect("a busy loop")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            end_group(child, Duration::from_secs(1));
+        }
+    }
+}

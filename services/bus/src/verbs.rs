@@ -702,6 +702,12 @@ async fn input_answer(
     if interrupted {
         answer["interrupted"] = Value::Bool(true);
     }
+    // The answer waited for the effect to show; when the window never
+    // settled in that time, it says so (and why) rather than claim it.
+    if let Some(why) = reports.last().and_then(|r| r.unsettled.as_ref()) {
+        answer["settled"] = Value::Bool(false);
+        answer["unsettled"] = Value::String(why.clone());
+    }
     if trace {
         // What the input amounted to, by where the elements are now.
         let judged = match &now {

@@ -15,7 +15,7 @@ use wayrig_services::{
     Snapshot, WindowPick,
 };
 
-use crate::convert::{check_state_words, handle_of, node};
+use crate::convert::{answered, check_state_words, detail_with, handle_of, node};
 use crate::errors::{from_session, invalid, known};
 
 /// Nodes a read answers when the request does not say.
@@ -233,9 +233,12 @@ impl AccessibilityService for Accessibility {
             )
             .await
             .map_err(|e| from_session(e, "a11y"))?;
-        Ok(Response::new(v1::ActResponse {
-            report: Some(delivery_report(&report, delivery)),
-        }))
+        Ok(answered(
+            v1::ActResponse {
+                report: Some(delivery_report(&report, delivery)),
+            },
+            report.unsettled.as_deref(),
+        ))
     }
 }
 
@@ -259,11 +262,14 @@ fn delivery_report(report: &ActReport, asked: Delivery) -> v1::DeliveryReport {
         delivery: delivery as i32,
         focus_changed: report.focus_changed,
         pointer_moved: report.pointer_moved,
-        detail: if report.activated {
-            format!("{ran}, after raising the window")
-        } else {
-            ran.to_string()
-        },
+        detail: detail_with(
+            if report.activated {
+                format!("{ran}, after raising the window")
+            } else {
+                ran.to_string()
+            },
+            report.unsettled.as_deref(),
+        ),
     }
 }
 
@@ -307,6 +313,7 @@ mod tests {
             activated,
             focus_changed: activated,
             pointer_moved: path == Path::Pointer,
+            unsettled: None,
         };
         let d = |r: &ActReport, asked| delivery_report(r, asked).delivery;
         let fg = v1::Delivery::Foreground as i32;

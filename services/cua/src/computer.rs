@@ -13,7 +13,7 @@ use wayrig_cua_proto::v1::computer_service_server::ComputerService;
 use wayrig_host::{Button, DisplayInfo, InputEvent, InputOptions, Mods, WindowInfo};
 use wayrig_services::{Session, Step, WindowPick};
 
-use crate::convert::{display, display_id, handle_of};
+use crate::convert::{answered, detail_with, display, display_id, handle_of};
 use crate::errors::{from_session, invalid, known, status, unsupported};
 use crate::keys::{key_input, key_name, modifiers, mods};
 use wayrig_services::session::{display_of, primary_display};
@@ -273,13 +273,14 @@ impl Computer {
         })
     }
 
-    /// Run steps and report what was delivered.
+    /// Run steps and report what was delivered, and why the window had not
+    /// settled when the answer's wait for the effect ran out.
     async fn run(
         &self,
         aim: &Aim,
         steps: Vec<Step>,
         pointer: bool,
-    ) -> Result<v1::DeliveryReport, Status> {
+    ) -> Result<(v1::DeliveryReport, Option<String>), Status> {
         let was_focused = aim.window.focused;
         let reports = self
             .session
@@ -292,7 +293,8 @@ impl Computer {
             .window(&WindowPick::Handle(aim.window.handle))
             .await
             .is_ok_and(|w| w.focused);
-        Ok(v1::DeliveryReport {
+        let unsettled = last.and_then(|r| r.unsettled.clone());
+        let report = v1::DeliveryReport {
             delivery: if aim.options.activate {
                 v1::Delivery::Foreground
             } else {
@@ -300,13 +302,17 @@ impl Computer {
             } as i32,
             focus_changed: !was_focused && focused_now,
             pointer_moved: pointer,
-            detail: format!(
-                "delivered to window {} in {} step(s){}",
-                aim.window.handle,
-                reports.len(),
-                last.map_or(String::new(), |r| format!(", {} frame(s) drawn", r.commits))
+            detail: detail_with(
+                format!(
+                    "delivered to window {} in {} step(s){}",
+                    aim.window.handle,
+                    reports.len(),
+                    last.map_or(String::new(), |r| format!(", {} frame(s) drawn", r.commits))
+                ),
+                unsettled.as_deref(),
             ),
-        })
+        };
+        Ok((report, unsettled))
     }
 
     /// A glide from where the pointer is to the spot, one move a frame over
@@ -529,11 +535,14 @@ impl ComputerService for Computer {
             window: at,
             options,
         };
-        let report = self.run(&aim, steps, true).await?;
-        Ok(Response::new(v1::PointerResponse {
-            report: Some(report),
-            cursor_position: self.cursor().await,
-        }))
+        let (report, unsettled) = self.run(&aim, steps, true).await?;
+        Ok(answered(
+            v1::PointerResponse {
+                report: Some(report),
+                cursor_position: self.cursor().await,
+            },
+            unsettled.as_deref(),
+        ))
     }
 
     async fn keyboard(
@@ -601,10 +610,13 @@ impl ComputerService for Computer {
             }])],
         };
         let aim = self.keyboard_aim(&target).await?;
-        let report = self.run(&aim, steps, false).await?;
-        Ok(Response::new(v1::KeyboardResponse {
-            report: Some(report),
-        }))
+        let (report, unsettled) = self.run(&aim, steps, false).await?;
+        Ok(answered(
+            v1::KeyboardResponse {
+                report: Some(report),
+            },
+            unsettled.as_deref(),
+        ))
     }
 
     async fn get_clipboard(

@@ -223,6 +223,41 @@ pub fn role(r: Role) -> &'static str {
     }
 }
 
+/// The metadata key that says an input or action answered before its
+/// window settled, and why.
+pub const UNSETTLED_KEY: &str = "wayrig-unsettled";
+
+/// A response; when the window had not settled as its answer's wait for the
+/// effect ran out, with `UNSETTLED_KEY` saying why (in ASCII, as metadata
+/// must be).
+pub fn answered<T>(message: T, unsettled: Option<&str>) -> tonic::Response<T> {
+    let mut response = tonic::Response::new(message);
+    if let Some(why) = unsettled {
+        let ascii: String = why
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() || c == ' ' {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect();
+        if let Ok(value) = ascii.parse() {
+            response.metadata_mut().insert(UNSETTLED_KEY, value);
+        }
+    }
+    response
+}
+
+/// A delivery report's detail, with why the window had not settled.
+pub fn detail_with(detail: String, unsettled: Option<&str>) -> String {
+    match unsettled {
+        Some(why) => format!("{detail}; {why}"),
+        None => detail,
+    }
+}
+
 #[cfg(test)]
 const ALL_ROLES: [Role; 71] = [
     Role::Window,

@@ -110,6 +110,9 @@ pub struct ActReport {
     pub focus_changed: bool,
     /// The pointer moved.
     pub pointer_moved: bool,
+    /// Why the window had not settled when the answer's wait for the
+    /// effect ran out (`None`: it settled, the effect shows).
+    pub unsettled: Option<String>,
 }
 
 /// What the input of one action did, noted as it is sent.
@@ -346,15 +349,14 @@ impl Session {
         }
         tracing::debug!(window = window.id, id = node.id, ?action, ?answer, "acted");
         let path = answer?;
-        // Input is answered once the app has read it; what it drew in answer
-        // (and the events it sent while drawing it) is part of the effect, so
-        // a read right after the answer shows it. Only that frame is waited
-        // for: a window that animates forever still answers at once.
-        if matches!(path, Path::Pointer | Path::Keyboard) {
-            self.after_input(window).await;
-        }
+        // The answer comes once the app shows what the act did (a result a
+        // worker computes, a switch that slides), so a read right after it
+        // shows the effect; an app that never settles answers after the
+        // effect wait, saying so.
+        let unsettled = self.settle_effect(window).await;
         let activated = delivered.activated.load(Ordering::Relaxed);
         Ok(ActReport {
+            unsettled,
             element: node.id,
             path,
             activated,
@@ -362,24 +364,6 @@ impl Session {
                 || (delivered.focus_requested.load(Ordering::Relaxed) && !node.states.focused),
             pointer_moved: delivered.pointer_moved.load(Ordering::Relaxed),
         })
-    }
-
-    /// Wait for the frame the app draws in answer to input, and for the
-    /// accessibility events it sent until then. A window that closed in
-    /// answer (a dialog's OK) or drew nothing in time ends the wait.
-    async fn after_input(&self, window: WindowHandle) {
-        match self
-            .host
-            .wait_frames(window, FrameWait::Drawn, DRAWN_LIMIT)
-            .await
-        {
-            Ok(_) => {
-                if let Err(e) = self.sync_apps(window).await {
-                    tracing::debug!(%e, "no accessibility sync after an act");
-                }
-            }
-            Err(e) => tracing::debug!(%e, "no frame drawn after an act"),
-        }
     }
 
     /// Send input for an action, noting what it did.

@@ -171,6 +171,7 @@ mod tests {
                 buttons: vec![],
                 window: None,
             },
+            unsettled: None,
         }
     }
 

@@ -71,6 +71,9 @@ pub struct StepReport {
     /// The pointer once the step was answered: where, buttons down, and the
     /// window under it.
     pub pointer: PointerState,
+    /// The last step only: why the window had not settled when the wait for
+    /// the request's effect ran out (`None`: it settled).
+    pub unsettled: Option<String>,
 }
 
 /// The input queue of one window.
@@ -257,7 +260,13 @@ impl Session {
                     }
                 }
             };
+            // The request's answer waits for its effect to show.
+            let unsettled = match (sent + 1 == total, &waited) {
+                (true, Some(_)) => self.settle_effect(window).await,
+                _ => None,
+            };
             reports.push(StepReport {
+                unsettled,
                 events: step.events,
                 commits: waited.as_ref().map_or(0, |w| w.commits),
                 waited: waited.as_ref().map_or(Duration::ZERO, |w| w.waited),

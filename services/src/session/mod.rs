@@ -140,7 +140,15 @@ pub struct Session {
     _buses: Option<Buses>,
     /// When the session began: the zero of the times its reports give.
     started: std::time::Instant,
+    /// How long (ms) an input or action's answer waits for the window to
+    /// settle, so that it shows the effect: `EFFECT_WAIT` unless set.
+    effect_wait_ms: std::sync::atomic::AtomicU64,
 }
+
+/// How long an input or action's answer waits for its window to settle by
+/// default: long enough for a worker's result or a switch's slide, short
+/// enough that an app that never settles still answers promptly.
+pub const EFFECT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Session {
     /// Join a host whose apps are on `buses` with their accessibility.
@@ -179,6 +187,7 @@ impl Session {
             silent_bus_names: Default::default(),
             _buses: None,
             started: std::time::Instant::now(),
+            effect_wait_ms: (EFFECT_WAIT.as_millis() as u64).into(),
         })
     }
 

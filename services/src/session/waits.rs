@@ -1,9 +1,11 @@
 //! Waiting for what an agent expects: an element to show or to go, read again
-//! only when the window commits or an accessibility event arrives.
+//! only when the window commits or an accessibility event arrives; and for
+//! the effect of input, before its answer.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use wayrig_host::{FrameWait, WindowHandle};
+use wayrig_host::{Capability, FrameWait, HostError, WindowHandle};
 
 use super::elements::Query;
 use super::Session;
@@ -34,7 +36,56 @@ impl Expect {
     }
 }
 
+/// How long the frame drawn in answer to input is waited for, when the
+/// answer waits for no more.
+const DRAWN_LIMIT: Duration = Duration::from_secs(5);
+
 impl Session {
+    /// Set how long an input or action's answer waits for its window to
+    /// settle (zero: only for the frame drawn in answer).
+    pub fn set_effect_wait(&self, limit: Duration) {
+        let ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX);
+        self.effect_wait_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long an input or action's answer waits for its window to settle.
+    pub fn effect_wait(&self) -> Duration {
+        Duration::from_millis(self.effect_wait_ms.load(Ordering::Relaxed))
+    }
+
+    /// Wait for the effect of input or an action to show: the window settled
+    /// (frames, configures, input read, the app's threads and timers) within
+    /// the effect wait, then the accessibility events its app sent until then.
+    /// Answers why not, when the wait ran out first; a window that closed in
+    /// answer (a dialog's OK) has shown its effect.
+    pub(crate) async fn settle_effect(&self, window: WindowHandle) -> Option<String> {
+        let limit = self.effect_wait();
+        let paced = self.capabilities().has(Capability::FramePacing);
+        let waited = if limit.is_zero() || !paced {
+            self.host
+                .wait_frames(window, FrameWait::Drawn, DRAWN_LIMIT)
+                .await
+                .map(drop)
+        } else {
+            self.host.settle(window, limit).await.map(drop)
+        };
+        let unsettled = match waited {
+            Ok(()) => None,
+            Err(HostError::NoWindow(_)) => return None,
+            Err(HostError::Timeout(after, why)) if paced && !limit.is_zero() => Some(format!(
+                "the answer waited {after:?} for the window to settle: {why}"
+            )),
+            Err(e) => {
+                tracing::debug!(%e, "no frame drawn after input");
+                None
+            }
+        };
+        if let Err(e) = self.sync_apps(window).await {
+            tracing::debug!(%e, "no accessibility sync after input");
+        }
+        unsettled
+    }
+
     /// Wait until the window shows what `expect` asks for, reading its tree
     /// again only when the window commits a frame or an accessibility event
     /// arrives: work nothing else can see (a worker polled on a timer, a
