@@ -330,12 +330,15 @@ pub fn is_stand_in_name(role: Role, name: &str) -> bool {
     is_class_name(name) || matches!(role, Role::Tab | Role::Group) && name == "Tab"
 }
 
-/// A name that is only a toolkit's class, as GTK names an unlabeled widget
-/// (`GtkPopoverMenu`, `GtkToggleButton`): it says nothing of what it is for.
+/// A name that is only a toolkit's class, as GTK and libadwaita name an
+/// unlabeled widget (`GtkPopoverMenu`, `GtkToggleButton`, `AdwGizmo`): it
+/// says nothing of what it is for.
 pub fn is_class_name(name: &str) -> bool {
-    name.strip_prefix("Gtk").is_some_and(|rest| {
-        rest.starts_with(|c: char| c.is_ascii_uppercase())
-            && rest.chars().all(|c| c.is_ascii_alphanumeric())
+    ["Gtk", "Adw"].iter().any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_uppercase())
+                && rest.chars().all(|c| c.is_ascii_alphanumeric())
+        })
     })
 }
 
@@ -493,6 +496,8 @@ mod tests {
     #[test]
     fn gtk_stand_in_names_say_nothing() {
         assert!(is_stand_in_name(Role::Button, "GtkToggleButton"));
+        assert!(is_stand_in_name(Role::Panel, "AdwGizmo"));
+        assert!(!is_stand_in_name(Role::Button, "Adwaita"));
         assert!(is_stand_in_name(Role::Tab, "Tab"));
         assert!(is_stand_in_name(Role::Group, "Tab"));
         assert!(!is_stand_in_name(Role::Button, "Tab"));
