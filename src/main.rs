@@ -66,8 +66,9 @@ struct RunArgs {
     #[arg(long)]
     throttle_hidden: bool,
     /// Whether a running thread of an app (a worker computing what it will
-    /// show) keeps its window from settling: on, or off for apps whose
-    /// workers never rest.
+    /// show), or a timer its main loop wakes for within 250 ms, keeps its
+    /// window from settling: on, or off for apps whose workers or timers
+    /// never rest.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     settle_threads: bool,
     /// Show the output in a window on your desktop (Wayland or X11).

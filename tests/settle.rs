@@ -1,6 +1,7 @@
-//! Settle sees work an app does off its main thread: a worker computing a
-//! result its main loop shows later, and a thread that never rests; what no
-//! settle can see (a result a timer polls for) is waited for by its text.
+//! Settle sees work an app does off its main thread (a worker computing a
+//! result its main loop shows later, a thread that never rests) and a timer
+//! its main loop will wake for soon; what an app shows after a longer
+//! timer is waited for by its text.
 
 mod support;
 
@@ -114,6 +115,38 @@ fn wait_text_sees_a_result_a_timer_picks_up_under_load() {
         // What wait said shows is what a read right after it shows.
         let shown = labels(&c.call(Call::Tree { window: id }));
         assert!(shown.contains(&text), "run {run}: {shown:?}");
+    }
+}
+
+/// A label a 150 ms timer sets, nothing running meanwhile (as a search
+/// entry filters after its delay): the timer its main loop will wake for is
+/// work not yet shown, so idle answers once the label shows, idle and under
+/// load, with no wait for its text.
+#[test]
+fn idle_waits_for_a_timer_the_main_loop_will_wake_for() {
+    let (_wayrig, mut c, id, _cache) = worker_session();
+    let tree = c.call(Call::Tree { window: id });
+    let later = element_id(node(&tree, "button", "Later"));
+    let mut load = None;
+    for run in 1..=40 {
+        if run == 21 {
+            load = Some(Load::start());
+        }
+        c.call(Call::Act {
+            window: id,
+            element: later.clone(),
+            action: Action::Press,
+        });
+        c.call(Call::Idle {
+            window: id,
+            timeout_ms: Some(10_000),
+        });
+        let shown = labels(&c.call(Call::Tree { window: id }));
+        assert!(
+            shown.contains(&format!("later {run}")),
+            "run {run} (load: {}): {shown:?}",
+            load.is_some()
+        );
     }
 }
 

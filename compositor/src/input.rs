@@ -539,7 +539,7 @@ impl State {
             return;
         };
         if let Some(rec) = self.rig.windows.registry.get_mut(id) {
-            rec.surface.activity.input_received();
+            rec.surface.activity.quiet_anew();
         }
         if let Some(client) = self.rig.clients.record(&surface) {
             client.last_input = moment;

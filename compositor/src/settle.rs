@@ -36,13 +36,13 @@ const TILE_REST_TICKS: u64 = 120;
 const ANIMATION_CHANGES: u32 = 8;
 /// Ticks a window commits in a run before its pixels are compared.
 const PIXELS_AFTER_TICKS: u64 = 6;
-/// Ticks without a commit that end a run of commits (an app that animates
-/// on a loaded machine draws at a few frames a second).
+/// Ticks with neither a commit nor a frame asked for that end a run of
+/// drawing, and with it what was learnt of the window's animation. An app
+/// that animates asks for every frame, even while it is busy answering
+/// input or accessibility requests (or draws at a few frames a second on a
+/// loaded machine); one that shows effects one after the other rests
+/// between them, so repeated effects are never learnt as animation.
 const RUN_GAP_TICKS: u64 = 8;
-/// Ticks without a commit (two seconds at 60 Hz) after which what was
-/// learnt of the window's animation is forgotten: an app that animates
-/// still pauses while it answers input and accessibility requests.
-const FORGET_TICKS: u64 = 120;
 /// Past this share of its tiles animating, a window's effects cannot be
 /// told from its animation.
 const ANIMATION_SHARE_MAX: f64 = 0.5;
@@ -86,10 +86,13 @@ pub struct Activity {
     quiet_mark: u64,
     /// A thread of the app found running at the last tick it was looked for.
     busy: Option<BusyThread>,
-    /// Ticks of the output clock counted so far, and at the last commit.
+    /// A timer its main loop was found waiting for then, due in this many ms.
+    timer: Option<u32>,
+    /// Ticks of the output clock counted so far, and the last at which the
+    /// window committed or asked for a frame.
     ticks: u64,
-    last_commit_tick: u64,
-    /// Tick since which the window has committed at (nearly) every tick.
+    last_active_tick: u64,
+    /// Tick since which the window has been drawing at (nearly) every tick.
     run_since: Option<u64>,
     /// The tiles of the last commit compared, and each tile's run of changes.
     pixels: Option<Tiles>,
@@ -113,13 +116,13 @@ impl Activity {
     /// asked for them.
     pub fn committed(&mut self, pixels: Option<Tiles>) {
         self.commits += 1;
-        if self.ticks - self.last_commit_tick > RUN_GAP_TICKS {
+        if self.ticks - self.last_active_tick > RUN_GAP_TICKS {
             self.run_since = None;
         }
-        self.last_commit_tick = self.ticks;
+        self.last_active_tick = self.ticks;
         self.run_since.get_or_insert(self.ticks);
-        let effect = self.changed_beyond_animation(pixels);
-        self.animation_only = !effect;
+        let (effect, animated) = self.changed_beyond_animation(pixels);
+        self.animation_only = !effect && animated;
         if effect {
             self.committed_since_tick = true;
             self.quiet_ticks = 0;
@@ -127,18 +130,18 @@ impl Activity {
     }
 
     /// Compare a commit's pixels with the last: whether it changed anything
-    /// but the tiles that animate.
-    fn changed_beyond_animation(&mut self, pixels: Option<Tiles>) -> bool {
+    /// but the tiles that animate, and whether it changed those.
+    fn changed_beyond_animation(&mut self, pixels: Option<Tiles>) -> (bool, bool) {
         let Some(now) = pixels else {
             self.pixels = None;
             self.runs.clear();
-            return true;
+            return (true, false);
         };
         let changed = self.pixels.as_ref().and_then(|before| now.changed(before));
         self.pixels = Some(now);
         let Some(changed) = changed else {
             self.runs = vec![TileRun::default(); self.pixels.as_ref().map_or(0, Tiles::count)];
-            return true;
+            return (true, false);
         };
         let (mut effect, mut animating) = (false, 0usize);
         for (run, changed) in self.runs.iter_mut().zip(&changed) {
@@ -151,7 +154,8 @@ impl Activity {
                 effect = true;
             }
         }
-        effect || animating as f64 > ANIMATION_SHARE_MAX * changed.len() as f64
+        let all_over = animating as f64 > ANIMATION_SHARE_MAX * changed.len() as f64;
+        (effect || all_over, animating > 0)
     }
 
     /// The window's last commit changed only what animates: it will ask for
@@ -160,8 +164,9 @@ impl Activity {
         self.animation_only
     }
 
-    /// The window got input: it may draw in answer, so count quiet ticks anew.
-    pub fn input_received(&mut self) {
+    /// Count quiet ticks anew: the window got input and may draw in answer,
+    /// or a wait must see its app's threads and timers over whole ticks.
+    pub fn quiet_anew(&mut self) {
         self.quiet_ticks = 0;
     }
 
@@ -169,11 +174,12 @@ impl Activity {
     /// waits, `moment` the host's moment counter now.
     pub fn tick(&mut self, wants_frame: bool, moment: u64) {
         self.ticks += 1;
-        if self.ticks - self.last_commit_tick > RUN_GAP_TICKS {
-            self.run_since = None;
+        if wants_frame {
+            self.last_active_tick = self.ticks;
         }
-        if self.ticks - self.last_commit_tick > FORGET_TICKS && self.pixels.is_some() {
+        if self.ticks - self.last_active_tick > RUN_GAP_TICKS && self.run_since.is_some() {
             // It stopped drawing: what animated then proves nothing now.
+            self.run_since = None;
             self.pixels = None;
             self.runs.clear();
             self.animation_only = false;
@@ -189,13 +195,20 @@ impl Activity {
         self.committed_since_tick = false;
     }
 
-    /// What a look at the app's threads found this tick: a thread running
-    /// is work not yet shown, so the window is not quiet.
-    pub fn threads_looked_at(&mut self, busy: Option<BusyThread>) {
-        if busy.is_some() {
+    /// What a look at the app's threads found this tick: a thread running,
+    /// or a timer its main loop wakes for soon (in ms), is work not yet
+    /// shown, so the window is not quiet.
+    pub fn threads_looked_at(&mut self, busy: Option<BusyThread>, timer: Option<u32>) {
+        if busy.is_some() || timer.is_some() {
             self.quiet_ticks = 0;
         }
         self.busy = busy;
+        self.timer = timer;
+    }
+
+    /// The timer found due at the last look, in ms, if any.
+    pub fn timer_due(&self) -> Option<u32> {
+        self.timer
     }
 
     /// The thread found running at the last look, if any.
@@ -223,6 +236,8 @@ impl Activity {
 pub struct SettleCheck {
     /// A thread of the app found running at the last tick.
     pub busy_thread: Option<BusyThread>,
+    /// A timer of the app's main loop due then, in ms.
+    pub timer_due: Option<u32>,
     pub wants_frame: bool,
     pub pending_configure: bool,
     pub quiet_ticks: u32,
@@ -252,6 +267,9 @@ impl SettleCheck {
         if let Some(t) = &self.busy_thread {
             thread = format!("its thread {:?} (tid {}) keeps running", t.name, t.tid);
             why.push(thread.as_str());
+        } else if let Some(ms) = self.timer_due {
+            thread = format!("its main loop keeps setting timers ({ms} ms)");
+            why.push(thread.as_str());
         } else if self.wants_frame || self.quiet_ticks < QUIET_TICKS {
             why.push("it keeps drawing frames");
         }
@@ -277,6 +295,7 @@ mod tests {
     fn check(a: &Activity, wants: bool) -> SettleCheck {
         SettleCheck {
             busy_thread: a.busy_thread().cloned(),
+            timer_due: a.timer_due(),
             wants_frame: wants && !a.animating(),
             pending_configure: false,
             quiet_ticks: a.quiet_ticks(),
@@ -294,7 +313,7 @@ mod tests {
         };
         for _ in 0..5 {
             a.tick(false, 0);
-            a.threads_looked_at(Some(worker.clone()));
+            a.threads_looked_at(Some(worker.clone()), None);
         }
         let c = check(&a, false);
         assert!(!c.settled());
@@ -302,7 +321,7 @@ mod tests {
         // The worker is done: the window settles after its quiet ticks.
         for _ in 0..QUIET_TICKS {
             a.tick(false, 0);
-            a.threads_looked_at(None);
+            a.threads_looked_at(None, None);
         }
         assert!(check(&a, false).settled());
     }
@@ -404,7 +423,7 @@ mod tests {
     }
 
     #[test]
-    fn what_animated_before_a_long_pause_is_forgotten() {
+    fn what_animated_before_a_rest_is_forgotten() {
         let mut a = Activity::default();
         let mut n = 0;
         for _ in 0..2 * ANIMATION_TICKS + u64::from(QUIET_TICKS) {
@@ -412,7 +431,7 @@ mod tests {
             frame(&mut a, n, true, &[]);
         }
         assert!(a.animating());
-        for _ in 0..=FORGET_TICKS {
+        for _ in 0..=RUN_GAP_TICKS {
             n += 1;
             a.tick(false, n);
         }
@@ -421,6 +440,28 @@ mod tests {
         n += 1;
         frame(&mut a, n, true, &[]);
         assert!(!settled_now(&a));
+    }
+
+    #[test]
+    fn effects_one_after_the_other_are_never_learnt_as_animation() {
+        // A label changed by each of many presses, a few frames each, the
+        // window resting (no frame asked for) between them.
+        let mut a = Activity::default();
+        let mut n = 0;
+        for press in 0..40u8 {
+            for _ in 0..PIXELS_AFTER_TICKS + 4 {
+                n += 1;
+                let set = [(100, 100, press + 1)];
+                a.committed(a.wants_pixels().then(|| pixels(&set)));
+                a.tick(true, n);
+                assert!(!settled_now(&a), "press {press}: its effect is activity");
+            }
+            for _ in 0..=RUN_GAP_TICKS {
+                n += 1;
+                a.tick(false, n);
+            }
+            assert!(!a.animating());
+        }
     }
 
     #[test]
@@ -450,6 +491,7 @@ mod tests {
     fn unacknowledged_configure_blocks() {
         let c = SettleCheck {
             busy_thread: None,
+            timer_due: None,
             wants_frame: false,
             pending_configure: true,
             quiet_ticks: 10,

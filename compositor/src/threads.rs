@@ -1,8 +1,9 @@
 //! Busy threads of an app: a thread of its process, or of a process it
-//! started, found running or waiting to run (`R`) in /proc.
+//! started, found running or waiting to run (`R`) in /proc; and a timer its
+//! main loop will wake for soon, read from the poll it sleeps in.
 //!
-//! Settle counts such a thread as work not yet shown: a worker computing a
-//! result the main loop will draw later.
+//! Settle counts either as work not yet shown: a worker computing a result
+//! the main loop will draw later, a search entry filtering after its delay.
 
 use std::fs;
 
@@ -73,9 +74,106 @@ pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
     None
 }
 
+/// A timer due within this many ms is work not yet shown (a GtkSearchEntry
+/// filters 150 ms after typing); a caret's blink (400 ms and more) is not.
+pub const TIMER_SOON_MS: u32 = 250;
+/// Timers due sooner than this are a frame clock's own pacing (GTK's wakes
+/// 16 ms ahead while it draws), not work; a real timer is seen longer
+/// before, on the ticks before it fires.
+const TIMER_FLOOR_MS: u32 = 20;
+
+/// When the main loop of `pid` will wake for a timer, if between
+/// `TIMER_FLOOR_MS` and `TIMER_SOON_MS`: the timeout of the `poll` (GLib)
+/// or `ppoll` (Qt) its main thread sleeps in.
+pub fn timer_due(pid: u32) -> Option<u32> {
+    let line = fs::read_to_string(format!("/proc/{pid}/task/{pid}/syscall")).ok()?;
+    let (nr, args) = syscall_of(&line)?;
+    let ms = poll_timeout(pid, nr, &args)?;
+    (TIMER_FLOOR_MS..=TIMER_SOON_MS).contains(&ms).then_some(ms)
+}
+
+/// The number and arguments of the syscall a `/proc/.../syscall` line says
+/// the thread sleeps in (`running` and malformed lines give none).
+fn syscall_of(line: &str) -> Option<(i64, Vec<u64>)> {
+    let mut fields = line.split_whitespace();
+    let nr = fields.next()?.parse().ok()?;
+    let args = fields
+        .take(6)
+        .map(|f| u64::from_str_radix(f.strip_prefix("0x")?, 16).ok())
+        .collect::<Option<Vec<u64>>>()?;
+    (args.len() == 6).then_some((nr, args))
+}
+
+/// The timeout in ms of a poll with these arguments; `None` for another
+/// syscall or no timeout.
+fn poll_timeout(pid: u32, nr: i64, args: &[u64]) -> Option<u32> {
+    #[cfg(target_arch = "x86_64")]
+    if nr == libc::SYS_poll {
+        // poll(fds, nfds, timeout): an int, negative for none.
+        return u32::try_from(args[2] as i32).ok();
+    }
+    if nr != libc::SYS_ppoll || args[2] == 0 {
+        return None;
+    }
+    // ppoll(fds, nfds, *timespec, ...): read the timespec from the app.
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let local = libc::iovec {
+        iov_base: (&mut ts as *mut libc::timespec).cast(),
+        iov_len: std::mem::size_of::<libc::timespec>(),
+    };
+    let remote = libc::iovec {
+        iov_base: args[2] as *mut libc::c_void,
+        iov_len: std::mem::size_of::<libc::timespec>(),
+    };
+    // SAFETY: one iovec each way; the local one is a timespec of ours, and
+    // the kernel checks the remote one (an app that exited or a bad
+    // address fails the call, which is answered as no timer).
+    let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    if read != local.iov_len as isize || ts.tv_sec < 0 {
+        return None;
+    }
+    let ms = (ts.tv_sec as u64).saturating_mul(1000) + ts.tv_nsec as u64 / 1_000_000;
+    Some(u32::try_from(ms).unwrap_or(u32::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_poll_line_gives_its_timeout_and_other_lines_none() {
+        let poll = "7 0x55e452afa3d0 0x2 0x96 0x0 0x0 0x0 0x7ffd2a8d16c0 0x7f8d2e6a326f";
+        let (nr, args) = syscall_of(poll).unwrap();
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(poll_timeout(1, nr, &args), Some(150));
+        let forever = "7 0x55e452afa3d0 0x2 0xffffffff 0x0 0x0 0x0 0x7ffd 0x7f8d";
+        let (nr, args) = syscall_of(forever).unwrap();
+        assert_eq!(poll_timeout(1, nr, &args), None);
+        assert_eq!(syscall_of("running"), None);
+        assert_eq!(syscall_of("202 0x1 0x189"), None);
+    }
+
+    #[test]
+    fn a_timer_the_main_loop_waits_for_is_found_while_it_is_due() {
+        // python3 sleeping in poll() for 200 ms, again and again.
+        use std::os::unix::process::CommandExt;
+        let mut sleeper = std::process::Command::new("/usr/bin/python3")
+            .args(["-c", "import select\nwhile True: select.poll().poll(200)"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut found = None;
+        while found.is_none() && std::time::Instant::now() < until {
+            found = timer_due(sleeper.id());
+        }
+        crate::launch::signal_group(sleeper.id(), libc::SIGKILL);
+        let _ = sleeper.wait();
+        assert_eq!(found, Some(200));
+    }
 
     #[test]
     fn stat_lines_give_their_state_even_with_parentheses_in_the_name() {

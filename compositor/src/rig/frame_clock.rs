@@ -262,6 +262,7 @@ impl FrameClock {
         let activity = &rec.surface.activity;
         Some(SettleCheck {
             busy_thread: activity.busy_thread().cloned(),
+            timer_due: activity.timer_due(),
             // An animation asks for every frame; what it draws is no activity.
             wants_frame: windows.wants_frame(id) && !activity.animating(),
             pending_configure,
@@ -273,15 +274,23 @@ impl FrameClock {
 
     /// Look at the threads of window `id`'s app: one running breaks its quiet.
     fn look_at_threads(windows: &mut Windows, clients: &Clients, id: u64) {
-        let busy = windows.registry.get(id).and_then(|rec| {
-            let pid = clients.of_surface(&rec.surface.surface.wl_surface())?.pid?;
-            let animating = rec.surface.activity.animating();
-            (pid != std::process::id())
-                .then(|| threads::busy_thread(pid, animating))
-                .flatten()
-        });
+        let Some(rec) = windows.registry.get(id) else {
+            return;
+        };
+        let pid = clients
+            .of_surface(&rec.surface.surface.wl_surface())
+            .and_then(|c| c.pid)
+            .filter(|pid| *pid != std::process::id());
+        let animating = rec.surface.activity.animating();
+        let busy = pid.and_then(|pid| threads::busy_thread(pid, animating));
+        // A main loop that draws wakes for its frames: a timer counts only
+        // while the window asks for none (drawing keeps it unsettled anyway).
+        let drawing = animating || windows.wants_frame(id);
+        let timer = pid
+            .filter(|_| busy.is_none() && !drawing)
+            .and_then(threads::timer_due);
         if let Some(rec) = windows.registry.get_mut(id) {
-            rec.surface.activity.threads_looked_at(busy);
+            rec.surface.activity.threads_looked_at(busy, timer);
         }
     }
 
@@ -301,11 +310,15 @@ impl FrameClock {
                 return;
             }
         };
-        // Threads are looked at only while someone waits: the quiet counted
-        // before this wait began saw none of them (a press through
-        // accessibility that started a worker draws nothing), so look now,
-        // before the first check could answer on that old quiet alone.
+        // Threads and timers are looked at only while someone waits: the
+        // quiet counted before this wait began saw none of them (a press
+        // through accessibility that started a worker draws nothing), so the
+        // quiet is counted anew, each of its ticks looking at them; one look
+        // can miss a worker that is between its runs.
         if until == FrameWait::Settled && self.settle_threads {
+            if let Some(rec) = windows.registry.get_mut(id) {
+                rec.surface.activity.quiet_anew();
+            }
             Self::look_at_threads(windows, clients, id);
         }
         let now = Instant::now();
