@@ -1,5 +1,6 @@
 //! A Qt 6 app (a PyQt6 fixture) under Wayrig: hosted on the Qt Wayland shell
-//! plugin, captured, and driven with pointer and Unicode text input.
+//! plugin, captured, and driven with pointer and Unicode text input; and a
+//! Qt 5 keypad whose elements are placed where it draws them.
 
 mod support;
 
@@ -232,4 +233,67 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
         .await
         .unwrap();
     app.expect("tree", SHORT, |v| v["expanded"] == false);
+}
+
+/// Qt 5 answers window coordinates wrong (its x for y) and, drawing its own
+/// title bar, places elements from below it: each key of a Qt 5 keypad,
+/// under the client-side decorations Wayrig asks for by default, is read
+/// where Qt laid it out, and a click at its centre presses that key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qt5_keypads_keys_are_placed_where_they_show_and_clicked_there() {
+    let bus = PrivateBus::start(&std::env::temp_dir())
+        .await
+        .expect("private bus");
+    let compositor = Arc::new(start(Config {
+        app_env: bus.app_env(),
+        ..Config::default()
+    }));
+    let host: Arc<dyn Host> = compositor.clone();
+    let session = Session::new(host.clone(), bus).await.expect("session");
+    let mut watch = compositor.watch_windows().await.unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qt5-keypad.py");
+    let mut app = TestClient::spawn_program(
+        &compositor,
+        Path::new("/usr/bin/python3"),
+        &[fixture.to_str().unwrap()],
+        &[],
+    );
+    let layout = app.expect("layout", SHORT, |_| true);
+    let win = wait_window(&mut watch, SHORT, |w| w.title == "wayrig-qt5-keypad").await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+    for digit in "789456123".chars().map(String::from) {
+        let key = tree
+            .find(Role::Button, &digit)
+            .next()
+            .unwrap_or_else(|| panic!("key {digit} in {:#?}", tree.nodes));
+        let bounds = key
+            .bounds
+            .unwrap_or_else(|| panic!("key {digit} has bounds"));
+        let laid = &layout["keys"][&digit];
+        let (x, y) = (laid["x"].as_i64().unwrap(), laid["y"].as_i64().unwrap());
+        assert_eq!(
+            (bounds.x as i64, bounds.y as i64),
+            (x, y),
+            "key {digit}: read at {bounds:?}, laid out at ({x}, {y})"
+        );
+    }
+    for digit in ["2", "5", "9"] {
+        let key = tree.find(Role::Button, digit).next().unwrap().id;
+        let (x, y) = session.aim(win.handle, key).await.unwrap();
+        host.input(
+            win.handle,
+            vec![InputEvent::Click {
+                x,
+                y,
+                button: Button::Left,
+                clicks: 1,
+                mods: Mods::default(),
+            }],
+            InputOptions::default(),
+        )
+        .await
+        .unwrap();
+        app.expect("pressed", SHORT, |v| v["key"] == digit);
+    }
 }

@@ -155,6 +155,8 @@ pub struct A11y {
     events: tokio::task::JoinHandle<()>,
     /// The phases of the reads since the spans were last taken.
     spans: std::sync::Mutex<Vec<Span>>,
+    /// The coordinates each app (by unique bus name) is asked places in.
+    coords: std::sync::Mutex<HashMap<String, CoordType>>,
 }
 
 impl Drop for A11y {
@@ -267,6 +269,7 @@ impl A11y {
             focus,
             events,
             spans: Default::default(),
+            coords: Default::default(),
         })
     }
 
@@ -995,7 +998,13 @@ impl A11y {
             .collect();
         let asked = wanted.len();
         let mut measured: HashMap<u64, Option<Rect>> = stream::iter(wanted)
-            .map(|id| async move { (id, bounds(conn, &item(&id).object, item(&id).ifaces).await) })
+            .map(|id| async move {
+                let (obj, ifaces) = (&item(&id).object, item(&id).ifaces);
+                (
+                    id,
+                    bounds(conn, obj, ifaces, self.coords_for(obj).await).await,
+                )
+            })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
             .await;
@@ -1039,7 +1048,10 @@ impl A11y {
         let asked = objects.len();
         let conn = &self.conn;
         let measured = stream::iter(objects)
-            .map(|(id, obj, ifaces)| async move { (id, bounds(conn, &obj, ifaces).await) })
+            .map(|(id, obj, ifaces)| async move {
+                let coords = self.coords_for(&obj).await;
+                (id, bounds(conn, &obj, ifaces, coords).await)
+            })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
             .await;
@@ -1069,11 +1081,26 @@ impl A11y {
             )));
         }
         let proxy = object_proxy::<ComponentProxy>(&self.conn, &obj).await?;
+        let coords = self.coords_for(&obj).await;
         let hit = proxy
-            .get_accessible_at_point(x, y, CoordType::Window)
+            .get_accessible_at_point(x, y, coords)
             .await
             .map_err(|e| call_failed("asking what lies at a point", e))?;
         Ok(is_object(&hit).then_some(Picked(hit)))
+    }
+
+    /// The coordinates the app of `obj` is asked places in (`coords_of`),
+    /// learnt once per app.
+    async fn coords_for(&self, obj: &ObjectRefOwned) -> CoordType {
+        let Some(name) = obj.name_as_str() else {
+            return CoordType::Window;
+        };
+        if let Some(coords) = self.coords.lock().unwrap().get(name) {
+            return *coords;
+        }
+        let coords = crate::facts::coords_of(&self.conn, name).await;
+        self.coords.lock().unwrap().insert(name.to_string(), coords);
+        coords
     }
 
     /// The parent of an object the app named, read or not; `None` at the

@@ -132,9 +132,13 @@ impl PrivateBus {
     /// every toolkit: GTK (AT-SPI through the bus), Qt, and AccessKit (IsEnabled).
     /// No AT_SPI_BUS_ADDRESS: toolkits ask org.a11y.Bus on the session bus for
     /// it (Qt 6.4, given the address, loses IsEnabled and never registers).
+    /// Qt draws no title bar of its own: Qt 5 places its elements from the
+    /// area under the title bar it draws inside its surface, so every place
+    /// it gives would be off by that bar.
     pub fn app_env(&self) -> Vec<(String, String)> {
         [
             ("DBUS_SESSION_BUS_ADDRESS", self.address.as_str()),
+            ("QT_WAYLAND_DISABLE_WINDOWDECORATION", "1"),
             ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
             ("QT_ACCESSIBILITY", "1"),
             ("NO_AT_BRIDGE", "0"),

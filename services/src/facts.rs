@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::action::ActionProxy;
+use atspi::proxy::application::ApplicationProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::table::TableProxy;
 use atspi::proxy::table_cell::TableCellProxy;
@@ -246,16 +247,40 @@ pub fn accelerator_words(binding: &str) -> Option<String> {
     Some(words.join("+"))
 }
 
-/// Where the object is, relative to its window (`None` when it reports no size).
+/// Where the object is, relative to its window (`None` when it reports no
+/// size); `coords` as `coords_of` says the object's app answers right.
 pub async fn bounds(
     conn: &zbus::Connection,
     obj: &ObjectRefOwned,
     ifaces: InterfaceSet,
+    coords: CoordType,
 ) -> Option<Rect> {
     if ifaces.contains(Interface::Component) {
-        extents(conn, obj).await
+        extents(conn, obj, coords).await
     } else {
         None
+    }
+}
+
+/// The coordinates to ask an app's objects' places in, to have them
+/// relative to its window: the window's, except from Qt 5, whose window
+/// coordinates are wrong (its x given for y, heights off: kcalc's "7" at
+/// (21, 21, 42, 139) where it shows at (21, 133, 42, 27)), while its screen
+/// coordinates are its window's, as Qt on Wayland places its window at the
+/// origin.
+pub async fn coords_of(conn: &zbus::Connection, bus_name: &str) -> CoordType {
+    let read = async {
+        let root = atspi::ObjectRef::new_owned(
+            zbus::names::UniqueName::try_from(bus_name.to_string()).ok()?,
+            zbus::zvariant::ObjectPath::try_from("/org/a11y/atspi/accessible/root").ok()?,
+        );
+        let app = object_proxy::<ApplicationProxy>(conn, &root).await.ok()?;
+        let (toolkit, version) = tokio::join!(app.toolkit_name(), app.version());
+        Some(toolkit.ok()? == "Qt" && version.ok()?.starts_with("5."))
+    };
+    match read.await {
+        Some(true) => CoordType::Screen,
+        _ => CoordType::Window,
     }
 }
 
@@ -305,9 +330,9 @@ async fn text_and_selection(
     read.await.unwrap_or((None, None))
 }
 
-async fn extents(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Rect> {
+async fn extents(conn: &zbus::Connection, obj: &ObjectRefOwned, coords: CoordType) -> Option<Rect> {
     let proxy = object_proxy::<ComponentProxy>(conn, obj).await.ok()?;
-    let (x, y, w, h) = proxy.get_extents(CoordType::Window).await.ok()?;
+    let (x, y, w, h) = proxy.get_extents(coords).await.ok()?;
     // Zero size or the minimum coordinate: not laid out, on a hidden page or
     // in a closed menu (GTK 4 reports 0x0, GTK 3 i32::MIN there).
     (w > 0 && h > 0 && x != i32::MIN && y != i32::MIN).then(|| Rect::new(x, y, w, h))
