@@ -9,7 +9,7 @@ use std::time::Duration;
 use support::{launch_and_wait, start, wait_window, ActById, Image, TestClient, APP_START};
 use wayrig_compositor::Config;
 use wayrig_host::{Host, Rect};
-use wayrig_services::{PrivateBus, Role, Session};
+use wayrig_services::{Action, PrivateBus, Role, Session};
 
 const SHORT: Duration = Duration::from_secs(15);
 
@@ -836,6 +836,55 @@ async fn a_gtk3_calendar_is_in_the_tree() {
     assert_eq!(calendar.role, Role::Grid);
     let b = calendar.bounds.expect("the calendar shows");
     assert!(b.width > 150 && b.height > 100, "{b:?}");
+}
+
+/// A GTK 3 combo box's menu shows on a popup and GTK measures its rows
+/// from that popup: its rows are placed there, so pressing one (the pointer
+/// at its centre, checked to hit it) chooses it, not a point of the window
+/// under it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gtk3_combo_box_row_is_chosen_by_a_press() {
+    let (session, host, compositor) = session().await;
+    let (mut app, win) = open_gtk3_fixture(&session, &*host, &compositor).await;
+    let tree = session.tree(win.handle).await.unwrap();
+    let combo = tree
+        .nodes
+        .iter()
+        .find(|n| n.role == Role::PopUpButton)
+        .expect("the combo box")
+        .id;
+    session
+        .act_by_id(win.handle, combo, Action::Press)
+        .await
+        .unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+    let pro = tree
+        .find(Role::MenuItem, "Pro")
+        .next()
+        .unwrap_or_else(|| panic!("the open menu's Pro row in {:#?}", tree.nodes))
+        .clone();
+    let popup = host
+        .windows()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|w| w.kind == wayrig_host::WindowKind::Menu)
+        .expect("the menu's popup");
+    let b = pro.bounds.expect("the row shows");
+    let (cx, cy) = (
+        win.content.x + b.x + b.width / 2,
+        win.content.y + b.y + b.height / 2,
+    );
+    assert!(
+        popup.content.contains_point(cx as f64, cy as f64),
+        "the row {b:?} is on its popup {:?}",
+        popup.content
+    );
+    session
+        .act_by_id(win.handle, pro.id, Action::Press)
+        .await
+        .unwrap();
+    app.expect("plan", SHORT, |v| v["choice"] == "Pro");
 }
 
 /// The bounds the app gives now for each element of the window's frame,

@@ -165,11 +165,12 @@ fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     popover_of(&tree.nodes, index, n).is_some_and(|p| p.bounds.is_none())
 }
 
-/// Place the elements of each open popover where its popup shows them:
-/// GTK 4.8 measures them from the popover's own surface, then adds where
-/// the popover sits in its window's layout, not where the compositor put
-/// its popup. A popover is matched to a popup of its app by size. Answers
-/// the nodes placed.
+/// Place the elements of each open popover (and GTK 3 combo box menu)
+/// where its popup shows them: GTK 4.8 measures them from the popover's own
+/// surface, then adds where the popover sits in its window's layout, not
+/// where the compositor put its popup; GTK 3 from the popup's content. A
+/// popover is matched to a popup of its app by size. Answers the nodes
+/// placed.
 pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet<u64> {
     let index = positions(&tree.nodes);
     let content = tree.window.content;
@@ -179,14 +180,20 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
         let Some(b) = n.bounds.filter(|_| is_popover(&tree.nodes, &index, n)) else {
             continue;
         };
-        let popup = popups.iter().find(|w| {
-            !claimed.contains(&w.handle)
-                && (w.surface.width, w.surface.height) == (b.width, b.height)
-        });
-        if let Some(w) = popup {
-            claimed.insert(w.handle);
-            let x = w.surface.x - content.x - b.x;
-            let y = w.surface.y - content.y - b.y;
+        // GTK 4 measures a popover from its popup's surface, GTK 3 a combo
+        // box's menu from its popup's content (inside the shadow).
+        let sized = |r: &Rect| (r.width, r.height) == (b.width, b.height);
+        let popup = popups
+            .iter()
+            .filter(|w| !claimed.contains(&w.handle))
+            .find_map(|w| {
+                let area = [w.surface, w.content].into_iter().find(sized)?;
+                Some((w.handle, area))
+            });
+        if let Some((handle, area)) = popup {
+            claimed.insert(handle);
+            let x = area.x - content.x - b.x;
+            let y = area.y - content.y - b.y;
             shifts.insert(n.id, (x, y));
         }
     }
@@ -205,10 +212,15 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
 }
 
 /// A menu GTK made for a popover: named, or holding what is named, after
-/// its class (`GtkPopoverMenu`, `GtkPopoverContent`).
+/// its class (`GtkPopoverMenu`, `GtkPopoverContent`); or the menu of a GTK 3
+/// combo box, which shows on a popup and is measured from it.
 fn is_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
     let class_named = |id: &u64| index.get(id).is_some_and(|i| nodes[*i].name_is_stand_in);
-    n.role == Role::Menu && (n.name_is_stand_in || n.children.iter().any(class_named))
+    let of_combo = n
+        .parent
+        .and_then(|p| index.get(&p))
+        .is_some_and(|i| matches!(nodes[*i].role, Role::PopUpButton | Role::ComboBox));
+    n.role == Role::Menu && (n.name_is_stand_in || of_combo || n.children.iter().any(class_named))
 }
 
 /// The popover menu GTK made that the element is in, if any: a menu named,
