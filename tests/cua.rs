@@ -1410,6 +1410,107 @@ fn an_answer_past_the_effect_wait_says_the_window_did_not_settle() {
     });
 }
 
+/// Background delivery reaches a window behind another and leaves the
+/// pointer where it was and the focus on the window in front: a click on
+/// the fixture's Press button and typing into its field, while its second
+/// window is in front.
+#[test]
+fn background_input_leaves_the_pointer_and_the_focus_where_they_were() {
+    let hosted = Hosted::fixture(&[]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel.clone());
+        let first = first_window(&mut w).await;
+        let tree = read_tree(&mut a, &first).await;
+        let node_at =
+            |role: &str, name: &str| centre(&find_node(&tree.nodes, role, name).bounds.unwrap());
+        let click_at = |target: v1::InputTarget, at: v1::Point| v1::PointerRequest {
+            target: Some(target),
+            action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+                position: Some(at),
+                ..Default::default()
+            })),
+        };
+        // The second window opens in front, focused.
+        c.pointer(click_at(
+            v1::InputTarget::default(),
+            node_at("button", "Open window"),
+        ))
+        .await
+        .unwrap();
+        hosted.stdout.wait_for("\"opened\"", "the second window");
+        let front = |windows: &[v1::WindowInfo]| {
+            windows.iter().find(|w| w.focused).map(|w| w.title.clone())
+        };
+        let listed = w
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            front(&listed.get_ref().windows).as_deref(),
+            Some("wayrig-gtk4-second")
+        );
+        let cursor = || async {
+            ComputerServiceClient::new(hosted.channel().await)
+                .get_cursor_position(v1::GetCursorPositionRequest {})
+                .await
+                .unwrap()
+                .into_inner()
+                .position
+                .unwrap()
+        };
+        let before = cursor().await;
+        let background = v1::InputTarget {
+            window: first.r#ref.clone(),
+            delivery: v1::Delivery::Background as i32,
+            ..Default::default()
+        };
+        let clicked = c
+            .pointer(click_at(background.clone(), node_at("button", "Press")))
+            .await
+            .unwrap()
+            .into_inner();
+        hosted
+            .stdout
+            .wait_for("\"clicked\"", "the background click");
+        assert!(!clicked.report.unwrap().pointer_moved);
+        let after = cursor().await;
+        assert_eq!(
+            (after.x, after.y),
+            (before.x, before.y),
+            "the pointer stayed"
+        );
+        // Keys typed in the background reach the field clicked in the background.
+        c.pointer(click_at(background.clone(), node_at("text_field", "First")))
+            .await
+            .unwrap();
+        let typed = c
+            .keyboard(v1::KeyboardRequest {
+                target: Some(background),
+                action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                    text: "bg".into(),
+                    ..Default::default()
+                })),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        hosted.stdout.wait_for("\"bg\"", "the typed text");
+        assert!(!typed.report.unwrap().focus_changed);
+        let listed = w
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            front(&listed.get_ref().windows).as_deref(),
+            Some("wayrig-gtk4-second"),
+            "the window in front kept the focus"
+        );
+    });
+}
+
 /// One ABP request over the Bus to `app`, and the body of its answer.
 async fn bus_request(url: &str, app: &str, verb: &str) -> String {
     use futures_util::{SinkExt, StreamExt};

@@ -350,7 +350,14 @@ async fn input_to_a_covered_window_activates_it_or_not_as_asked() {
     };
 
     let report = host
-        .input(back_win.handle, click(), InputOptions { activate: false })
+        .input(
+            back_win.handle,
+            click(),
+            InputOptions {
+                activate: false,
+                ..InputOptions::default()
+            },
+        )
         .await
         .unwrap();
     assert!(!report.activated);
@@ -366,7 +373,7 @@ async fn input_to_a_covered_window_activates_it_or_not_as_asked() {
     assert!(!back_now.focused && !back_now.on_screen && back_now.z == 1);
 
     let report = host
-        .input(back_win.handle, click(), InputOptions { activate: true })
+        .input(back_win.handle, click(), InputOptions::default())
         .await
         .unwrap();
     assert!(report.activated);
@@ -376,7 +383,7 @@ async fn input_to_a_covered_window_activates_it_or_not_as_asked() {
 
     // Already in front and focused: nothing to activate.
     let report = host
-        .input(back_win.handle, click(), InputOptions { activate: true })
+        .input(back_win.handle, click(), InputOptions::default())
         .await
         .unwrap();
     assert!(!report.activated);

@@ -20,7 +20,7 @@ use wayrig_host::{
 };
 
 use crate::keys;
-use crate::rig::input_queue::{Step, Target, INPUT_WAIT_LIMIT};
+use crate::rig::input_queue::{Prior, Step, Target, INPUT_WAIT_LIMIT};
 use crate::rig::windows::{root_surface, Surface};
 use crate::state::State;
 
@@ -70,6 +70,15 @@ impl State {
             if !job.started {
                 job.started = true;
                 let (activate, needs_keyboard) = (job.options.activate, job.needs_keyboard);
+                if job.options.leave_focus {
+                    let pointer = self.pointer_state();
+                    let prior = Prior {
+                        pointer: (pointer.x, pointer.y).into(),
+                        pointer_window: pointer.window,
+                        keyboard: self.keyboard_focus(),
+                    };
+                    self.rig.input_queue.front_job().prior = Some(prior);
+                }
                 let activated = self.focus_for_input(id, activate, needs_keyboard);
                 self.rig.input_queue.front_job().report.activated = activated;
             }
@@ -137,7 +146,40 @@ impl State {
 
     fn finish_input(&mut self, result: HostResult<InputReport>) {
         if let Some(job) = self.rig.input_queue.jobs.pop_front() {
+            if let Some(prior) = job.prior {
+                self.put_back(prior);
+            }
             let _ = job.reply.send(result);
+        }
+    }
+
+    /// Put the pointer and the keyboard focus back where background input
+    /// found them. The events sent before reach the window first: a client
+    /// reads its pointer leave and keyboard leave after them.
+    fn put_back(&mut self, prior: Prior) {
+        let windows = &self.rig.windows;
+        let under = prior.pointer_window.and_then(|handle| {
+            let id = windows.resolve(handle).ok()?;
+            let content = windows.content_rect(id)?;
+            let (x, y) = (
+                prior.pointer.x - content.x as f64,
+                prior.pointer.y - content.y as f64,
+            );
+            crate::rig::input_queue::target(windows, id, x, y).ok()
+        });
+        if let Some(pointer) = self.seat.get_pointer() {
+            let event = MotionEvent {
+                location: prior.pointer,
+                serial: SERIAL_COUNTER.next_serial(),
+                time: self.event_time(),
+            };
+            let focus = under.map(|t| (t.surface, t.origin));
+            pointer.motion(self, focus, &event);
+            pointer.frame(self);
+        }
+        let keyboard = prior.keyboard.filter(|s| s.is_alive());
+        if self.keyboard_focus() != keyboard {
+            self.focus_keyboard(keyboard);
         }
     }
 

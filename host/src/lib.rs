@@ -395,11 +395,30 @@ pub struct InputOptions {
     /// Raise and focus the window first (as a person would), or deliver to it
     /// where it is, giving it keyboard focus only.
     pub activate: bool,
+    /// Once the input is sent, put the pointer and the keyboard focus back
+    /// where they were (background delivery): the window gets the input
+    /// without taking the pointer or the focus from where a person left them.
+    #[serde(default)]
+    pub leave_focus: bool,
+}
+
+impl InputOptions {
+    /// Input to a window where it is, leaving the pointer and the focus
+    /// where they were.
+    pub fn background() -> Self {
+        InputOptions {
+            activate: false,
+            leave_focus: true,
+        }
+    }
 }
 
 impl Default for InputOptions {
     fn default() -> Self {
-        InputOptions { activate: true }
+        InputOptions {
+            activate: true,
+            leave_focus: false,
+        }
     }
 }
 

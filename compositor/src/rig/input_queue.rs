@@ -95,8 +95,19 @@ pub struct InputJob {
     pub report: InputReport,
     /// Moment of the ping whose answer the job waits for.
     pub waiting_since: Option<u64>,
+    /// Where the pointer and the keyboard focus were before a background
+    /// job: put back once it is sent.
+    pub prior: Option<Prior>,
     pub deadline: Instant,
     pub reply: oneshot::Sender<HostResult<InputReport>>,
+}
+
+/// Where the pointer was (and the window under it) and which surface had
+/// the keyboard focus, before background input.
+pub struct Prior {
+    pub pointer: Point<f64, Logical>,
+    pub pointer_window: Option<WindowHandle>,
+    pub keyboard: Option<WlSurface>,
 }
 
 /// Input requests in arrival order, the front one being delivered.
@@ -161,6 +172,7 @@ impl InputQueue {
                     started: false,
                     report: InputReport::default(),
                     waiting_since: None,
+                    prior: None,
                     deadline: Instant::now() + INPUT_WAIT_LIMIT,
                     reply,
                 });

@@ -47,8 +47,9 @@ struct Spot {
 
 fn options(target: &v1::InputTarget) -> Result<InputOptions, Status> {
     let d: v1::Delivery = known(target.delivery, "delivery")?;
-    Ok(InputOptions {
-        activate: d != v1::Delivery::Background,
+    Ok(match d {
+        v1::Delivery::Background => InputOptions::background(),
+        _ => InputOptions::default(),
     })
 }
 
@@ -301,7 +302,8 @@ impl Computer {
                 v1::Delivery::Background
             } as i32,
             focus_changed: !was_focused && focused_now,
-            pointer_moved: pointer,
+            // Background input puts the pointer back where it was.
+            pointer_moved: pointer && !aim.options.leave_focus,
             detail: detail_with(
                 format!(
                     "delivered to window {} in {} step(s){}",

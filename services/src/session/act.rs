@@ -377,11 +377,14 @@ impl Session {
                     | InputEvent::PointerDown { .. }
                     | InputEvent::Wheel { .. }
             )
-        }) {
+        }) && !d.background
+        {
+            // Background input puts the pointer back where it was.
             d.pointer_moved.store(true, Ordering::Relaxed);
         }
-        let options = InputOptions {
-            activate: !d.background,
+        let options = match d.background {
+            true => InputOptions::background(),
+            false => InputOptions::default(),
         };
         let report = self.input(target.window, events, options).await?;
         if report.activated {

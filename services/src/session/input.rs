@@ -333,7 +333,10 @@ impl Session {
                     mods: Mods::default(),
                 }),
         );
-        let options = InputOptions { activate: false };
+        let options = InputOptions {
+            activate: false,
+            ..InputOptions::default()
+        };
         if let Err(e) = self.input(window, events, options).await {
             tracing::warn!(%e, "releasing a cancelled press failed");
         }
