@@ -1272,8 +1272,10 @@ fn every_drive_verb_answers_for_an_egui_app() {
     let app = hosted.first_name();
     runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "agent").await;
+        // The name is held from the start: BUSY until the app's first frame.
+        c.tree(&app, json!({})).await;
         let help = c.request(&app, "HELP", json!({})).await;
-        assert_eq!(help.rc(), Some(Rc::Ok));
+        assert_eq!(help.rc(), Some(Rc::Ok), "{}", help.body);
 
         // AccessKit's tree, under AccessKit's role names, once egui has laid
         // out its first frame (the field's hint comes with it).
