@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use wayrig_host::{HostError, WindowHandle};
 
-use super::seen::in_popup;
+use super::seen::{in_combo_menu, in_popup};
 use super::Session;
 use crate::model::{positions, Error, Node, Tree};
 
@@ -96,15 +96,17 @@ impl Session {
                 node.id, node.role, node.name
             ))
         };
-        let of_popup = in_popup(&tree.nodes, &positions(&tree.nodes), node);
+        let index = positions(&tree.nodes);
+        let of_popup = in_popup(&tree.nodes, &index, node);
         match self.host.window_at(window, x, y).await {
             Ok(hit) if hit == window && of_popup => {
                 return Err(refused("the popover it is in is closed".into()))
             }
             Ok(hit) if hit == window => {}
             // GTK 4 keeps a popover's elements in its window's tree, measured
-            // on the popup's own surface: the app cannot be asked of them.
-            Ok(_) if of_popup => return Ok(()),
+            // on the popup's own surface, and GTK 3 a combo box's menu:
+            // the app cannot be asked of them.
+            Ok(_) if of_popup || in_combo_menu(&tree.nodes, &index, node) => return Ok(()),
             Ok(hit) => {
                 return Err(refused(format!(
                     "popup window {hit} of the app lies over it"

@@ -177,7 +177,8 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
     let mut claimed = HashSet::new();
     let mut shifts: HashMap<u64, (i32, i32)> = HashMap::new();
     for n in &tree.nodes {
-        let Some(b) = n.bounds.filter(|_| is_popover(&tree.nodes, &index, n)) else {
+        let on_popup = is_popover(&tree.nodes, &index, n) || is_combo_menu(&tree.nodes, &index, n);
+        let Some(b) = n.bounds.filter(|_| on_popup) else {
             continue;
         };
         // GTK 4 measures a popover from its popup's surface, GTK 3 a combo
@@ -212,15 +213,19 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
 }
 
 /// A menu GTK made for a popover: named, or holding what is named, after
-/// its class (`GtkPopoverMenu`, `GtkPopoverContent`); or the menu of a GTK 3
-/// combo box, which shows on a popup and is measured from it.
+/// its class (`GtkPopoverMenu`, `GtkPopoverContent`).
 fn is_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
     let class_named = |id: &u64| index.get(id).is_some_and(|i| nodes[*i].name_is_stand_in);
-    let of_combo = n
-        .parent
-        .and_then(|p| index.get(&p))
-        .is_some_and(|i| matches!(nodes[*i].role, Role::PopUpButton | Role::ComboBox));
-    n.role == Role::Menu && (n.name_is_stand_in || of_combo || n.children.iter().any(class_named))
+    n.role == Role::Menu && (n.name_is_stand_in || n.children.iter().any(class_named))
+}
+
+/// The menu of a combo box: GTK 3 shows it on a popup and measures it from
+/// there; toolkits that draw it in the window (egui) have no popup to match.
+fn is_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    n.role == Role::Menu
+        && n.parent
+            .and_then(|p| index.get(&p))
+            .is_some_and(|i| matches!(nodes[*i].role, Role::PopUpButton | Role::ComboBox))
 }
 
 /// The popover menu GTK made that the element is in, if any: a menu named,
@@ -234,6 +239,19 @@ fn popover_of<'t>(nodes: &'t [Node], index: &HashMap<u64, usize>, n: &Node) -> O
         parent = p.parent;
     }
     None
+}
+
+/// The element is in the menu of a combo box, which GTK 3 shows on a popup
+/// (placed there when one is open) and egui draws in its window.
+pub(super) fn in_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let mut parent = n.parent;
+    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
+        if is_combo_menu(nodes, index, p) {
+            return true;
+        }
+        parent = p.parent;
+    }
+    false
 }
 
 /// The element is in a popover, which shows on a popup surface of its
