@@ -41,11 +41,6 @@ const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 /// request (an action that changes nothing waits this long).
 const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// How long an app may take to read an action's input and draw its answer.
-/// Only that frame is waited for, never the window going quiet: an action on
-/// a window that animates forever must still act.
-const DRAWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
-
 /// Frames at most to wait for an element to stop moving.
 const STILL_FRAMES: usize = 120;
 
@@ -1045,7 +1040,7 @@ impl Session {
             };
             self.focus(target).await?;
             self.host
-                .wait_frames(target.window, FrameWait::Drawn, DRAWN_LIMIT)
+                .wait_frames(target.window, FrameWait::Drawn, super::waits::DRAWN_LIMIT)
                 .await?;
             if let Some(at) = caret {
                 if !self.put_caret(target, at).await {

@@ -36,9 +36,10 @@ impl Expect {
     }
 }
 
-/// How long the frame drawn in answer to input is waited for, when the
-/// answer waits for no more.
-const DRAWN_LIMIT: Duration = Duration::from_secs(5);
+/// How long an app may take to read input and draw its answer to it: the
+/// frame waited for between the steps of an action, and for its answer when
+/// that waits for no more.
+pub(super) const DRAWN_LIMIT: Duration = Duration::from_secs(5);
 
 impl Session {
     /// Set how long an input or action's answer waits for its window to
