@@ -17,22 +17,18 @@ use std::time::{Duration, Instant};
 
 use table::{median, ms};
 
-use support::{launch_and_wait, start, ActById};
+use support::{launch_and_wait, live, ActById};
 use wayrig_compositor::Config;
 use wayrig_host::{Host, Rect};
 use wayrig_services::a11y::{A11y, App, Read, Span};
-use wayrig_services::{Action, PrivateBus, Role, Session};
+use wayrig_services::{Action, PrivateBus, Role};
 
 const ROUNDS: usize = 5;
 
 async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
-    let bus = PrivateBus::start(&std::env::temp_dir()).await.expect("bus");
-    let address = bus.a11y_address.clone();
-    let host: Arc<dyn Host> = Arc::new(start(Config {
-        app_env: bus.app_env(),
-        ..Config::default()
-    }));
-    let session = Session::new(host.clone(), bus).await.expect("session");
+    let session = live(Config::default()).await;
+    let address = session.buses().expect("the session's buses").a11y.clone();
+    let host: Arc<dyn Host> = session.host().clone();
     let win = launch_and_wait(&*host, &[app_name], Duration::from_secs(30)).await;
 
     let t0 = Instant::now();
@@ -107,24 +103,20 @@ async fn measure(app_name: &str, rows: &mut Vec<(String, String, String)>) {
         ms(median(walks)),
         format!("median of {ROUNDS}; the whole app, concurrent per level, the peers' way"),
     ));
-    host.shutdown().await;
+    session.end().await;
 }
 
 /// Warm reads: an idle window whose tree did not change since the last read.
 async fn measure_warm(rows: &mut Vec<(String, String, String)>) {
-    let bus = PrivateBus::start(&std::env::temp_dir()).await.expect("bus");
-    let compositor = Arc::new(start(Config {
-        app_env: bus.app_env(),
-        ..Config::default()
-    }));
-    let host: Arc<dyn Host> = compositor.clone();
-    let session = Session::new(host.clone(), bus).await.expect("session");
+    let session = live(Config::default()).await;
+    let compositor = session.host().clone();
     // Kept alive for the measurement: dropping it ends the app.
     let fixture = support::Gtk4Fixture::open(&compositor, &[]).await;
     let win = &fixture.info;
     let cold = session.tree(win.handle).await.expect("tree");
     // Let the reading's own events (GTK realizing objects) come in first.
-    host.settle(win.handle, Duration::from_secs(10))
+    compositor
+        .settle(win.handle, Duration::from_secs(10))
         .await
         .unwrap();
     session.tree(win.handle).await.expect("tree");
@@ -170,7 +162,7 @@ async fn measure_warm(rows: &mut Vec<(String, String, String)>) {
         ms(median(effect)),
         format!("median of {ROUNDS}; act, settle, read the tree again"),
     ));
-    host.shutdown().await;
+    session.end().await;
 }
 
 /// A synthetic app of `nodes` elements on a real bus and registry: bulk reads

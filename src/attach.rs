@@ -9,6 +9,8 @@ use wayrig_host::{Host, LaunchSpec};
 use wayrig_portal::{InputChoice, PortalHost};
 use wayrig_services::{Buses, Session};
 
+use wayrig_sessions::Live;
+
 use crate::faces::{FaceArgs, Listeners};
 use crate::StopSignals;
 
@@ -58,6 +60,30 @@ pub fn run(args: AttachArgs) -> Result<(), String> {
 async fn attach(args: AttachArgs) -> Result<(), String> {
     let mut stop = StopSignals::listen().map_err(|e| format!("cannot listen for signals: {e}"))?;
     let listeners = Listeners::bind(&args.faces).await?;
+    // A start that sticks (a desktop that does not answer) still stops on a signal.
+    let live = tokio::select! {
+        live = attached(&args) => live?,
+        _ = stop.recv() => return Ok(()),
+    };
+    let served = tokio::select! {
+        served = serve(&live, &args, listeners) => Some(served),
+        _ = stop.recv() => None,
+    };
+    let outcome = match served {
+        None => Ok(()),
+        Some(Err(e)) => Err(e),
+        Some(Ok(())) => tokio::select! {
+            _ = stop.recv() => Ok(()),
+            _ = live.host().disconnected() => Err("the desktop's compositor ended".to_string()),
+        },
+    };
+    live.end().await;
+    outcome
+}
+
+/// The session over the desktop: its compositor through the portal host,
+/// and its own buses when it has them.
+async fn attached(args: &AttachArgs) -> Result<Live<PortalHost>, String> {
     let host = Arc::new(PortalHost::attach(args.swaysock.clone(), args.input).await?);
     eprintln!("wayrig: input through {}", host.input_source());
     if args.swaysock.is_none() {
@@ -83,11 +109,26 @@ async fn attach(args: AttachArgs) -> Result<(), String> {
             );
             Session::without_accessibility(host.clone()).await
         }
+    };
+    match session {
+        Ok(session) => Ok(Live::new(host, session, None, None)),
+        Err(e) => {
+            host.shutdown().await;
+            Err(e.to_string())
+        }
     }
-    .map_err(|e| e.to_string())?;
-    let served = listeners.serve(Arc::new(session), &args.faces).await?;
+}
+
+/// Serve the faces and start the app, if one is given.
+async fn serve(
+    live: &Live<PortalHost>,
+    args: &AttachArgs,
+    listeners: Listeners,
+) -> Result<(), String> {
+    listeners.serve(live, &args.faces).await?;
     if let Some(program) = args.app.first() {
-        let app = host
+        let app = live
+            .host()
             .launch(LaunchSpec {
                 argv: args.app.clone(),
                 ..Default::default()
@@ -97,11 +138,5 @@ async fn attach(args: AttachArgs) -> Result<(), String> {
         eprintln!("wayrig: started {program} as pid {}", app.pid);
     }
     eprintln!("wayrig: attached");
-    let outcome = tokio::select! {
-        _ = stop.recv() => Ok(()),
-        _ = host.disconnected() => Err("the desktop's compositor ended".to_string()),
-    };
-    served.stop().await;
-    host.shutdown().await;
-    outcome
+    Ok(())
 }

@@ -2,11 +2,10 @@
 //! listeners bound before anything starts, and serving them over one session.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 use wayrig_mygo as mygo;
-use wayrig_services::Session;
+use wayrig_sessions::Live;
 
 #[derive(Args)]
 pub struct FaceArgs {
@@ -174,71 +173,55 @@ impl Listeners {
         Ok(Listeners { bus, cua })
     }
 
-    /// Serve every face asked for over `session`; stop them with `Served::stop`.
-    pub async fn serve(self, session: Arc<Session>, faces: &FaceArgs) -> Result<Served, String> {
+    /// Serve every face asked for over `live`'s session, as its tasks: they
+    /// stop when it ends, each first answering what it accepted.
+    pub async fn serve<H>(self, live: &Live<H>, faces: &FaceArgs) -> Result<(), String>
+    where
+        H: wayrig_host::Host + ?Sized,
+    {
+        let session = live.session();
         session.set_effect_wait(std::time::Duration::from_millis(faces.effect_wait));
-        let (stop_bus, bus_stopped) = tokio::sync::watch::channel(false);
-        let mut bus_faces = Vec::new();
         let mygo_listener = match faces.mygo_socket() {
             Some(path) => Some((mygo::bind(&path).await?, path)),
             None => None,
         };
         if let Some((listener, token)) = self.cua {
             eprintln!("wayrig: cua.env.v1 listens at {}", listener.addr());
-            let session = session.clone();
+            let (session, stop) = (session.clone(), live.stopping());
             let origins = faces.cua_allow_origin.clone();
-            tokio::spawn(async move {
-                if let Err(e) = wayrig_cua::serve(listener, session, token, origins).await {
+            live.spawn(async move {
+                if let Err(e) = wayrig_cua::serve(listener, session, token, origins, stop).await {
                     eprintln!("wayrig: {e}");
                 }
             });
         }
         if let Some((listener, path)) = mygo_listener {
-            tokio::spawn(mygo::serve(listener, session.clone()));
+            live.spawn(mygo::serve(listener, session.clone(), live.stopping()));
             eprintln!("wayrig: automation socket {}", path.display());
         }
         if let Some(listener) = self.bus {
             let addr = listener.addr;
-            bus_faces.push(tokio::spawn(wayrig_bus::serve(
+            live.spawn(wayrig_bus::serve(
                 listener,
                 session.clone(),
                 faces.bus_name.clone(),
                 |name, pid, app_id| {
                     eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
                 },
-                bus_stopped.clone(),
-            )));
+                live.stopping(),
+            ));
             eprintln!("wayrig: bus listens at ws://{addr}/ws");
         }
         if let Some(url) = faces.bus_connect.clone() {
             eprintln!("wayrig: bus connects to {url}");
-            bus_faces.push(tokio::spawn(wayrig_bus::connect(
+            live.spawn(wayrig_bus::connect(
                 url.clone(),
                 session.clone(),
                 faces.bus_name.clone(),
                 move |notice| bus_notice(&url, notice),
-                bus_stopped,
-            )));
+                live.stopping(),
+            ));
         }
-        Ok(Served {
-            stop_bus,
-            bus_faces,
-        })
-    }
-}
-
-/// The faces being served.
-pub struct Served {
-    stop_bus: tokio::sync::watch::Sender<bool>,
-    bus_faces: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Served {
-    /// Stop the faces: the Bus faces first answer every request they accepted.
-    pub async fn stop(self) {
-        let _ = self.stop_bus.send(true);
-        for face in self.bus_faces {
-            let _ = face.await;
-        }
+        Ok(())
     }
 }

@@ -11,13 +11,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use std::sync::Arc;
-
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
-use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing, RuntimeDir};
+use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
 use wayrig_host::{Host, LaunchSpec, WindowEvent};
-use wayrig_services::{PrivateBus, Session};
+use wayrig_sessions::{Live, Spec, Staged};
 
 #[derive(Parser)]
 #[command(
@@ -207,47 +205,54 @@ fn run(args: RunArgs) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     // Told to stop, Wayrig stops what it started (its apps, its bus): listen
-    // before starting any of them.
-    let stop = runtime
+    // before starting any of them, and throughout the start.
+    let mut stop = runtime
         .block_on(async { StopSignals::listen() })
         .map_err(|e| format!("cannot listen for signals: {e}"))?;
     // An address or token a face may not use stops Wayrig before anything starts.
     let listeners = runtime.block_on(faces::Listeners::bind(&args.faces))?;
     // Every file the session makes (its Wayland socket, its bus's socket and
-    // the AT-SPI bus's runtime files) lives under this one private directory,
-    // removed when `run` returns, however the session ended: signals and the
-    // last app's exit end it through here, and errors return through here.
-    let files = RuntimeDir::create(None)
-        .map_err(|e| format!("cannot make the session's directory: {e}"))?;
-    // Faces read accessibility: their session gets a bus of its own first, so
-    // that every app starts on it.
-    let bus = match args.faces.any() {
-        true => Some(
-            runtime
-                .block_on(PrivateBus::start(files.path()))
-                .map_err(|e| e.to_string())?,
-        ),
-        false => None,
+    // the AT-SPI bus's runtime files) lives under its one private directory,
+    // removed when the session ends, however it ended. Faces read
+    // accessibility: their session gets a bus of its own first, so that
+    // every app starts on it.
+    let spec = Spec {
+        compositor: Config {
+            width: args.size.0,
+            height: args.size.1,
+            scale: args.scale,
+            refresh_mhz: (args.refresh * 1000.0).round() as u32,
+            pacing: args.pacing,
+            decorations: args.decorations,
+            frames_for_hidden: !args.throttle_hidden,
+            settle_threads: args.settle_threads,
+            nested: args.nested,
+            exit_with_last_app: !args.keep_running,
+            app_env: args.env.clone(),
+            runtime_parent: None,
+        },
+        accessibility: args.faces.any(),
+        desktop: None,
     };
-    let mut app_env = args.env.clone();
-    app_env.extend(bus.iter().flat_map(PrivateBus::app_env));
-    let config = Config {
-        width: args.size.0,
-        height: args.size.1,
-        scale: args.scale,
-        refresh_mhz: (args.refresh * 1000.0).round() as u32,
-        pacing: args.pacing,
-        decorations: args.decorations,
-        frames_for_hidden: !args.throttle_hidden,
-        settle_threads: args.settle_threads,
-        nested: args.nested,
-        exit_with_last_app: !args.keep_running,
-        app_env,
-        runtime_parent: Some(files.path().to_path_buf()),
+    let staged = runtime.block_on(async {
+        tokio::select! {
+            staged = Staged::prepare(spec) => staged.map(Some).map_err(|e| e.to_string()),
+            _ = stop.recv() => Ok(None),
+        }
+    })?;
+    let Some(staged) = staged else {
+        return Ok(());
     };
-    let (host, runner) = CompositorHost::start_here(config).map_err(|e| e.to_string())?;
+    let (host, runner) = CompositorHost::start_here(staged.config()).map_err(|e| e.to_string())?;
     let driver = std::thread::spawn(move || {
-        runtime.block_on(drive(Arc::new(host), args, bus, listeners, stop))
+        runtime.block_on(async move {
+            let joined = tokio::select! {
+                live = staged.join(host) => live.map_err(|e| e.to_string())?,
+                // Dropped unjoined, the compositor stops and the runner returns.
+                _ = stop.recv() => return Ok(()),
+            };
+            drive(joined, args, listeners, stop).await
+        })
     });
     runner.run();
     driver
@@ -283,29 +288,44 @@ impl StopSignals {
 }
 
 async fn drive(
-    host: Arc<CompositorHost>,
+    live: Live,
     args: RunArgs,
-    bus: Option<PrivateBus>,
     listeners: faces::Listeners,
     mut stop: StopSignals,
 ) -> Result<(), String> {
-    // The Bus faces answer every request they accepted before Wayrig stops.
-    let mut served = None;
-    if let Some(bus) = bus {
-        // Other accessibility tools can join the session's bus.
-        eprintln!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", bus.address);
-        let session = Arc::new(
-            Session::new(host.clone(), bus)
-                .await
-                .map_err(|e| e.to_string())?,
-        );
-        served = Some(listeners.serve(session, &args.faces).await?);
+    let mut manager = notify::ServiceManager::from_env();
+    let outcome = tokio::select! {
+        outcome = serve_run(&live, &args, listeners, &mut manager) => outcome,
+        _ = stop.recv() => Ok(()),
+    };
+    if let Some(manager) = &manager {
+        manager.stopping();
     }
-    let session = host.session();
+    live.end().await;
+    outcome
+}
+
+/// Serve the faces, start the apps, and run until the last app exits or we
+/// are told to stop (then the caller ends the session).
+async fn serve_run(
+    live: &Live,
+    args: &RunArgs,
+    listeners: faces::Listeners,
+    manager: &mut Option<notify::ServiceManager>,
+) -> Result<(), String> {
+    let host = live.host();
+    if let Some(buses) = live.buses() {
+        // Other accessibility tools can join the session's bus.
+        eprintln!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", buses.session);
+    }
+    if args.faces.any() {
+        listeners.serve(live, &args.faces).await?;
+    }
+    let info = host.session();
     eprintln!(
         "wayrig: WAYLAND_DISPLAY={} XDG_RUNTIME_DIR={}",
-        session.socket_name,
-        session.runtime_dir.display()
+        info.socket_name,
+        info.runtime_dir.display()
     );
     let mut watch = host.watch_windows().await.map_err(|e| e.to_string())?;
     let app = host
@@ -328,7 +348,6 @@ async fn drive(
     }
     // Under a service manager, ready means drivable: the faces listen (above)
     // and a window is mapped.
-    let mut manager = notify::ServiceManager::from_env();
     let mut mapped = |event: &Result<WindowEvent, _>| {
         if let (Some(manager), Ok(WindowEvent::Created(info))) = (manager.as_mut(), event) {
             manager.ready(&format!("window {} mapped", info.handle));
@@ -337,13 +356,7 @@ async fn drive(
 
     if let Some(path) = &args.screenshot {
         let first = loop {
-            let event = tokio::select! {
-                event = watch.events.recv() => event,
-                _ = stop.recv() => {
-                    host.shutdown().await;
-                    return Ok(());
-                }
-            };
+            let event = watch.events.recv().await;
             mapped(&event);
             match event {
                 Ok(WindowEvent::Created(info)) => break info,
@@ -372,33 +385,16 @@ async fn drive(
             println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
         }
         if args.once {
-            stop_faces(served).await;
-            host.shutdown().await;
             return Ok(());
         }
     }
 
-    // Run until the compositor stops by itself (last app exited) or we are told to.
+    // Run until the compositor stops by itself (last app exited).
     loop {
-        tokio::select! {
-            ev = watch.events.recv() => match ev {
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                event => mapped(&event),
-            },
-            _ = stop.recv() => break,
+        match watch.events.recv().await {
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            event => mapped(&event),
         }
     }
-    if let Some(manager) = &manager {
-        manager.stopping();
-    }
-    stop_faces(served).await;
-    host.shutdown().await;
     Ok(())
-}
-
-/// Stop the faces, if any are served; the Bus faces answer what they accepted.
-async fn stop_faces(served: Option<faces::Served>) {
-    if let Some(served) = served {
-        served.stop().await;
-    }
 }

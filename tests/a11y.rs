@@ -6,39 +6,26 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{launch_and_wait, start, wait_window, ActById, Image, TestClient, APP_START};
+use support::{launch_and_wait, live, wait_window, ActById, Image, TestClient, APP_START};
 use wayrig_compositor::Config;
 use wayrig_host::{Host, Rect};
-use wayrig_services::{Action, PrivateBus, Role, Session};
+use wayrig_services::{Action, Role, Session};
+use wayrig_sessions::Live;
 
 const SHORT: Duration = Duration::from_secs(15);
 
-async fn session() -> (
-    Session,
-    Arc<dyn Host>,
-    Arc<wayrig_compositor::CompositorHost>,
-) {
-    let bus = PrivateBus::start(&std::env::temp_dir())
-        .await
-        .expect("private bus");
-    session_on(bus).await
+/// A session by Wayrig's recipe (its apps on a private bus), its host, and
+/// its compositor.
+async fn session() -> (Live, Arc<dyn Host>, Arc<wayrig_compositor::CompositorHost>) {
+    let live = live(Config::default()).await;
+    let compositor = live.host().clone();
+    let host: Arc<dyn Host> = compositor.clone();
+    (live, host, compositor)
 }
 
-/// A compositor whose apps get `bus`, and a session over both.
-async fn session_on(
-    bus: PrivateBus,
-) -> (
-    Session,
-    Arc<dyn Host>,
-    Arc<wayrig_compositor::CompositorHost>,
-) {
-    let compositor = Arc::new(start(Config {
-        app_env: bus.app_env(),
-        ..Config::default()
-    }));
-    let host: Arc<dyn Host> = compositor.clone();
-    let session = Session::new(host.clone(), bus).await.expect("session");
-    (session, host, compositor)
+/// The session's AT-SPI bus address, for a reader or a fault of a test's own.
+fn a11y_address(live: &Live) -> String {
+    live.buses().expect("the session's buses").a11y.clone()
 }
 
 /// Start the GTK4 fixture in the session; returns it, its layout, and its
@@ -631,11 +618,8 @@ fn daemon_of(address: &str) -> i32 {
 /// working.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_accessibility_a_dying_app_and_a_lost_bus_are_answers() {
-    let bus = PrivateBus::start(&std::env::temp_dir())
-        .await
-        .expect("private bus");
-    let a11y_address = bus.a11y_address.clone();
-    let (session, host, compositor) = session_on(bus).await;
+    let (session, host, compositor) = session().await;
+    let a11y_address = a11y_address(&session);
 
     // foot speaks no AT-SPI.
     let foot = launch_and_wait(&*host, &["foot"], APP_START).await;
@@ -1022,11 +1006,10 @@ async fn a_first_read_of_gtk4_holds_every_element_later_reads_find() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bounds_a_read_keeps_are_never_stale_after_pages_scrolls_and_resizes() {
     use wayrig_services::{Action, WindowOp};
-    let bus = PrivateBus::start(&std::env::temp_dir()).await.unwrap();
-    let a11y = wayrig_services::a11y::A11y::connect(&bus.a11y_address)
+    let (session, host, _c) = session().await;
+    let a11y = wayrig_services::a11y::A11y::connect(&a11y_address(&session))
         .await
         .unwrap();
-    let (session, host, _c) = session_on(bus).await;
     // It animates (spinners, progress): every read is fresh.
     let win = launch_and_wait(&*host, &["gtk4-widget-factory"], APP_START).await;
     let first = read_matches_the_app(&session, &*host, &a11y, &win, "opening").await;

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{layout_centre, start, wait_window, ActById, Image, TestClient};
+use support::{layout_centre, live, start, wait_window, ActById, Image, TestClient};
 use wayrig_compositor::{Config, Decorations};
 use wayrig_host::{Button, Host, InputEvent, InputOptions, Mods};
-use wayrig_services::{Action, PrivateBus, Role, Session};
+use wayrig_services::{Action, Role};
 
 const SHORT: Duration = Duration::from_secs(20);
 
@@ -99,16 +99,13 @@ async fn a_qt6_app_is_hosted_and_driven() {
 /// roles, names, keys and bounds, and acted on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_qt6_apps_elements_are_read_and_acted_on() {
-    let bus = PrivateBus::start(&std::env::temp_dir())
-        .await
-        .expect("private bus");
-    let compositor = Arc::new(start(Config {
+    let session = live(Config {
         decorations: Decorations::Server,
-        app_env: bus.app_env(),
         ..Config::default()
-    }));
+    })
+    .await;
+    let compositor = session.host().clone();
     let host: Arc<dyn Host> = compositor.clone();
-    let session = Session::new(host.clone(), bus).await.expect("session");
     let (mut app, layout, win) = open_fixture(&compositor).await;
     session.settle(win.handle, SHORT).await.unwrap();
     let tree = session.tree(win.handle).await.unwrap();
@@ -241,15 +238,9 @@ async fn a_qt6_apps_elements_are_read_and_acted_on() {
 /// where Qt laid it out, and a click at its centre presses that key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_qt5_keypads_keys_are_placed_where_they_show_and_clicked_there() {
-    let bus = PrivateBus::start(&std::env::temp_dir())
-        .await
-        .expect("private bus");
-    let compositor = Arc::new(start(Config {
-        app_env: bus.app_env(),
-        ..Config::default()
-    }));
+    let session = live(Config::default()).await;
+    let compositor = session.host().clone();
     let host: Arc<dyn Host> = compositor.clone();
-    let session = Session::new(host.clone(), bus).await.expect("session");
     let mut watch = compositor.watch_windows().await.unwrap();
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qt5-keypad.py");
     let mut app = TestClient::spawn_program(

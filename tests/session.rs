@@ -9,29 +9,23 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{start, Gtk4Fixture, Image, TestClient, APP_START};
+use support::{live, start, Gtk4Fixture, Image, TestClient, APP_START};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, InputEvent, InputOptions, WindowHandle, WindowInfo};
 use wayrig_services::{
     ActOptions, Action, AppSpec, ClipboardText, CloseOutcome, ElementRef, Error, ImageFormat,
-    Launch, LogicalRect, MenuRow, OpenTarget, Path, PrivateBus, Query, ReadOptions, Role, Session,
-    ShotRequest, ShotSource, WindowFilter, WindowOp, WindowPick,
+    Launch, LogicalRect, MenuRow, OpenTarget, Path, Query, ReadOptions, Role, Session, ShotRequest,
+    ShotSource, WindowFilter, WindowOp, WindowPick,
 };
+use wayrig_sessions::{Live, Spec};
 
 const SHORT: Duration = Duration::from_secs(15);
 
-/// A compositor whose apps are on a private bus, and a session over both.
-async fn session() -> (Session, Arc<CompositorHost>) {
-    let bus = PrivateBus::start(&std::env::temp_dir())
-        .await
-        .expect("private bus");
-    let compositor = Arc::new(start(Config {
-        app_env: bus.app_env(),
-        ..Config::default()
-    }));
-    let host: Arc<dyn Host> = compositor.clone();
-    let session = Session::new(host, bus).await.expect("session");
-    (session, compositor)
+/// A session by Wayrig's recipe (its apps on a private bus), and its compositor.
+async fn session() -> (Live, Arc<CompositorHost>) {
+    let live = live(Config::default()).await;
+    let compositor = live.host().clone();
+    (live, compositor)
 }
 
 /// Wait, on the session's window stream, until its list shows a window the
@@ -272,8 +266,12 @@ async fn files_open_in_their_handler_and_terminal_apps_in_a_terminal() {
         config_home: root.join("config"),
         config_dirs: vec![],
     };
-    let (session, _compositor) = session().await;
-    let session = session.with_desktop(dirs);
+    let session = support::live_with(Spec {
+        desktop: Some(dirs),
+        accessibility: true,
+        ..Spec::default()
+    })
+    .await;
     let file = root.join("today.wrnotes");
     std::fs::write(&file, "opened by its handler\n").unwrap();
 

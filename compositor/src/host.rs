@@ -167,10 +167,22 @@ impl CompositorHost {
 }
 
 impl Drop for CompositorHost {
+    /// Stop the compositor if `shutdown` did not. Its apps take seconds to
+    /// end: inside a tokio runtime that wait goes to the blocking pool (the
+    /// runtime waits for it before it ends) instead of holding a worker;
+    /// outside one, it is waited for here.
     fn drop(&mut self) {
-        if let Some(stopped) = self.request_stop() {
-            // Returns with an error once the runner is gone, which is what we wait for.
-            let _ = stopped.recv();
+        let Some(stopped) = self.request_stop() else {
+            return;
+        };
+        // Returns with an error once the runner is gone, which is what we wait for.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || stopped.recv());
+            }
+            Err(_) => {
+                let _ = stopped.recv();
+            }
         }
     }
 }

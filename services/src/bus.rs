@@ -9,8 +9,10 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use std::io::BufRead;
+use std::process::{Child, Command};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
 
 /// How long the bus may take to say its address.
 const START_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -64,17 +66,16 @@ impl PrivateBus {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .kill_on_drop(true);
-        cmd.as_std_mut().process_group(0);
+            .process_group(0);
         // Should this process die without stopping it (SIGKILL, a crash), the
         // kernel kills the daemon; the AT-SPI launcher, its bus and the
-        // registry end with it. The signal follows the spawning thread, which
-        // here is the caller's (it is not a short-lived helper thread).
+        // registry end with it. The signal follows the thread that forked,
+        // so the fork happens on a thread that lasts as long as the process.
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: between fork and exec only async-signal-safe calls are made
         // (prctl, getppid), touching no memory of the parent.
         unsafe {
-            cmd.as_std_mut().pre_exec(move || {
+            cmd.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -84,7 +85,7 @@ impl PrivateBus {
                 Ok(())
             });
         }
-        let mut daemon = cmd.spawn().map_err(BusError::Spawn)?;
+        let mut daemon = spawn_from_lasting_thread(cmd).map_err(BusError::Spawn)?;
         let stdout = daemon
             .stdout
             .take()
@@ -95,10 +96,18 @@ impl PrivateBus {
             address: String::new(),
             a11y_address: String::new(),
         };
-        let mut lines = BufReader::new(stdout).lines();
-        bus.address = match tokio::time::timeout(START_LIMIT, lines.next_line()).await {
-            Ok(Ok(Some(line))) if !line.trim().is_empty() => line.trim().to_string(),
-            Ok(Ok(_)) => return Err(BusError::NoAddress("it exited".into())),
+        // The read ends when the daemon says its address or, killed with
+        // `bus` on an error, closes its end.
+        let first_line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            std::io::BufReader::new(stdout)
+                .read_line(&mut line)
+                .map(|_| line)
+        });
+        bus.address = match tokio::time::timeout(START_LIMIT, first_line).await {
+            Ok(Ok(Ok(line))) if !line.trim().is_empty() => line.trim().to_string(),
+            Ok(Ok(Ok(_))) => return Err(BusError::NoAddress("it exited".into())),
+            Ok(Ok(Err(e))) => return Err(BusError::NoAddress(e.to_string())),
             Ok(Err(e)) => return Err(BusError::NoAddress(e.to_string())),
             Err(_) => {
                 return Err(BusError::NoAddress(format!(
@@ -150,16 +159,50 @@ impl PrivateBus {
     }
 }
 
+/// A command and where its spawned child goes.
+type SpawnJob = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Spawn `cmd` from a thread that lives as long as the process, so that a
+/// `PR_SET_PDEATHSIG` set in the child fires when the process dies, not when
+/// the (perhaps short-lived) calling thread ends.
+fn spawn_from_lasting_thread(cmd: Command) -> std::io::Result<Child> {
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnJob>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, queue) = mpsc::channel::<SpawnJob>();
+        let started = std::thread::Builder::new()
+            .name("wayrig-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in queue {
+                    let _ = reply.send(cmd.spawn());
+                }
+            });
+        if let Err(e) = started {
+            tracing::error!(%e, "cannot start the spawning thread");
+        }
+        Mutex::new(jobs)
+    });
+    let (reply, child) = mpsc::channel();
+    spawner
+        .lock()
+        .unwrap()
+        .send((cmd, reply))
+        .map_err(|_| std::io::Error::other("the spawning thread is gone"))?;
+    child
+        .recv()
+        .map_err(|_| std::io::Error::other("the spawning thread is gone"))?
+}
+
 impl Drop for PrivateBus {
     fn drop(&mut self) {
-        if let Some(pid) = self.daemon.id() {
-            // SAFETY: kill(2) on the bus daemon's own process group; the AT-SPI
-            // launcher and registry it activated are in it too, and so is
-            // whatever else the apps had it activate (the document portal).
-            unsafe {
-                libc::kill(-(pid as i32), libc::SIGKILL);
-            }
+        let pid = self.daemon.id();
+        // SAFETY: kill(2) on the bus daemon's own process group; the AT-SPI
+        // launcher and registry it activated are in it too, and so is
+        // whatever else the apps had it activate (the document portal).
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGKILL);
         }
+        // Killed, it is reaped at once.
+        let _ = self.daemon.wait();
         // Services the apps had it activate mount FUSE file systems under
         // the runtime directory (the document portal's `doc`), which outlive
         // their killed servers and keep the directory from being removed.

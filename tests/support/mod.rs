@@ -16,11 +16,45 @@ use serde_json::{json, Value};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Capture, Host, LaunchSpec, WindowEvent, WindowInfo, WindowWatch};
 use wayrig_proto::mygo::{parse_answer, Call, Code, ElementPick, Request, WireError};
+use wayrig_sessions::{Live, Spec};
 
 /// Generous bound for real apps starting on a loaded 2-core machine.
 pub const APP_START: Duration = Duration::from_secs(30);
 
 pub fn start(config: Config) -> CompositorHost {
+    let on_a_bus = config
+        .app_env
+        .iter()
+        .any(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS");
+    CompositorHost::start(test_config(config, on_a_bus)).expect("compositor starts")
+}
+
+/// A session made by Wayrig's one recipe (its own directory, private bus
+/// and compositor), its apps given the tests' environment.
+pub async fn live(config: Config) -> Live {
+    live_with(Spec {
+        compositor: config,
+        accessibility: true,
+        desktop: None,
+    })
+    .await
+}
+
+/// A session made by the recipe from `spec`, its apps given the tests'
+/// environment.
+pub async fn live_with(spec: Spec) -> Live {
+    let on_a_bus = spec.accessibility;
+    Live::start(Spec {
+        compositor: test_config(spec.compositor, on_a_bus),
+        ..spec
+    })
+    .await
+    .expect("session starts")
+}
+
+/// The tests' configuration: logs to the test's output, GTK 4 drawn by
+/// cairo, and GTK 3 kept off a session bus when there is none.
+fn test_config(config: Config, on_a_bus: bool) -> Config {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -30,12 +64,11 @@ pub fn start(config: Config) -> CompositorHost {
         .try_init();
     let mut app_env = config.app_env.clone();
     app_env.push(("GSK_RENDERER".into(), "cairo".into()));
-    if !app_env.iter().any(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS") {
+    if !on_a_bus {
         // No session bus: keep GTK3's accessibility bridge from looking for one.
         app_env.push(("NO_AT_BRIDGE".into(), "1".into()));
     }
-    let config = Config { app_env, ..config };
-    CompositorHost::start(config).expect("compositor starts")
+    Config { app_env, ..config }
 }
 
 /// A binary built beside the test executables (target/<profile>/NAME).

@@ -16,6 +16,7 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
@@ -71,7 +72,7 @@ struct Broker {
     next_client: AtomicU64,
 }
 
-/// Serve the Bus until `stop` turns true; then answer every request accepted,
+/// Serve the Bus until `stop` is cancelled; then answer every request accepted,
 /// write the answers and close the connections. `first_name` names the first
 /// app that shows a window; `on_named` hears of each app's Bus name.
 pub async fn serve(
@@ -79,7 +80,7 @@ pub async fn serve(
     session: Arc<Session>,
     first_name: Option<String>,
     on_named: impl Fn(&str, u32, &str) + Send + Sync + 'static,
-    mut stop: watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     let apps = Apps::new(session, first_name);
     let broker = Arc::new(Broker {
@@ -106,9 +107,7 @@ pub async fn serve(
                     break;
                 }
             },
-            changed = stop.changed() => if changed.is_err() || *stop.borrow() {
-                break;
-            },
+            _ = stop.cancelled() => break,
         }
     }
     // Connections still read (what arrives now is refused BUSY) while the

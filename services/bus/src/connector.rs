@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
@@ -111,14 +112,14 @@ enum Ended {
 
 /// Register the hosted apps with the broker at `url` and answer what it
 /// forwards, connecting again whenever it goes away, until the session ends or
-/// `stop` turns true (then every request accepted is answered first).
+/// `stop` is cancelled (then every request accepted is answered first).
 /// `first_name` names the first app that shows a window.
 pub async fn connect(
     url: String,
     session: Arc<Session>,
     first_name: Option<String>,
     notify: impl Fn(Notice) + Send + Sync + 'static,
-    mut stop: watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     // The name given is the broker's to hold for us from the first
     // connection on, so that no other client takes it first.
@@ -148,7 +149,7 @@ pub async fn connect(
                 backoff.reset();
                 told_lost = false;
                 notify(Notice::Connected);
-                match serve(ws, &apps, &mut known, &mut named_rx, &notify, &mut stop).await {
+                match serve(ws, &apps, &mut known, &mut named_rx, &notify, &stop).await {
                     Ended::Session => break,
                     Ended::Lost(why) => why,
                 }
@@ -167,7 +168,7 @@ pub async fn connect(
         loop {
             tokio::select! {
                 _ = &mut wait => break,
-                _ = stopped(&mut stop) => {
+                _ = stop.cancelled() => {
                     apps.finish().await;
                     naming.abort();
                     return;
@@ -183,11 +184,6 @@ pub async fn connect(
         }
     }
     naming.abort();
-}
-
-/// Wait until `stop` turns true (or its sender is gone).
-async fn stopped(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|stop| *stop).await;
 }
 
 type Ws =
@@ -212,7 +208,7 @@ async fn serve(
     known: &mut Vec<Named>,
     named_rx: &mut mpsc::UnboundedReceiver<Named>,
     notify: &impl Fn(Notice),
-    stop: &mut watch::Receiver<bool>,
+    stop: &CancellationToken,
 ) -> Ended {
     let (sink, mut source) = ws.split();
     let (tx, writer) = spawn_writer(sink);
@@ -240,7 +236,7 @@ async fn serve(
                 }
                 link.heartbeat();
             }
-            _ = stopped(stop) => {
+            _ = stop.cancelled() => {
                 // What was accepted is answered while requests the broker
                 // forwards meanwhile are read and refused BUSY; all of it is
                 // written before the connection closes.

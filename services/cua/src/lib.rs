@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tokio_stream::StreamExt;
+use tokio_util::sync::CancellationToken;
 use wayrig_cua_proto::v1::accessibility_service_server::AccessibilityServiceServer;
 use wayrig_cua_proto::v1::computer_service_server::ComputerServiceServer;
 use wayrig_cua_proto::v1::system_service_server::SystemServiceServer;
@@ -33,19 +34,22 @@ use wayrig_services::Session;
 
 pub use listen::{bind, CuaListener, ListenAddr, DEFAULT_PORT};
 
-/// Serve every service on `listener` until the task is dropped; with a
-/// token, every call must carry it; browsers may call from `origins` only.
+/// Serve every service on `listener` until `stop` is cancelled, then answer
+/// the calls under way and end the window streams; with a token, every call
+/// must carry it; browsers may call from `origins` only.
 pub async fn serve(
     mut listener: CuaListener,
     session: Arc<Session>,
     token: Option<String>,
     origins: Vec<String>,
+    stop: CancellationToken,
 ) -> Result<(), String> {
     let rules = gate::Rules::new(token, origins);
     let limit = system::MAX_MESSAGE_BYTES as usize;
     let routes = tonic::service::Routes::new(
         WindowsServiceServer::new(windows::Windows {
             session: session.clone(),
+            stop: stop.clone(),
         })
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit),
@@ -78,11 +82,17 @@ pub async fn serve(
         .layer(gate::GateLayer(rules))
         .add_routes(routes);
     let served = match listener.take() {
-        listen::Bound::Tcp(l) => server.serve_with_incoming(TcpListenerStream::new(l)).await,
+        listen::Bound::Tcp(l) => {
+            server
+                .serve_with_incoming_shutdown(TcpListenerStream::new(l), stop.cancelled_owned())
+                .await
+        }
         listen::Bound::Unix(l) => {
             // Each connection's authority mended (grpcio names the path).
             let mended = UnixListenerStream::new(l).map(|accepted| accepted.map(authority::mend));
-            server.serve_with_incoming(mended).await
+            server
+                .serve_with_incoming_shutdown(mended, stop.cancelled_owned())
+                .await
         }
     };
     drop(listener);

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 use wayrig_cua_proto::v1;
 use wayrig_cua_proto::v1::windows_service_server::WindowsService;
@@ -36,6 +37,8 @@ const MAX_PLACE: f64 = 1_048_576.0;
 
 pub struct Windows {
     pub session: Arc<Session>,
+    /// Cancelled when the server stops: window streams end on it.
+    pub stop: CancellationToken,
 }
 
 /// A cua filter as the session's, plus what only cua filters on.
@@ -177,7 +180,13 @@ impl WindowsService for Windows {
             .max(MIN_KEEPALIVE);
         let filter = Filter::from_wire(request.filter);
         let (tx, rx) = mpsc::channel(WATCH_BUFFER);
-        tokio::spawn(watch(self.session.clone(), filter, every, tx));
+        let (session, stop) = (self.session.clone(), self.stop.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = watch(session, filter, every, tx) => {}
+                _ = stop.cancelled() => {}
+            }
+        });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use wayrig_proto::mygo::{answer_line, Code, RawId, Request, WireError, MAX_LINE};
 use wayrig_services::{AnnouncementsRead, Session};
 
@@ -35,32 +37,44 @@ pub async fn bind(path: &Path) -> Result<Listener, String> {
     })
 }
 
-/// Serve connections until the task is dropped; each connection runs on its own.
-pub async fn serve(listener: Listener, session: Arc<Session>) {
+/// Serve connections until `stop` is cancelled: then no connection is
+/// accepted and none reads another request, but each answers the one it is
+/// on before it closes; the socket goes once they all have.
+pub async fn serve(listener: Listener, session: Arc<Session>, stop: CancellationToken) {
+    let connections = TaskTracker::new();
     loop {
-        match listener.listener.accept().await {
-            Ok((stream, _)) => {
-                let session = session.clone();
-                tokio::spawn(async move { connection(stream, session).await });
-            }
-            Err(e) => {
-                tracing::warn!(%e, "automation socket accept failed");
-                return;
-            }
+        tokio::select! {
+            accepted = listener.listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let session = session.clone();
+                    connections.spawn(connection(stream, session, stop.clone()));
+                }
+                Err(e) => {
+                    tracing::warn!(%e, "automation socket accept failed");
+                    break;
+                }
+            },
+            _ = stop.cancelled() => break,
         }
     }
+    connections.close();
+    connections.wait().await;
 }
 
 /// One client: requests in order, each answered before the next is read.
 /// Its `tree`s carry the announcements it has not had yet.
-async fn connection(stream: UnixStream, session: Arc<Session>) {
+async fn connection(stream: UnixStream, session: Arc<Session>, stop: CancellationToken) {
     let mut announced = AnnouncementsRead::default();
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
     loop {
         line.clear();
-        let out = match read_line(&mut reader, &mut line).await {
+        let read = tokio::select! {
+            read = read_line(&mut reader, &mut line) => read,
+            _ = stop.cancelled() => return,
+        };
+        let out = match read {
             Ok(Line::End) => return,
             Ok(Line::TooLong) => answer_line(
                 &RawId::null(),
