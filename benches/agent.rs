@@ -15,7 +15,7 @@ use support::Wayrig;
 /// `wayrig ARGS` with its session under `cache`: its standard output, or
 /// its error when it failed.
 fn cli(cache: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let out = Command::new(support::shipped("wayrig"))
         .args(args)
         .env("XDG_CACHE_HOME", cache)
         .env_remove("MYGO_AUTOMATION_SESSION")

@@ -37,7 +37,7 @@ fn fixture() -> String {
 fn run_fixture(dir: &std::path::Path) -> (OwnedGroup, PathBuf, Arc<Lines>) {
     use std::os::unix::process::CommandExt;
     let socket = dir.join("run.sock");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let mut child = Command::new(support::shipped("wayrig"))
         .args(["run", "--mygo-socket"])
         .arg(&socket)
         .args(["--env", "GSK_RENDERER=cairo", "--", "/usr/bin/python3"])

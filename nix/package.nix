@@ -89,6 +89,7 @@ rustPlatform.buildRustPackage {
       ../portal
       ../compositor
       ../services
+      ../sessions
       ../proto
       ../testclient
       ../tests

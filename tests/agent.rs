@@ -112,7 +112,7 @@ fn an_agent_drives_the_app_with_short_commands() {
     assert!(err(&cache, &["eval", "1+1"]).contains("unsupported"));
 
     // The same commands answer as mygo-automation, on the same sessions.
-    let same = Command::new(env!("CARGO_BIN_EXE_mygo-automation"))
+    let same = Command::new(support::shipped("mygo-automation"))
         .args(["snapshot", "-i"])
         .env("XDG_CACHE_HOME", &cache)
         .env_remove("MYGO_AUTOMATION_SESSION")
@@ -185,7 +185,7 @@ fn a_reader_that_stops_early_does_not_cost_the_session_its_refs() {
     ok(&cache, &["open", "--socket", &socket]);
     wait_for_window(&cache, "wayrig-gtk4-fixture");
     // `wayrig snapshot -i | head -1`: the reader goes after one line.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let mut child = Command::new(support::shipped("wayrig"))
         .args(["snapshot", "-i"])
         .env("XDG_CACHE_HOME", &cache)
         .env_remove("MYGO_AUTOMATION_SESSION")
@@ -238,8 +238,8 @@ fn a_session_keeps_its_window_when_a_press_opens_another() {
 #[test]
 fn version_names_the_command_it_was_called_as() {
     for (program, name) in [
-        (env!("CARGO_BIN_EXE_wayrig"), "wayrig"),
-        (env!("CARGO_BIN_EXE_mygo-automation"), "mygo-automation"),
+        (support::shipped("wayrig"), "wayrig"),
+        (support::shipped("mygo-automation"), "mygo-automation"),
     ] {
         let out = Command::new(program).arg("version").output().unwrap();
         let said = String::from_utf8(out.stdout).unwrap();

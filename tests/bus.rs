@@ -81,7 +81,7 @@ impl Hosted {
     }
 
     fn spawn(bus: &[&str], extra: &[&str], argv: &[&str], env: &[(&str, &Path)]) -> Hosted {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        let mut child = Command::new(support::shipped("wayrig"))
             .arg("run")
             .args(bus)
             .args(extra)
@@ -380,7 +380,7 @@ fn malformed_frames_answer_rc_20_and_the_connection_stays_usable() {
 
 #[test]
 fn a_non_loopback_bus_address_is_refused_at_start() {
-    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let out = Command::new(support::shipped("wayrig"))
         .args(["run", "--bus-listen", "0.0.0.0:0", "--", "/bin/true"])
         .stdin(Stdio::null())
         .output()
@@ -401,7 +401,7 @@ fn wayrig_send_asks_one_request_and_prints_its_answer() {
         c.tree(&app, json!({})).await;
     });
     let send = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        Command::new(support::shipped("wayrig"))
             .args(["send", "--url", &hosted.url, "fx"])
             .args(args)
             .stdin(Stdio::null())
@@ -425,7 +425,7 @@ fn wayrig_send_asks_one_request_and_prints_its_answer() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not JSON"));
 
     // The URL may come first, as MixOS's send writes it.
-    let state = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let state = Command::new(support::shipped("wayrig"))
         .args(["send", &hosted.url, "fx", "fx.window.state", "{}"])
         .env_remove("WAYRIG_BUS")
         .output()
@@ -1011,7 +1011,7 @@ fn bus_connect_excludes_bus_listen_and_takes_only_ws_urls() {
         ),
         (&["--bus-name", "fx"][..], "--bus"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        let out = Command::new(support::shipped("wayrig"))
             .arg("run")
             .args(args)
             .args(["--", "/bin/true"])

@@ -51,7 +51,7 @@ fn fixture_argv() -> Vec<String> {
 impl Hosted {
     /// `wayrig run FLAGS -- ARGV`, once the cua face says where it listens.
     fn start(flags: &[&str], argv: &[String]) -> Hosted {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        let mut child = Command::new(support::shipped("wayrig"))
             .arg("run")
             .args(flags)
             .args(["--env", "GSK_RENDERER=cairo", "--"])
@@ -1060,7 +1060,7 @@ fn a_token_is_checked_on_every_call_and_required_off_loopback() {
     std::fs::write(&token_file, "s3cret-token\n").unwrap();
 
     // Off loopback without a token: refused before anything starts.
-    let refused = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let refused = Command::new(support::shipped("wayrig"))
         .args(["run", "--cua-listen", "0.0.0.0:0", "--", "/bin/true"])
         .output()
         .unwrap();

@@ -54,7 +54,7 @@ fn gtk4_fixture() -> String {
 /// `wayrig run --mygo-socket FLAGS -- ARGV` with its temporary and runtime
 /// directories in `dirs.session`; its stderr lines as they come.
 fn run(dirs: &Dirs, flags: &[&str], argv: &[&str]) -> (OwnedGroup, std::sync::Arc<Lines>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let mut child = Command::new(support::shipped("wayrig"))
         .args(["run", "--mygo-socket"])
         .arg(dirs.own.join("app.sock"))
         .args(flags)

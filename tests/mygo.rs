@@ -300,7 +300,7 @@ fn a_live_socket_or_a_plain_file_is_not_replaced() {
     std::fs::create_dir_all(&dir).unwrap();
     let plain = dir.join("plain");
     std::fs::write(&plain, b"keep me").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let out = Command::new(support::shipped("wayrig"))
         .args(["run", "--mygo-socket"])
         .arg(&plain)
         .args(["--", "true"])
@@ -413,7 +413,7 @@ fn wayrig_hosting_foot(
     use std::os::unix::process::CommandExt;
     std::fs::create_dir_all(dir).unwrap();
     let mut child = support::OwnedGroup(
-        Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        Command::new(support::shipped("wayrig"))
             .args(["run", "--mygo-socket"])
             .arg(dir.join("app.sock"))
             .args(["--", "foot"])
@@ -539,7 +539,7 @@ fn a_last_request_ended_by_closing_the_write_side_is_answered_and_the_socket_is_
 fn an_empty_mygo_automation_means_no_socket() {
     let client = support::workspace_binary("wayrig-testclient");
     let shot = std::env::temp_dir().join(format!("wayrig-empty-env-{}.png", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let out = Command::new(support::shipped("wayrig"))
         .args(["run", "--once", "--screenshot"])
         .arg(&shot)
         .arg("--")

@@ -6,6 +6,8 @@
 //! `../shared/vendor/nixpkgs-lib`; the VM test (nix/tests/drive-app.nix) needs a Nix
 //! machine and does not run here.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -360,7 +362,7 @@ fn each_session_is_a_hardened_notify_unit_with_its_socket_in_its_runtime_directo
 fn assert_run_takes(unit: &str, exec: &str) {
     let words = systemd_exec_words(exec).unwrap_or_else(|e| panic!("{unit}: {e}"));
     assert_eq!(words[..2], [FAKE_WAYRIG, "run"], "{unit}");
-    let checked = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let checked = Command::new(support::shipped("wayrig"))
         .args(["run", "--check-args"])
         .args(&words[2..])
         .stdin(Stdio::null())

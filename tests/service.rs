@@ -51,7 +51,7 @@ fn ready_is_told_once_the_socket_listens_and_a_window_shows() {
         .unwrap();
     let socket = dir.join("app.sock");
     let second = json!(["/usr/bin/python3", gtk4_fixture()]).to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let mut child = Command::new(support::shipped("wayrig"))
         .args(["run", "--mygo-socket"])
         .arg(&socket)
         .args(["--launch", &second, "--env", "GSK_RENDERER=cairo", "--"])
@@ -87,7 +87,7 @@ fn ready_is_told_once_the_socket_listens_and_a_window_shows() {
 }
 
 fn check_args(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+    let out = Command::new(support::shipped("wayrig"))
         .args(["run", "--check-args"])
         .args(args)
         .output()

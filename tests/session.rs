@@ -1143,3 +1143,47 @@ async fn at_scale_two_a_screenshot_counts_device_pixels() {
         (f64::from(c.x + c.width / 2), f64::from(c.y + c.height / 2))
     );
 }
+
+/// A click on an element scrolled out of its list's view scrolls it into
+/// view first and lands on it; one on an element the app conceals (a closed
+/// popover's) is refused and clicks nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_on_an_element_scrolls_it_into_view_and_lands_on_it() {
+    use wayrig_host::Button;
+    use wayrig_services::{ElementClick, Role};
+    let (session, compositor) = session().await;
+    let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let window = fixture.window;
+    let tree = session.tree(window).await.unwrap();
+    let row = tree
+        .find(Role::Label, "row 40")
+        .next()
+        .expect("row 40")
+        .clone();
+    assert!(
+        row.states.offscreen || row.bounds.is_none_or(|b| b.y > 800),
+        "row 40 starts out of view: {row:?}"
+    );
+    let click = ElementClick {
+        button: Button::Left,
+        count: 1,
+    };
+    let clicked = session
+        .click_element(window, ElementRef::Id(row.id), click)
+        .await
+        .unwrap();
+    assert_eq!(clicked.element, row.id);
+    assert_eq!(clicked.steps.len(), 2, "a move, then the press and release");
+    fixture.app.expect("row", SHORT, |e| e["index"] == 40);
+
+    let hidden = tree
+        .nodes
+        .iter()
+        .find(|n| n.states.concealed)
+        .expect("the closed popover's items are concealed");
+    let refused = session
+        .click_element(window, ElementRef::Id(hidden.id), click)
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, Error::NotShown(_)), "{refused:?}");
+}

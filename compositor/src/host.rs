@@ -78,6 +78,13 @@ pub enum Command {
     Shutdown,
 }
 
+/// How long the compositor's loop may take to answer a request that waits on
+/// no app; one that does not answer in that time is stuck.
+const ANSWER_LIMIT: Duration = Duration::from_secs(20);
+/// The same for input and steps, which wait on apps within limits of their
+/// own (input lasts at most a minute).
+const WAITING_ANSWER_LIMIT: Duration = Duration::from_secs(90);
+
 /// Where the session's apps find the compositor.
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
@@ -153,10 +160,23 @@ impl CompositorHost {
         &self.info
     }
 
-    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Command) -> HostResult<T> {
+    /// Ask the compositor's loop and wait for its answer, at most `limit`:
+    /// a loop that stopped answering fails the request, naming `what`.
+    async fn ask<T>(
+        &self,
+        what: &str,
+        limit: Duration,
+        make: impl FnOnce(oneshot::Sender<T>) -> Command,
+    ) -> HostResult<T> {
         let (tx, rx) = oneshot::channel();
         self.commands.send(make(tx)).map_err(|_| HostError::Gone)?;
-        rx.await.map_err(|_| HostError::Gone)
+        match tokio::time::timeout(limit, rx).await {
+            Ok(answer) => answer.map_err(|_| HostError::Gone),
+            Err(_) => Err(HostError::Failed(format!(
+                "the compositor did not answer {what} within {limit:?}: its loop is stuck; \
+                 end this session and start another"
+            ))),
+        }
     }
 
     /// Ask the loop to stop and take the receiver that tells when it has.
@@ -218,15 +238,18 @@ impl Host for CompositorHost {
     }
 
     async fn windows(&self) -> HostResult<Vec<WindowInfo>> {
-        self.ask(Command::Windows).await
+        self.ask("the window list", ANSWER_LIMIT, Command::Windows)
+            .await
     }
 
     async fn watch_windows(&self) -> HostResult<WindowWatch> {
-        self.ask(Command::Watch).await
+        self.ask("a window watch", ANSWER_LIMIT, Command::Watch)
+            .await
     }
 
     async fn launch(&self, spec: LaunchSpec) -> HostResult<AppInfo> {
-        self.ask(|tx| Command::Launch(spec, tx)).await?
+        self.ask("a launch", ANSWER_LIMIT, |tx| Command::Launch(spec, tx))
+            .await?
     }
 
     async fn window_command(
@@ -234,7 +257,10 @@ impl Host for CompositorHost {
         window: WindowHandle,
         command: WindowCommand,
     ) -> HostResult<Option<WindowInfo>> {
-        self.ask(|tx| Command::Window(window, command, tx)).await?
+        self.ask("a window command", ANSWER_LIMIT, |tx| {
+            Command::Window(window, command, tx)
+        })
+        .await?
     }
 
     async fn wait_frames(
@@ -243,8 +269,10 @@ impl Host for CompositorHost {
         until: FrameWait,
         timeout: Duration,
     ) -> HostResult<Settled> {
-        self.ask(|tx| Command::WaitFrames(window, until, timeout, tx))
-            .await?
+        self.ask("a frame wait", timeout + ANSWER_LIMIT, |tx| {
+            Command::WaitFrames(window, until, timeout, tx)
+        })
+        .await?
     }
 
     async fn input(
@@ -253,28 +281,49 @@ impl Host for CompositorHost {
         events: Vec<InputEvent>,
         options: InputOptions,
     ) -> HostResult<InputReport> {
-        self.ask(|tx| Command::Input(window, events, options, tx))
-            .await?
+        self.ask("input", WAITING_ANSWER_LIMIT, |tx| {
+            Command::Input(window, events, options, tx)
+        })
+        .await?
     }
 
     async fn commits(&self, window: WindowHandle) -> HostResult<u64> {
-        self.ask(|tx| Command::Commits(window, tx)).await?
+        self.ask("a commit count", ANSWER_LIMIT, |tx| {
+            Command::Commits(window, tx)
+        })
+        .await?
     }
 
     async fn damage_since(&self, window: WindowHandle, since: u64) -> HostResult<(Damage, u64)> {
-        self.ask(|tx| Command::Damage(window, since, tx)).await?
+        self.ask("damage", ANSWER_LIMIT, |tx| {
+            Command::Damage(window, since, tx)
+        })
+        .await?
     }
 
     async fn step(&self, frames: u32) -> HostResult<Stepped> {
-        self.ask(|tx| Command::Step(frames, tx)).await?
+        self.ask("a step", WAITING_ANSWER_LIMIT, |tx| {
+            Command::Step(frames, tx)
+        })
+        .await?
     }
 
     async fn capture_window(&self, window: WindowHandle) -> HostResult<Capture> {
-        encode(self.ask(|tx| Command::CaptureWindow(window, tx)).await?).await
+        encode(
+            self.ask("a capture", ANSWER_LIMIT, |tx| {
+                Command::CaptureWindow(window, tx)
+            })
+            .await?,
+        )
+        .await
     }
 
     async fn capture_output(&self) -> HostResult<Capture> {
-        encode(self.ask(Command::CaptureOutput).await?).await
+        encode(
+            self.ask("a capture", ANSWER_LIMIT, Command::CaptureOutput)
+                .await?,
+        )
+        .await
     }
 
     async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {
@@ -282,25 +331,36 @@ impl Host for CompositorHost {
     }
 
     async fn pointer(&self) -> HostResult<PointerState> {
-        self.ask(Command::Pointer).await
+        self.ask("the pointer", ANSWER_LIMIT, Command::Pointer)
+            .await
     }
 
     async fn window_at(&self, window: WindowHandle, x: f64, y: f64) -> HostResult<WindowHandle> {
-        self.ask(|reply| Command::WindowAt(window, x, y, reply))
-            .await?
+        self.ask("a hit test", ANSWER_LIMIT, |reply| {
+            Command::WindowAt(window, x, y, reply)
+        })
+        .await?
     }
 
     async fn move_pointer_to_desktop(&self, x: f64, y: f64) -> HostResult<PointerState> {
-        self.ask(|reply| Command::PointerToDesktop(x, y, reply))
-            .await?
+        self.ask("a pointer move", ANSWER_LIMIT, |reply| {
+            Command::PointerToDesktop(x, y, reply)
+        })
+        .await?
     }
 
     async fn clipboard(&self) -> HostResult<ClipboardText> {
-        self.ask(Command::Clipboard).await??.text().await
+        self.ask("the clipboard", ANSWER_LIMIT, Command::Clipboard)
+            .await??
+            .text()
+            .await
     }
 
     async fn set_clipboard(&self, text: String) -> HostResult<u64> {
-        self.ask(|tx| Command::SetClipboard(text, tx)).await
+        self.ask("the clipboard", ANSWER_LIMIT, |tx| {
+            Command::SetClipboard(text, tx)
+        })
+        .await
     }
 
     async fn shutdown(&self) {

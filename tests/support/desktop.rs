@@ -211,7 +211,7 @@ impl Desktop {
     /// stderr lines as they come.
     pub fn spawn_attach(&mut self, args: &[&str]) -> (u32, Arc<Lines>) {
         let child = self
-            .command(env!("CARGO_BIN_EXE_wayrig"))
+            .command(super::shipped("wayrig"))
             .arg("attach")
             .args(args)
             .stdout(Stdio::piped())

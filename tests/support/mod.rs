@@ -71,6 +71,21 @@ fn test_config(config: Config, on_a_bus: bool) -> Config {
     Config { app_env, ..config }
 }
 
+/// A program Wayrig ships (`wayrig`, `mygo-automation`): the one built with
+/// the feature set users get when `WAYRIG_SHIPPED_BINS` names its directory
+/// (`scripts/test` builds it so), else the one cargo built for the tests,
+/// whose dependencies carry the tests' features too.
+pub fn shipped(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("WAYRIG_SHIPPED_BINS").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join(name);
+    }
+    PathBuf::from(match name {
+        "wayrig" => env!("CARGO_BIN_EXE_wayrig"),
+        "mygo-automation" => env!("CARGO_BIN_EXE_mygo-automation"),
+        other => panic!("{other} is no program Wayrig ships"),
+    })
+}
+
 /// A binary built beside the test executables (target/<profile>/NAME).
 pub fn workspace_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");

@@ -11,8 +11,9 @@ use serde_json::{json, Map, Value};
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, WindowHandle, WindowInfo};
 use wayrig_proto::abp::Refusal;
 use wayrig_services::{
-    Checked, Element, Error, MenuRow, Node, OpenMenu, PassVerdicts, Query, ReadOptions, Session,
-    ShotRequest, ShotSource, Step, StepReport, WindowFilter, WindowOp, WindowPick,
+    Checked, Element, ElementClick, ElementRef, Error, MenuRow, Node, OpenMenu, PassVerdicts,
+    Query, ReadOptions, Session, ShotRequest, ShotSource, Step, StepReport, WindowFilter, WindowOp,
+    WindowPick,
 };
 
 use crate::captures::{self, CaptureDir};
@@ -517,65 +518,29 @@ async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusa
     let double = args.bool("double")?;
     let label = args.str("label")?;
     let id = args.0.get("id").filter(|v| !v.is_null());
-    let window = app_window(session, pid).await?;
-    let handle = window.handle;
-    let target = match (label, id) {
+    let handle = app_window(session, pid).await?.handle;
+    let element = match (label, id) {
         (Some(""), None) => return Err(argument("label is empty: give the text to click")),
-        (Some(label), None) => session
-            .find_one(
-                handle,
-                &Query {
-                    label: Some(label.to_string()),
-                    ..Query::default()
-                },
-            )
-            .await
-            .map_err(refusal)?,
-        (None, Some(id)) => {
-            let id = node_id(id)?;
-            let tree = session.tree(handle).await.map_err(refusal)?;
-            tree.node(id).cloned().ok_or_else(|| {
-                argument(format!("no node {id} in the window; read ui.tree again"))
-            })?
-        }
+        (Some(label), None) => ElementRef::Query(Query {
+            label: Some(label.to_string()),
+            ..Query::default()
+        }),
+        (None, Some(id)) => ElementRef::Id(node_id(id)?),
         _ => return Err(argument("give exactly one of label and id")),
     };
-    if target.states.disabled {
-        return Err(argument(format!(
-            "node {} ({:?}) is disabled: a click would do nothing; wait until it is enabled",
-            target.id,
-            label_of(&target)
-        )));
-    }
-    let (x, y) = session.aim(handle, target.id).await.map_err(refusal)?;
-    let mods = Mods::default();
-    let mut press = Vec::new();
-    for clicks in if double { 1..=2 } else { 1..=1 } {
-        press.push(InputEvent::PointerDown {
-            x,
-            y,
-            button,
-            clicks,
-            mods,
-        });
-        press.push(InputEvent::PointerUp {
-            x,
-            y,
-            button,
-            clicks,
-            mods,
-        });
-    }
-    let steps = vec![
-        Step::drawn(vec![InputEvent::PointerMove { x, y, mods }]),
-        Step::drawn(press),
-    ];
-    let outcome = session
-        .input_steps(handle, steps, InputOptions::default())
-        .await;
+    let click = ElementClick {
+        button,
+        count: if double { 2 } else { 1 },
+    };
+    let (outcome, clicked) = match session.click_element(handle, element, click).await {
+        Ok(clicked) => (Ok(clicked.steps), Some((clicked.element, clicked.at))),
+        Err(e) => (Err(e), None),
+    };
     let mut answer = input_answer(session, pid, handle, outcome, args.bool("trace")?).await?;
-    answer["target"] = Value::String(target.id.to_string());
-    answer["at"] = json!([x, y]);
+    if let Some((element, (x, y))) = clicked {
+        answer["target"] = Value::String(element.to_string());
+        answer["at"] = json!([x, y]);
+    }
     Ok(answer)
 }
 

@@ -48,6 +48,23 @@ const STILL_FRAMES: usize = 120;
 /// next frame while it draws on.
 const STILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Refuse an element no person could reach: what a page, tab or popover
+/// conceals (its actions would run unseen, and a click would land on what is
+/// there) and, for what `operates` on it, a disabled control (a click would
+/// do nothing and answer as if it had worked).
+pub(super) fn refuse_unreachable(node: &Node, operates: bool) -> Result<(), Error> {
+    if node.states.concealed {
+        return Err(super::hit::concealed(node));
+    }
+    if operates && node.states.disabled {
+        return Err(Error::InvalidRequest(format!(
+            "element {} ({:?} {:?}) is disabled; wait until the app enables it",
+            node.id, node.role, node.name
+        )));
+    }
+    Ok(())
+}
+
 /// The element an action is for: its window, its node as last read, the
 /// AT-SPI object behind it, and how input reaches it.
 struct Target<'a> {
@@ -275,37 +292,9 @@ impl Session {
     ) -> Result<ActReport, Error> {
         let info = self.window(&super::WindowPick::Handle(window)).await?;
         let tree = self.tree(window).await?;
-        let node = match &element {
-            ElementRef::Id(id) => tree
-                .node(*id)
-                .ok_or_else(|| Error::NoElement(format!("{id} in window {window}")))?,
-            ElementRef::InSnapshot { snapshot, id } => {
-                let then = self.snapshot_tree(snapshot)?;
-                if then.window.handle != window {
-                    return Err(Error::InvalidRequest(format!(
-                        "snapshot {snapshot} is of window {}, not {window}",
-                        then.window.handle
-                    )));
-                }
-                still_shown(&then, &tree, *id)?
-            }
-            ElementRef::Query(q) => q.find_one(&tree)?,
-        }
-        .clone();
-        // What a page, tab or popover conceals is not there to act on: its
-        // actions would run unseen, and a click would land on what is there.
-        if node.states.concealed {
-            return Err(super::hit::concealed(&node));
-        }
-        // A disabled control takes no input: a click on it would do nothing
-        // and answer as if it had worked.
+        let node = self.resolve(&tree, &element)?.clone();
         let operates = !matches!(action, Action::Focus | Action::ScrollIntoView);
-        if operates && node.states.disabled {
-            return Err(Error::InvalidRequest(format!(
-                "element {} ({:?} {:?}) is disabled; wait until the app enables it",
-                node.id, node.role, node.name
-            )));
-        }
+        refuse_unreachable(&node, operates)?;
         // Pressing what cannot be pressed (a plain label) would click
         // whatever lies under it: refused, as the element offers no press.
         if action == Action::Press && !offered(&node).contains(&Offered::Press) {
@@ -359,6 +348,31 @@ impl Session {
                 || (delivered.focus_requested.load(Ordering::Relaxed) && !node.states.focused),
             pointer_moved: delivered.pointer_moved.load(Ordering::Relaxed),
         })
+    }
+
+    /// The element `element` names in `tree`, the window's latest read.
+    pub(super) fn resolve<'t>(
+        &self,
+        tree: &'t Tree,
+        element: &ElementRef,
+    ) -> Result<&'t Node, Error> {
+        let window = tree.window.handle;
+        match element {
+            ElementRef::Id(id) => tree
+                .node(*id)
+                .ok_or_else(|| Error::NoElement(format!("{id} in window {window}"))),
+            ElementRef::InSnapshot { snapshot, id } => {
+                let then = self.snapshot_tree(snapshot)?;
+                if then.window.handle != window {
+                    return Err(Error::InvalidRequest(format!(
+                        "snapshot {snapshot} is of window {}, not {window}",
+                        then.window.handle
+                    )));
+                }
+                still_shown(&then, tree, *id)
+            }
+            ElementRef::Query(q) => q.find_one(tree),
+        }
     }
 
     /// Send input for an action, noting what it did.
@@ -690,6 +704,23 @@ impl Session {
         )))
     }
 
+    /// Bring `node` of the window's read `tree` into view as a press would
+    /// (see `bring_into_view`), by input that may raise the window.
+    pub(super) async fn scroll_for_click(&self, tree: &Tree, node: &Node) -> Result<(), Error> {
+        let (obj, ifaces) = self.a11y()?.object(node.id).ok_or_else(|| {
+            Error::StaleElement(format!("element {} is stale: read the tree again", node.id))
+        })?;
+        let target = Target {
+            window: tree.window.handle,
+            tree,
+            node,
+            obj: &obj,
+            ifaces: &ifaces,
+            delivery: &Delivered::default(),
+        };
+        self.bring_into_view(&target, tree).await.map(|_| ())
+    }
+
     /// Scroll an element into view; an item whose list has the focus on
     /// another item is reached with the arrow keys instead (the list keeps
     /// its focused row in view against the wheel), scrolling as it goes.
@@ -723,17 +754,20 @@ impl Session {
         }
         let id = target.node.id;
         let place = |tree: &Tree| tree.node(id).map(|n| n.bounds);
+        // Counted before each read: a frame committed during it is the next.
+        let mut commits = self.host.commits(window).await?;
         let mut last = self.tree(window).await?;
         for _ in 0..STILL_FRAMES {
             match self
                 .host
-                .wait_frames(window, FrameWait::Frames(1), STILL_LIMIT)
+                .wait_frames(window, FrameWait::Past(commits), STILL_LIMIT)
                 .await
             {
                 Ok(_) => {}
                 Err(HostError::Timeout(..)) => break,
                 Err(e) => return Err(e.into()),
             }
+            commits = self.host.commits(window).await?;
             let now = self.tree(window).await?;
             if place(&now) == place(&last) {
                 return Ok(now);

@@ -92,10 +92,13 @@ pub(crate) struct InputQueues {
 }
 
 impl InputQueues {
+    /// The window's queue. Queues no request holds are let go as others are
+    /// made (a closed window's would otherwise stay for the session's life):
+    /// an idle queue holds nothing a new one would not.
     fn of(&self, window: WindowHandle) -> Arc<WindowQueue> {
-        self.windows
-            .lock()
-            .unwrap()
+        let mut windows = self.windows.lock().unwrap();
+        windows.retain(|w, queue| *w == window || Arc::strong_count(queue) > 1);
+        windows
             .entry(window)
             .or_insert_with(|| {
                 Arc::new(WindowQueue {
@@ -105,6 +108,12 @@ impl InputQueues {
                 })
             })
             .clone()
+    }
+
+    /// The window's cancels from now on: a request that subscribes before
+    /// it waits for its turn is stopped by any cancel made meanwhile.
+    pub(super) fn cancels_of(&self, window: WindowHandle) -> watch::Receiver<u64> {
+        self.of(window).cancels.subscribe()
     }
 }
 
@@ -189,7 +198,7 @@ impl Session {
         self.require(Capability::Input, "input")?;
         self.window(&super::WindowPick::Handle(window)).await?;
         // A cancel from now on stops these steps, even while they wait.
-        let cancels = self.input_queues.of(window).cancels.subscribe();
+        let cancels = self.input_queues.cancels_of(window);
         self.in_turn(
             window,
             Box::pin(self.run_steps(window, steps, options, cancels)),
@@ -197,7 +206,7 @@ impl Session {
         .await
     }
 
-    async fn run_steps(
+    pub(super) async fn run_steps(
         &self,
         window: WindowHandle,
         steps: Vec<Step>,

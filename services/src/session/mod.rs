@@ -4,13 +4,15 @@
 //! windows: the kept window list, selection and window operations; tree: reading
 //! a window's elements; seen: what of them shows, and what names an unlabeled
 //! control; reading: the order a person reads elements in; elements: queries and pre-order reads; snapshots: named reads and
-//! staleness; act: actions on elements; menus: the app's menus;
+//! staleness; act: actions on elements; click: a pointer click on an
+//! element; menus: the app's menus;
 //! launch: starting apps and opening files as a desktop does; input: input in
 //! steps, one frame each, queued per window and cancellable; clipboard: the
 //! clipboard's text; screenshots: displays and windows as images, kept to map
 //! their pixels back; waits: waiting for an element to show or go.
 
 mod act;
+mod click;
 mod clipboard;
 mod drawn_menus;
 mod elements;
@@ -43,6 +45,7 @@ use crate::bus::PrivateBus;
 use crate::model::Error;
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
+pub use click::{ElementClick, ElementClicked};
 pub use elements::{is_hidden, offered, Element, Offered, Query, ReadOptions, StateFlag};
 pub use gestures::{verdicts, PassVerdicts, CLICK_DISTANCE};
 pub use input::{Step, StepReport, QUEUE_LIMIT};
@@ -276,9 +279,16 @@ impl Session {
         options: InputOptions,
     ) -> Result<wayrig_host::InputReport, Error> {
         self.require(Capability::Input, "input")?;
+        let cancels = self.input_queues.cancels_of(handle);
         self.in_turn(
             handle,
             Box::pin(async move {
+                // A cancel while it waited for its turn: it is never sent.
+                if cancels.has_changed().unwrap_or(true) {
+                    return Err(Error::Cancelled(format!(
+                        "input to window {handle} was cancelled before it was sent"
+                    )));
+                }
                 self.count_act();
                 Ok(self.host.input(handle, events, options).await?)
             }),
