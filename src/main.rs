@@ -15,6 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
 use wayrig_host::{Host, LaunchSpec, WindowEvent};
+use wayrig_services::{encode_capture, ImageFormat};
 use wayrig_sessions::{Live, Spec, Staged};
 
 #[derive(Parser)]
@@ -373,14 +374,12 @@ async fn serve_run(
             Err(e) => eprintln!("wayrig: {e}; capturing as it is"),
         }
         let shot = host.capture_output().await.map_err(|e| e.to_string())?;
-        std::fs::write(path, &shot.png)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        eprintln!(
-            "wayrig: wrote {} ({}x{})",
-            path.display(),
-            shot.width,
-            shot.height
-        );
+        let (width, height) = (shot.width, shot.height);
+        let png = encode_capture(shot, ImageFormat::Png)
+            .await
+            .map_err(|e| e.to_string())?;
+        std::fs::write(path, png).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!("wayrig: wrote {} ({width}x{height})", path.display());
         for w in host.windows().await.map_err(|e| e.to_string())? {
             println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
         }

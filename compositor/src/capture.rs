@@ -1,5 +1,5 @@
 //! Offscreen captures with the pixman renderer: a window's surface tree (covered
-//! or minimized alike), a popup's, or the whole output, then PNG encoding.
+//! or minimized alike), a popup's, or the whole output, as raw pixels.
 
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::element::surface::{
@@ -13,6 +13,7 @@ use smithay::output::Output;
 use smithay::reexports::pixman;
 use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::utils::{Logical, Physical, Point, Rectangle, Scale, Size, Transform};
+use wayrig_host::Capture;
 
 /// Grey behind transparent pixels, so every captured pixel is opaque.
 const BACKGROUND: [f32; 4] = [0.18, 0.18, 0.18, 1.0];
@@ -29,6 +30,15 @@ pub struct Pixels {
 impl Pixels {
     pub fn rgba(&self) -> &[u8] {
         bytemuck::cast_slice(&self.words)
+    }
+
+    /// The pixels as a capture crosses the host boundary.
+    pub fn into_capture(self) -> Capture {
+        Capture {
+            width: self.width,
+            height: self.height,
+            rgba: self.rgba().to_vec(),
+        }
     }
 }
 
@@ -135,44 +145,4 @@ where
         height: size.h as u32,
         words,
     })
-}
-
-/// Encode as an 8-bit RGBA PNG, tuned for speed over size.
-pub fn encode_png(pixels: &Pixels) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(pixels.words.len());
-    {
-        let mut encoder = png::Encoder::new(&mut out, pixels.width, pixels.height);
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Fast);
-        encoder.set_filter(png::FilterType::Sub);
-        let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-        writer
-            .write_image_data(pixels.rgba())
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn png_round_trips() {
-        let (w, h) = (7u32, 3u32);
-        let words: Vec<u32> = (0..w * h).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
-        let pixels = Pixels {
-            width: w,
-            height: h,
-            words,
-        };
-        let png = encode_png(&pixels).unwrap();
-        let decoder = png::Decoder::new(std::io::Cursor::new(png));
-        let mut reader = decoder.read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size()];
-        let info = reader.next_frame(&mut buf).unwrap();
-        assert_eq!((info.width, info.height), (w, h));
-        assert_eq!(&buf[..info.buffer_size()], pixels.rgba());
-    }
 }

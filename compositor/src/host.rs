@@ -22,7 +22,7 @@ use wayrig_host::{
 };
 
 use crate::backend::nested::Nested;
-use crate::capture::{self, Pixels};
+use crate::capture::Pixels;
 use crate::clipboard::ClipboardRead;
 use crate::config::Config;
 use crate::launch::RuntimeDir;
@@ -207,21 +207,6 @@ impl Drop for CompositorHost {
     }
 }
 
-async fn encode(pixels: HostResult<Pixels>) -> HostResult<Capture> {
-    let pixels = pixels?;
-    tokio::task::spawn_blocking(move || {
-        capture::encode_png(&pixels)
-            .map(|png| Capture {
-                width: pixels.width,
-                height: pixels.height,
-                png,
-            })
-            .map_err(|e| HostError::Failed(format!("PNG encoding failed: {e}")))
-    })
-    .await
-    .map_err(|e| HostError::Failed(format!("PNG encoder panicked: {e}")))?
-}
-
 #[async_trait::async_trait]
 impl Host for CompositorHost {
     fn capabilities(&self) -> Capabilities {
@@ -309,21 +294,17 @@ impl Host for CompositorHost {
     }
 
     async fn capture_window(&self, window: WindowHandle) -> HostResult<Capture> {
-        encode(
-            self.ask("a capture", ANSWER_LIMIT, |tx| {
-                Command::CaptureWindow(window, tx)
-            })
-            .await?,
-        )
-        .await
+        self.ask("a capture", ANSWER_LIMIT, |tx| {
+            Command::CaptureWindow(window, tx)
+        })
+        .await?
+        .map(Pixels::into_capture)
     }
 
     async fn capture_output(&self) -> HostResult<Capture> {
-        encode(
-            self.ask("a capture", ANSWER_LIMIT, Command::CaptureOutput)
-                .await?,
-        )
-        .await
+        self.ask("a capture", ANSWER_LIMIT, Command::CaptureOutput)
+            .await?
+            .map(Pixels::into_capture)
     }
 
     async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {

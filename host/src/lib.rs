@@ -232,13 +232,15 @@ pub struct AppInfo {
     pub pid: u32,
 }
 
-/// A rendered image, PNG-encoded.
+/// A rendered image as raw pixels: encoded once, by whoever needs a file
+/// format, and only then.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Capture {
     /// Size in device pixels.
     pub width: u32,
     pub height: u32,
-    pub png: Vec<u8>,
+    /// Opaque pixels, row-major without padding, the bytes R, G, B, A each.
+    pub rgba: Vec<u8>,
 }
 
 impl fmt::Debug for Capture {
@@ -246,7 +248,7 @@ impl fmt::Debug for Capture {
         f.debug_struct("Capture")
             .field("width", &self.width)
             .field("height", &self.height)
-            .field("png_bytes", &self.png.len())
+            .field("rgba_bytes", &self.rgba.len())
             .finish()
     }
 }

@@ -159,24 +159,11 @@ async fn run_copy(
     }))
 }
 
-/// PNG-encode the pixels.
-pub fn encode(pixels: &Pixels) -> HostResult<Capture> {
-    let mut png_bytes = Vec::new();
-    {
-        let mut encoder = png::Encoder::new(&mut png_bytes, pixels.width, pixels.height);
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Fast);
-        let mut writer = encoder
-            .write_header()
-            .map_err(|e| HostError::Failed(format!("cannot encode the capture: {e}")))?;
-        writer
-            .write_image_data(&pixels.rgba)
-            .map_err(|e| HostError::Failed(format!("cannot encode the capture: {e}")))?;
-    }
-    Ok(Capture {
+/// The pixels as a capture crosses the host boundary.
+pub fn into_capture(pixels: Pixels) -> Capture {
+    Capture {
         width: pixels.width,
         height: pixels.height,
-        png: png_bytes,
-    })
+        rgba: pixels.rgba,
+    }
 }

@@ -875,7 +875,7 @@ impl Host for PortalHost {
         let copied = capture::copy(&inner.wayland, &output, Some(region), false, Duration::ZERO)
             .await?
             .ok_or_else(|| HostError::Failed("the compositor copied nothing".into()))?;
-        capture::encode(&copied.pixels()?)
+        copied.pixels().map(capture::into_capture)
     }
 
     async fn capture_output(&self) -> HostResult<Capture> {
@@ -886,7 +886,7 @@ impl Host for PortalHost {
         let copied = capture::copy(&inner.wayland, &output, None, false, Duration::ZERO)
             .await?
             .ok_or_else(|| HostError::Failed("the compositor copied nothing".into()))?;
-        capture::encode(&copied.pixels()?)
+        copied.pixels().map(capture::into_capture)
     }
 
     async fn displays(&self) -> HostResult<Vec<DisplayInfo>> {

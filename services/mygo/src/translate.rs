@@ -16,8 +16,8 @@ use wayrig_proto::mygo::{
 use wayrig_services::model::{LabelFallback, Place, Sort};
 use wayrig_services::session::{offered, Expect, Offered};
 use wayrig_services::{
-    ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, Node, Query, ReadOptions,
-    Role, Session, Step, WindowFilter, WindowPick,
+    encode_capture, ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, ImageFormat,
+    Node, Query, ReadOptions, Role, Session, Step, WindowFilter, WindowPick,
 };
 
 /// `idle` without a timeout waits this long at most.
@@ -105,10 +105,12 @@ async fn run(
         }
         Call::Capture { .. } => {
             let capture = session.capture(window().await?.handle).await?;
+            let (width, height) = (capture.width, capture.height);
+            let png = encode_capture(capture, ImageFormat::Png).await?;
             Ok(value(CaptureAnswer {
-                png: base64::engine::general_purpose::STANDARD.encode(&capture.png),
-                width: capture.width,
-                height: capture.height,
+                png: base64::engine::general_purpose::STANDARD.encode(&png),
+                width,
+                height,
             }))
         }
         Call::Idle { timeout_ms, .. } => {

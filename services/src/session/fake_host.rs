@@ -112,15 +112,11 @@ fn pattern(width: u32, height: u32) -> Capture {
     let pixels: Vec<u8> = (0..height)
         .flat_map(|y| (0..width).flat_map(move |x| [x as u8, y as u8, 0x80, 0xff]))
         .collect();
-    let mut png = Vec::new();
-    let mut encoder = png::Encoder::new(&mut png, width, height);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder
-        .write_header()
-        .and_then(|mut writer| writer.write_image_data(&pixels))
-        .expect("a PNG in memory");
-    Capture { width, height, png }
+    Capture {
+        width,
+        height,
+        rgba: pixels,
+    }
 }
 
 fn unsupported<T>() -> HostResult<T> {

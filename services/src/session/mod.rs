@@ -53,8 +53,8 @@ pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
 pub use reading::{reading_order, Placement};
 pub use screenshots::{
-    display_of, primary_display, ImageFormat, LogicalRect, Screenshot, ShotRequest, ShotSource,
-    DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
+    display_of, encode_capture, primary_display, ImageFormat, LogicalRect, Screenshot, ShotRequest,
+    ShotSource, DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
 };
 pub use snapshots::Snapshot;
 pub use waits::Expect;

@@ -382,18 +382,12 @@ impl Session {
                 display_of(content, &displays).map_or(0, |d| d.id)
             }
         };
-        let image =
-            if framing.is_whole(&capture) && cursor.is_none() && request.format == ImageFormat::Png
-            {
-                capture.png
-            } else {
-                let format = request.format;
-                // Decoding, resampling and encoding a 1280x800 output take 3 to
-                // 13 ms: not on the runtime's workers.
-                tokio::task::spawn_blocking(move || render(&capture.png, &framing, cursor, format))
-                    .await
-                    .map_err(|e| Error::Failed(format!("rendering the screenshot failed: {e}")))??
-            };
+        let format = request.format;
+        // Resampling and encoding a 1280x800 output take 3 to 13 ms: not on
+        // the runtime's workers.
+        let image = tokio::task::spawn_blocking(move || render(capture, &framing, cursor, format))
+            .await
+            .map_err(|e| Error::Failed(format!("rendering the screenshot failed: {e}")))??;
         let id = self.shots.lock().unwrap().record(geometry, framing);
         Ok(Screenshot {
             id,
@@ -566,13 +560,17 @@ impl Session {
 }
 
 /// Crop, scale down, draw the pointer and encode.
+/// The capture's framing of it, with the pointer drawn when asked, encoded.
 fn render(
-    png: &[u8],
+    capture: Capture,
     framing: &Framing,
     cursor: Option<(f64, f64)>,
     format: ImageFormat,
 ) -> Result<Vec<u8>, Error> {
-    let whole = decode_png(png)?;
+    if framing.is_whole(&capture) && cursor.is_none() {
+        return encode(capture.width, capture.height, &capture.rgba, format);
+    }
+    let whole = image_of(capture)?;
     let c = framing.crop;
     let cropped = image::imageops::crop_imm(&whole, c.x, c.y, c.width, c.height).to_image();
     let mut shown = if (framing.width, framing.height) == (c.width, c.height) {
@@ -586,41 +584,26 @@ fn render(
         // At least its size at scale 1, however far the image was scaled down.
         draw_arrow(&mut shown, tip, framing.scale.max(1.0));
     }
-    encode(&shown, format)
+    encode(shown.width(), shown.height(), shown.as_raw(), format)
 }
 
-fn decode_png(png: &[u8]) -> Result<RgbaImage, Error> {
-    let failed =
-        |e: png::DecodingError| Error::Failed(format!("the host's capture is no PNG: {e}"));
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().map_err(failed)?;
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).map_err(failed)?;
-    buf.truncate(info.buffer_size());
-    let rgba: Vec<u8> = match info.color_type {
-        png::ColorType::Rgba => buf,
-        png::ColorType::Rgb => buf
-            .chunks_exact(3)
-            .flat_map(|p| [p[0], p[1], p[2], 0xff])
-            .collect(),
-        png::ColorType::GrayscaleAlpha => buf
-            .chunks_exact(2)
-            .flat_map(|p| [p[0], p[0], p[0], p[1]])
-            .collect(),
-        png::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g, 0xff]).collect(),
-        png::ColorType::Indexed => {
-            return Err(Error::Failed(
-                "the host's capture is a paletted PNG that did not expand".into(),
-            ))
-        }
-    };
-    ImageBuffer::from_raw(info.width, info.height, rgba)
+fn image_of(capture: Capture) -> Result<RgbaImage, Error> {
+    ImageBuffer::from_raw(capture.width, capture.height, capture.rgba)
         .ok_or_else(|| Error::Failed("the host's capture is shorter than its size says".into()))
 }
 
-fn encode(image: &RgbaImage, format: ImageFormat) -> Result<Vec<u8>, Error> {
-    let (w, h) = image.dimensions();
+/// A capture in a file format, encoded off the runtime's workers: what a
+/// face sends when its protocol carries an image of its own.
+pub async fn encode_capture(capture: Capture, format: ImageFormat) -> Result<Vec<u8>, Error> {
+    tokio::task::spawn_blocking(move || {
+        encode(capture.width, capture.height, &capture.rgba, format)
+    })
+    .await
+    .map_err(|e| Error::Failed(format!("encoding the capture failed: {e}")))?
+}
+
+/// Pixels (R, G, B, A each, row-major) in a file format.
+fn encode(w: u32, h: u32, rgba: &[u8], format: ImageFormat) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     let failed = |what: &str, e: String| Error::Failed(format!("{what} encoding failed: {e}"));
     match format {
@@ -629,10 +612,10 @@ fn encode(image: &RgbaImage, format: ImageFormat) -> Result<Vec<u8>, Error> {
             encoder.set_color(png::ColorType::Rgba);
             encoder.set_depth(png::BitDepth::Eight);
             encoder.set_compression(png::Compression::Fast);
-            encoder.set_filter(png::FilterType::Sub);
+            encoder.set_filter(png::Filter::Sub);
             encoder
                 .write_header()
-                .and_then(|mut writer| writer.write_image_data(image.as_raw()))
+                .and_then(|mut writer| writer.write_image_data(rgba))
                 .map_err(|e| failed("PNG", e.to_string()))?;
         }
         ImageFormat::Jpeg { quality } => {
@@ -645,17 +628,12 @@ fn encode(image: &RgbaImage, format: ImageFormat) -> Result<Vec<u8>, Error> {
                 })
             };
             jpeg_encoder::Encoder::new(&mut out, quality)
-                .encode(
-                    image.as_raw(),
-                    side(w)?,
-                    side(h)?,
-                    jpeg_encoder::ColorType::Rgba,
-                )
+                .encode(rgba, side(w)?, side(h)?, jpeg_encoder::ColorType::Rgba)
                 .map_err(|e| failed("JPEG", e.to_string()))?;
         }
         ImageFormat::Webp => {
             image::codecs::webp::WebPEncoder::new_lossless(&mut out)
-                .encode(image.as_raw(), w, h, image::ExtendedColorType::Rgba8)
+                .encode(rgba, w, h, image::ExtendedColorType::Rgba8)
                 .map_err(|e| failed("WebP", e.to_string()))?;
         }
     }
@@ -901,12 +879,12 @@ mod tests {
         }
 
         fn decoded(shot: &Screenshot) -> RgbaImage {
-            let other = match shot.format {
-                ImageFormat::Png => return decode_png(&shot.image).unwrap(),
+            let format = match shot.format {
+                ImageFormat::Png => image::ImageFormat::Png,
                 ImageFormat::Jpeg { .. } => image::ImageFormat::Jpeg,
                 ImageFormat::Webp => image::ImageFormat::WebP,
             };
-            image::load_from_memory_with_format(&shot.image, other)
+            image::load_from_memory_with_format(&shot.image, format)
                 .unwrap()
                 .to_rgba8()
         }
