@@ -133,7 +133,7 @@ fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
 }
 
 /// A token file's first line, trimmed; an empty one is an error.
-fn read_token(flag: &str, path: &std::path::Path) -> Result<String, String> {
+pub(crate) fn read_token(flag: &str, path: &std::path::Path) -> Result<String, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {flag} {}: {e}", path.display()))?;
     let line = text.lines().next().unwrap_or("").trim().to_string();

@@ -6,6 +6,7 @@ mod attach;
 mod faces;
 mod notify;
 mod send;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +39,9 @@ enum Commands {
     /// Serve the faces for the windows of the desktop this runs in (sway and
     /// other wlroots compositors), instead of hosting apps in Wayrig's own.
     Attach(Box<attach::AttachArgs>),
+    /// Serve W3C WebDriver: each WebDriver session starts an isolated
+    /// session (its own compositor, buses and directory) and its app.
+    Serve(serve::ServeArgs),
     /// Send one request over the MixOS Bus and print its answer's body.
     Send(send::SendArgs),
     #[command(flatten)]
@@ -158,7 +162,7 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_env(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_env(s: &str) -> Result<(String, String), String> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
@@ -182,6 +186,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Commands::Run(args) => run(*args),
         Commands::Attach(args) => attach::run(*args),
+        Commands::Serve(args) => serve::run(args),
         Commands::Send(args) => send::run(args),
         Commands::Agent(command) => agent::run(cli.common, command),
     };
@@ -348,17 +353,25 @@ async fn serve_run(
         eprintln!("wayrig: started {} as pid {}", argv[0], also.pid);
     }
     // Under a service manager, ready means drivable: the faces listen (above)
-    // and a window is mapped.
-    let mut mapped = |event: &Result<WindowEvent, _>| {
-        if let (Some(manager), Ok(WindowEvent::Created(info))) = (manager.as_mut(), event) {
-            manager.ready(&format!("window {} mapped", info.handle));
+    // and the session (the faces' view, not only the compositor's) has a window.
+    let told = async {
+        let mut kept = live.watch_windows();
+        if let Ok(list) = kept.wait_for(|l| !l.is_empty()).await {
+            if let (Some(manager), Some(first)) = (manager.as_mut(), list.first()) {
+                manager.ready(&format!("window {} mapped", first.handle));
+            }
         }
+        // Told once; then only the end matters.
+        std::future::pending::<()>().await
     };
+    tokio::pin!(told);
 
     if let Some(path) = &args.screenshot {
         let first = loop {
-            let event = watch.events.recv().await;
-            mapped(&event);
+            let event = tokio::select! {
+                event = watch.events.recv() => event,
+                _ = &mut told => continue,
+            };
             match event {
                 Ok(WindowEvent::Created(info)) => break info,
                 Ok(_) => continue,
@@ -390,9 +403,13 @@ async fn serve_run(
 
     // Run until the compositor stops by itself (last app exited).
     loop {
-        match watch.events.recv().await {
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-            event => mapped(&event),
+        tokio::select! {
+            event = watch.events.recv() => {
+                if let Err(tokio::sync::broadcast::error::RecvError::Closed) = event {
+                    break;
+                }
+            }
+            _ = &mut told => {}
         }
     }
     Ok(())
