@@ -21,6 +21,7 @@ const ABOVE_GAP: i32 = 40;
 /// window's app shows a popup (menu, popover) now.
 pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
     mark_offscreen(tree, popup_open);
+    named_once(tree);
     let reading = Reading::of(tree);
     let fallbacks: Vec<(usize, LabelFallback)> = tree
         .nodes
@@ -32,6 +33,36 @@ pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
     for (i, fallback) in fallbacks {
         tree.nodes[i].label_fallback = Some(fallback);
     }
+}
+
+/// A name that is a child's name said twice is that name once: GTK 4 names
+/// a button after the label it holds, and in some apps (gnome-calculator's
+/// keys, gnome-text-editor's Save) the name reads the label twice ("7 7").
+fn named_once(tree: &mut Tree) {
+    let index = positions(&tree.nodes);
+    let once: Vec<(usize, String)> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| {
+            let half = said_twice(&n.name)?;
+            n.children
+                .iter()
+                .filter_map(|c| index.get(c).map(|&j| &tree.nodes[j]))
+                .any(|c| c.name == half)
+                .then(|| (i, half.to_string()))
+        })
+        .collect();
+    for (i, name) in once {
+        tree.nodes[i].name = name;
+    }
+}
+
+/// `"A A"` is `A` said twice.
+fn said_twice(name: &str) -> Option<&str> {
+    let half = name.len().checked_sub(1)? / 2;
+    let (first, rest) = (name.get(..half)?, name.get(half..)?);
+    (!first.is_empty() && rest.strip_prefix(' ') == Some(first)).then_some(first)
 }
 
 /// Offscreen: what the toolkit says is, what has no size or lies outside
@@ -473,6 +504,29 @@ mod tests {
     fn at(mut n: Node, x: i32, y: i32, w: i32, h: i32) -> Node {
         n.bounds = Some(Rect::new(x, y, w, h));
         n
+    }
+
+    #[test]
+    fn a_name_that_says_its_childs_name_twice_says_it_once() {
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Calculator"),
+            node(2, Some(1), Role::Button, "× ×"),
+            node(3, Some(2), Role::Label, "×"),
+            node(4, Some(1), Role::Button, "Replace All Replace All"),
+            node(5, Some(4), Role::Label, "Replace All"),
+            // Said twice, but no child says it: left as the app gave it.
+            node(6, Some(1), Role::Button, "Go Go"),
+            node(7, Some(6), Role::Label, "Stop"),
+        ]);
+        as_seen(&mut tree, false);
+        let name = |id| tree.node(id).unwrap().name.clone();
+        assert_eq!(name(2), "×");
+        assert_eq!(name(4), "Replace All");
+        assert_eq!(name(6), "Go Go");
+        assert_eq!(said_twice("a"), None);
+        assert_eq!(said_twice(" "), None);
+        assert_eq!(said_twice("ab ab"), Some("ab"));
+        assert_eq!(said_twice("ab abc"), None);
     }
 
     #[test]
