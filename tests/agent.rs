@@ -318,8 +318,8 @@ fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
     let all = ok(&cache, &["snapshot"]);
     let (showing, not_showing) = all.split_once("(not showing: ").unwrap();
     assert!(showing.contains("\"checkbutton\""));
-    assert!(!showing.contains("\"Inform Inform\""));
-    assert!(not_showing.contains("\"Inform Inform\""));
+    assert!(!showing.contains("\"Inform\""));
+    assert!(not_showing.contains("\"Inform\""));
 
     // A password is confirmed, not echoed.
     let password = ref_of(&snap, &["[textField]", "(password"]);
@@ -399,7 +399,7 @@ fn switching_pages_lists_only_the_page_that_shows() {
     wait_for_window(&cache, "Widget Factory");
     // A control of each page: page 1's check buttons, page 2's dialog
     // buttons.
-    let (page_1, page_2) = ("[checkBox] \"checkbutton\"", "[button] \"Inform Inform\"");
+    let (page_1, page_2) = ("[checkBox] \"checkbutton\"", "[button] \"Inform\"");
     let snap = ok(&cache, &["snapshot", "-i"]);
     assert!(snap.contains(page_1) && !snap.contains(page_2), "{snap}");
     // The app animates forever, so no --settle: read until the page shows.

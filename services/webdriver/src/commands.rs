@@ -20,6 +20,7 @@ use wayrig_services::{
 };
 use wayrig_sessions::{Live, SessionsFull, Spec};
 
+use crate::actions;
 use crate::caps;
 use crate::error::WdError;
 use crate::locate::{self, ElementId};
@@ -39,6 +40,8 @@ pub struct Driven {
     /// The current top-level browsing context: a window of the session.
     window: Mutex<Option<WindowHandle>>,
     implicit_ms: AtomicU64,
+    /// What the session's actions hold down, and where its pointer is.
+    held: Mutex<actions::Held>,
 }
 
 fn ok(value: Value) -> Answer {
@@ -174,6 +177,7 @@ pub async fn new_session(State(face): FaceState, body: Bytes) -> Answer {
             live,
             window: Mutex::new(window),
             implicit_ms: AtomicU64::new(implicit),
+            held: Mutex::default(),
         }),
     );
     let mut capabilities = asked.matched;
@@ -792,4 +796,63 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
             ),
         )),
     }
+}
+
+/// Perform Actions: the sources' actions tick by tick, in the current
+/// window, each tick answered once the app drew what it caused.
+pub async fn perform_actions(
+    State(face): FaceState,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Answer {
+    let d = driven(&face, &id)?;
+    let ticks = actions::ticks(&params(&body)?)?;
+    let w = d.window().await?;
+    let tree = d.live.tree(w.handle).await?;
+    let place = |e: &ElementId| -> Result<(f64, f64), WdError> {
+        let node = (e.window == w.handle)
+            .then(|| tree.node(e.node))
+            .flatten()
+            .ok_or_else(|| {
+                WdError::new(
+                    "stale element reference",
+                    format!("element {e} is not in the current window"),
+                )
+            })?;
+        match node.bounds.filter(|_| displayed(&tree, node)) {
+            Some(b) => Ok((
+                f64::from(b.x) + f64::from(b.width) / 2.0,
+                f64::from(b.y) + f64::from(b.height) / 2.0,
+            )),
+            None => Err(WdError::new(
+                "move target out of bounds",
+                format!("element {e} does not show in the window"),
+            )),
+        }
+    };
+    let steps = {
+        let mut held = d.held.lock().unwrap().clone();
+        let steps = actions::steps(&ticks, &mut held, &place)?;
+        *d.held.lock().unwrap() = held;
+        steps
+    };
+    if !steps.is_empty() {
+        d.live
+            .input_steps(w.handle, steps, Default::default())
+            .await?;
+    }
+    ok(Value::Null)
+}
+
+/// Release Actions: every key and button the session's actions hold is let go.
+pub async fn release_actions(State(face): FaceState, Path(id): Path<String>) -> Answer {
+    let d = driven(&face, &id)?;
+    let events = actions::release(&mut d.held.lock().unwrap());
+    if !events.is_empty() {
+        let w = d.window().await?;
+        d.live
+            .input_steps(w.handle, vec![Step::drawn(events)], Default::default())
+            .await?;
+    }
+    ok(Value::Null)
 }

@@ -42,6 +42,7 @@ impl WdError {
             | "unknown command"
             | "no such alert" => StatusCode::NOT_FOUND,
             "unknown method" => StatusCode::METHOD_NOT_ALLOWED,
+            "move target out of bounds" => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -7,7 +7,7 @@ use wayrig_host::InputEvent;
 use crate::error::WdError;
 
 /// The keysym of a WebDriver key, and whether it is a modifier held down.
-fn key_of(c: char) -> Option<(&'static str, bool)> {
+pub(crate) fn key_of(c: char) -> Option<(&'static str, bool)> {
     Some(match c as u32 {
         0xE002 => ("Help", false),
         0xE003 => ("BackSpace", false),

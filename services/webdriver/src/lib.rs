@@ -5,6 +5,7 @@
 //! and starts the app its capabilities name; every command then translates
 //! into calls on that session; `DELETE /session/{id}` ends all it started.
 
+mod actions;
 mod caps;
 mod commands;
 mod error;
@@ -140,6 +141,10 @@ fn router(face: Arc<Face>) -> Router {
         .route(&format!("{s}/window/minimize"), post(minimize))
         .route(&format!("{s}/window/fullscreen"), post(fullscreen))
         .route(&format!("{s}/execute/sync"), post(execute))
+        .route(
+            &format!("{s}/actions"),
+            post(perform_actions).delete(release_actions),
+        )
         .fallback(unknown_command)
         .method_not_allowed_fallback(unknown_method)
         .layer(axum::middleware::from_fn_with_state(face.clone(), gate))
