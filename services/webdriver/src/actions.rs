@@ -150,8 +150,10 @@ fn button(a: &Value) -> Result<Button, WdError> {
     }
 }
 
-/// A key action's value as the keysym Wayrig sends: a WebDriver key code's
-/// key, else the character itself.
+/// A key action's value as the key Wayrig sends: a WebDriver key code's
+/// key, else the chord that makes the character on the session's US layout
+/// (`A` is Shift+a), else the character (a key of no layout is refused when
+/// sent, saying so).
 fn key(a: &Value) -> Result<String, WdError> {
     let value = a
         .get("value")
@@ -159,10 +161,10 @@ fn key(a: &Value) -> Result<String, WdError> {
         .filter(|v| v.chars().count() == 1)
         .ok_or_else(|| WdError::invalid("a key action's value is one character"))?;
     let c = value.chars().next().unwrap_or_default();
-    match crate::keys::key_of(c) {
-        Some((keysym, _)) => Ok(keysym.to_string()),
-        None => Ok(value.to_string()),
-    }
+    Ok(match crate::keys::key_of(c) {
+        Some((keysym, _)) => keysym.to_string(),
+        None => wayrig_keys::chord_for_char(c).unwrap_or_else(|| value.to_string()),
+    })
 }
 
 fn action(kind: &str, a: &Value) -> Result<Act, WdError> {
@@ -343,6 +345,7 @@ mod tests {
             {"type": "key", "id": "kb", "actions": [
                 {"type": "keyDown", "value": "\u{E008}"},
                 {"type": "pause"},
+                {"type": "keyDown", "value": "A"},
             ]},
         ]}));
         let ticks = ticks(&p).unwrap();
@@ -357,15 +360,11 @@ mod tests {
         );
         assert_eq!(held.pointer, (15.0, 20.0));
         assert_eq!(held.buttons, [Button::Left]);
-        assert_eq!(held.keys, ["Shift_L"]);
+        assert_eq!(held.keys, ["Shift_L", "Shift+a"], "A is made with Shift");
         let released = release(&mut held);
-        assert_eq!(
-            released[0],
-            InputEvent::KeyUp {
-                key: "Shift_L".into()
-            }
-        );
-        assert!(matches!(released[1], InputEvent::PointerUp { x: 15.0, .. }));
+        let up = |key: &str| InputEvent::KeyUp { key: key.into() };
+        assert_eq!(released[..2], [up("Shift+a"), up("Shift_L")]);
+        assert!(matches!(released[2], InputEvent::PointerUp { x: 15.0, .. }));
         assert_eq!(
             held,
             Held {
