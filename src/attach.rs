@@ -49,12 +49,7 @@ pub fn run(args: AttachArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(attach(args))
+    crate::runtime()?.block_on(attach(args))
 }
 
 async fn attach(args: AttachArgs) -> Result<(), String> {

@@ -205,11 +205,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     if args.check_args {
         return Ok(());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = runtime()?;
     // Told to stop, Wayrig stops what it started (its apps, its bus): listen
     // before starting any of them, and throughout the start.
     let mut stop = runtime
@@ -264,6 +260,15 @@ fn run(args: RunArgs) -> Result<(), String> {
     driver
         .join()
         .map_err(|_| "the driver thread panicked".to_string())?
+}
+
+/// The runtime the daemon's commands drive their sessions on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
 /// SIGTERM, SIGINT and SIGHUP, caught from the start.

@@ -36,12 +36,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(serve(args))
+    crate::runtime()?.block_on(serve(args))
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {

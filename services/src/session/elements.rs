@@ -171,6 +171,15 @@ fn is_pressable(role: Role) -> bool {
     )
 }
 
+/// Among several elements found, keep the controls when any is one: text
+/// that repeats a control's name (its label, a result line showing "=") is
+/// not what a person means by that name.
+pub fn prefer_controls(found: &mut Vec<&Node>) {
+    if found.len() > 1 && found.iter().any(|n| is_control(n)) {
+        found.retain(|n| is_control(n));
+    }
+}
+
 /// A control, as opposed to text that may repeat a control's name (its
 /// tooltip, the label beside it).
 pub(crate) fn is_control(n: &Node) -> bool {
@@ -307,9 +316,7 @@ impl Query {
     /// its name; several still matching is `Ambiguous`, none `NoElement`.
     pub fn find_one<'t>(&self, tree: &'t Tree) -> Result<&'t Node, Error> {
         let mut found = self.find(tree);
-        if found.len() > 1 && found.iter().any(|n| is_control(n)) {
-            found.retain(|n| is_control(n));
-        }
+        prefer_controls(&mut found);
         // A control that wraps another read by the same words (GTK 4's menu
         // button and its toggle) is one thing to a person: the inner acts.
         if found.len() > 1 {

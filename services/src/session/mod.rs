@@ -46,7 +46,9 @@ use crate::model::Error;
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
 pub use click::{ElementClick, ElementClicked};
-pub use elements::{is_hidden, offered, Element, Offered, Query, ReadOptions, StateFlag};
+pub use elements::{
+    is_hidden, offered, prefer_controls, Element, Offered, Query, ReadOptions, StateFlag,
+};
 pub use gestures::{verdicts, PassVerdicts, CLICK_DISTANCE};
 pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};

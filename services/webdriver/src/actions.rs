@@ -205,6 +205,27 @@ fn action(kind: &str, a: &Value) -> Result<Act, WdError> {
     })
 }
 
+/// The elements the ticks' moves and scrolls start from.
+pub fn element_origins(ticks: &[Vec<Act>]) -> Vec<ElementId> {
+    let mut out: Vec<ElementId> = Vec::new();
+    for act in ticks.iter().flatten() {
+        if let Act::Move {
+            origin: Origin::Element(e),
+            ..
+        }
+        | Act::Scroll {
+            origin: Origin::Element(e),
+            ..
+        } = act
+        {
+            if !out.contains(e) {
+                out.push(*e);
+            }
+        }
+    }
+    out
+}
+
 /// Where an element's middle shows, in the window's content points.
 pub type Placer<'a> = dyn Fn(&ElementId) -> Result<(f64, f64), WdError> + 'a;
 

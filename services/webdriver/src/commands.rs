@@ -15,8 +15,9 @@ use serde_json::{json, Map, Value};
 use wayrig_host::{Button, WindowHandle, WindowInfo};
 use wayrig_services::session::Expect;
 use wayrig_services::{
-    ActOptions, Action, ElementClick, ElementRef, ImageFormat, Launch, LogicalRect, Node, Query,
-    ShotRequest, ShotSource, Step, Tree, WindowFilter, WindowOp, WindowPick,
+    prefer_controls, ActOptions, Action, ElementClick, ElementRef, ImageFormat, Launch,
+    LogicalRect, Node, Query, ShotRequest, ShotSource, Step, Tree, WindowFilter, WindowOp,
+    WindowPick,
 };
 use wayrig_sessions::{Live, SessionsFull, Spec};
 
@@ -33,6 +34,18 @@ type FaceState = State<Arc<Face>>;
 const APP_WINDOW_WAIT: Duration = Duration::from_secs(30);
 /// How long `wayrig: settle` waits at most.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
+
+/// Start an app in the foreground, waiting for its first window.
+fn launch_of(app: wayrig_services::AppSpec, args: Vec<String>) -> Launch {
+    Launch {
+        app: Some(app),
+        args,
+        env: Vec::new(),
+        cwd: None,
+        background: false,
+        wait_for_window: Some(APP_WINDOW_WAIT),
+    }
+}
 
 /// What a WebDriver session adds to its Wayrig session.
 pub struct Driven {
@@ -142,16 +155,7 @@ pub async fn new_session(State(face): FaceState, body: Bytes) -> Answer {
     })?;
     let mut window = None;
     if let Some((app, args)) = asked.app.clone() {
-        let launched = live
-            .launch(Launch {
-                app: Some(app),
-                args,
-                env: Vec::new(),
-                cwd: None,
-                background: false,
-                wait_for_window: Some(APP_WINDOW_WAIT),
-            })
-            .await;
+        let launched = live.launch(launch_of(app, args)).await;
         match launched {
             Ok(l) if !l.windows.is_empty() => window = Some(l.windows[0].handle),
             Ok(_) => {
@@ -243,12 +247,20 @@ async fn find(
     window: WindowHandle,
     query: Query,
     under: Option<u64>,
+    one: bool,
 ) -> Result<Vec<ElementId>, WdError> {
     let matching = |tree: &Tree| -> Vec<ElementId> {
-        query
+        let mut found: Vec<&Node> = query
             .find(tree)
             .into_iter()
             .filter(|n| under.is_none_or(|a| locate::within(tree, n, a)))
+            .collect();
+        // Find Element: the one a person means by it, as every face picks.
+        if one {
+            prefer_controls(&mut found);
+        }
+        found
+            .into_iter()
             .map(|n| ElementId { window, node: n.id })
             .collect()
     };
@@ -287,14 +299,14 @@ pub async fn find_element(State(face): FaceState, Path(id): Path<String>, body: 
     let d = driven(&face, &id)?;
     let p = params(&body)?;
     let w = d.window().await?;
-    first(find(&d, w.handle, located(&p)?, None).await?, &p)
+    first(find(&d, w.handle, located(&p)?, None, true).await?, &p)
 }
 
 pub async fn find_elements(State(face): FaceState, Path(id): Path<String>, body: Bytes) -> Answer {
     let d = driven(&face, &id)?;
     let p = params(&body)?;
     let w = d.window().await?;
-    let found = find(&d, w.handle, located(&p)?, None).await?;
+    let found = find(&d, w.handle, located(&p)?, None, false).await?;
     ok(found.iter().map(ElementId::reference).collect())
 }
 
@@ -306,7 +318,10 @@ pub async fn find_element_from(
     let d = driven(&face, &id)?;
     let p = params(&body)?;
     let (_, node, eid) = d.element(&element).await?;
-    first(find(&d, eid.window, located(&p)?, Some(node.id)).await?, &p)
+    first(
+        find(&d, eid.window, located(&p)?, Some(node.id), true).await?,
+        &p,
+    )
 }
 
 pub async fn find_elements_from(
@@ -317,7 +332,7 @@ pub async fn find_elements_from(
     let d = driven(&face, &id)?;
     let p = params(&body)?;
     let (_, node, eid) = d.element(&element).await?;
-    let found = find(&d, eid.window, located(&p)?, Some(node.id)).await?;
+    let found = find(&d, eid.window, located(&p)?, Some(node.id), false).await?;
     ok(found.iter().map(ElementId::reference).collect())
 }
 
@@ -468,18 +483,13 @@ pub async fn element_selected(
     ok(json!(node.states.selected || checked))
 }
 
-/// Shown: laid out inside the window and its scrolled views, on no hidden page.
-fn displayed(tree: &Tree, node: &Node) -> bool {
-    !wayrig_services::is_hidden(node, &tree.window.content) && !node.states.concealed
-}
-
 pub async fn element_displayed(
     State(face): FaceState,
     Path((id, element)): Path<(String, String)>,
 ) -> Answer {
     let d = driven(&face, &id)?;
     let (tree, node, _) = d.element(&element).await?;
-    ok(json!(displayed(&tree, &node)))
+    ok(json!(locate::displayed(&tree, &node)))
 }
 
 /// An element's attribute or property: its name, key, value, role, states.
@@ -749,7 +759,7 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
             .ok_or_else(|| WdError::invalid("the atom's first argument must be an element"))?;
         let (tree, node, _) = d.element(element).await?;
         if script.starts_with("/* isDisplayed */") {
-            return ok(json!(displayed(&tree, &node)));
+            return ok(json!(locate::displayed(&tree, &node)));
         }
         let name = args
             .get(1)
@@ -774,14 +784,10 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
             })?;
             let launched = d
                 .live
-                .launch(Launch {
-                    app: Some(wayrig_services::AppSpec::Executable(argv[0].clone())),
-                    args: argv[1..].to_vec(),
-                    env: Vec::new(),
-                    cwd: None,
-                    background: false,
-                    wait_for_window: Some(APP_WINDOW_WAIT),
-                })
+                .launch(launch_of(
+                    wayrig_services::AppSpec::Executable(argv[0].clone()),
+                    argv[1..].to_vec(),
+                ))
                 .await?;
             ok(json!({
                 "pid": launched.pid,
@@ -808,27 +814,31 @@ pub async fn perform_actions(
     let d = driven(&face, &id)?;
     let ticks = actions::ticks(&params(&body)?)?;
     let w = d.window().await?;
-    let tree = d.live.tree(w.handle).await?;
-    let place = |e: &ElementId| -> Result<(f64, f64), WdError> {
-        let node = (e.window == w.handle)
-            .then(|| tree.node(e.node))
-            .flatten()
-            .ok_or_else(|| {
-                WdError::new(
-                    "stale element reference",
-                    format!("element {e} is not in the current window"),
-                )
-            })?;
-        match node.bounds.filter(|_| displayed(&tree, node)) {
-            Some(b) => Ok((
-                f64::from(b.x) + f64::from(b.width) / 2.0,
-                f64::from(b.y) + f64::from(b.height) / 2.0,
-            )),
-            None => Err(WdError::new(
-                "move target out of bounds",
-                format!("element {e} does not show in the window"),
-            )),
+    // An element origin is where a click on it would land, as the session
+    // aims (the middle of what shows of it, checked to be it).
+    let mut places = std::collections::HashMap::new();
+    for e in actions::element_origins(&ticks) {
+        if e.window != w.handle {
+            return Err(WdError::new(
+                "stale element reference",
+                format!("element {e} is not in the current window"),
+            ));
         }
+        let at = d
+            .live
+            .aim(e.window, e.node)
+            .await
+            .map_err(|err| match err {
+                wayrig_services::Error::NotShown(m) => WdError::new("move target out of bounds", m),
+                err => err.into(),
+            })?;
+        places.insert(e, at);
+    }
+    let place = |e: &ElementId| -> Result<(f64, f64), WdError> {
+        places
+            .get(e)
+            .copied()
+            .ok_or_else(|| WdError::new("no such element", format!("element {e} was not placed")))
     };
     let steps = {
         let mut held = d.held.lock().unwrap().clone();

@@ -14,7 +14,7 @@ use crate::error::WdError;
 pub const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// An element as a reference names it: its window and its id there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ElementId {
     pub window: WindowHandle,
     pub node: u64,
@@ -218,6 +218,11 @@ fn unquote(s: &str) -> Option<&str> {
         .or_else(|| s.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
 }
 
+/// Shown: laid out inside the window and its scrolled views, on no hidden page.
+pub fn displayed(tree: &Tree, node: &Node) -> bool {
+    !wayrig_services::is_hidden(node, &tree.window.content) && !node.states.concealed
+}
+
 /// Whether `node` lies under `ancestor` in the tree.
 pub fn within(tree: &Tree, node: &Node, ancestor: u64) -> bool {
     let mut at = node.parent;
@@ -273,8 +278,7 @@ fn write_node(tree: &Tree, n: &Node, depth: usize, out: &mut String) {
     if let Some(c) = n.checked() {
         attr("checked", &format!("{c:?}").to_lowercase());
     }
-    let shown = !n.states.offscreen && !n.states.concealed && n.bounds.is_some();
-    attr("displayed", &shown.to_string());
+    attr("displayed", &displayed(tree, n).to_string());
     let children: Vec<&Node> = n.children.iter().filter_map(|c| tree.node(*c)).collect();
     if children.is_empty() {
         out.push_str("/>\n");
