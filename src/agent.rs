@@ -25,6 +25,9 @@ pub const SKILL: &str = include_str!("../docs/SKILL.md");
 /// How long `--settle` and `wait` wait by default, in ms.
 const SETTLE_MS: u64 = 5000;
 
+/// How long a command waits for a just-launched app's first window, in ms.
+const FIRST_WINDOW_MS: u64 = 10_000;
+
 /// Values (and other texts) longer than this many characters are cut.
 const CUT_AT: usize = 80;
 
@@ -614,7 +617,19 @@ fn window_to_keep(client: &mut Client, named: Option<u64>) -> Result<Option<u64>
     if named.is_some() {
         return Ok(named);
     }
-    let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    let mut windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    if windows.is_empty() {
+        // The app was just launched: `idle` waits for its first window.
+        let first = Call::Idle {
+            window: None,
+            timeout_ms: Some(FIRST_WINDOW_MS),
+        };
+        match client.call(first) {
+            Ok(_) | Err(CallError::App(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    }
     Ok(windows
         .iter()
         .find(|w| w.focused)

@@ -914,6 +914,70 @@ fn a_press_never_lands_on_what_covers_its_element_or_on_a_hidden_page() {
     assert_eq!(find(&mut c, "text", "keys:")["label"], "keys: 7");
 }
 
+/// The documents fixture (tests/fixtures/gtk4-documents.py): pages of a
+/// stack switched by plain buttons, as libadwaita's tab view is, and a
+/// search bar that slides up out of the strip that clips it.
+#[test]
+fn a_closed_search_bar_and_a_hidden_document_do_not_show() {
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/gtk4-documents.py");
+    let wayrig = Wayrig::start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    c.call(idle(Some(id), 10000));
+    let press = |node: &Value| json!({"window": id, "id": node["id"], "action": "press"});
+    let shows = |node: &Value| !node["states"].to_string().contains("offscreen");
+    let by_value = |c: &mut Client, value: &str| {
+        nodes_of(c, id)
+            .into_iter()
+            .find(|n| n["value"] == value || n["label"] == value)
+            .unwrap_or_else(|| panic!("no element reads {value:?}"))
+    };
+
+    let close = element(&mut c, id, "button", "Close search");
+    assert!(shows(&close), "the search bar is open: {close}");
+    c.raw_call("act", press(&close));
+    c.call(idle(Some(id), 5000));
+    // Slid up out of its strip, it lies over the window's top, not shown.
+    let close = element(&mut c, id, "button", "Close search");
+    assert!(!shows(&close), "the closed bar still shows: {close}");
+    assert_eq!(c.raw_error("act", press(&close)), "no_element");
+
+    let second = element(&mut c, id, "button", "Show second");
+    c.raw_call("act", press(&second));
+    c.call(idle(Some(id), 5000));
+    assert!(shows(&by_value(&mut c, "second document")));
+    let first = by_value(&mut c, "first document");
+    assert!(!shows(&first), "the hidden document still shows: {first}");
+    let scrolls: Vec<Value> = nodes_of(&mut c, id)
+        .into_iter()
+        .filter(|n| n["role"] == "scroll" && shows(n))
+        .collect();
+    assert_eq!(
+        scrolls.len(),
+        1,
+        "only the shown page's scroll: {scrolls:?}"
+    );
+}
+
+/// An app slow to show its first window: `idle` naming no window waits
+/// for it to map, then to settle, so a client need not poll `windows`.
+#[test]
+fn idle_with_no_window_waits_for_the_apps_first_window() {
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/gtk4-documents.py");
+    let wayrig = Wayrig::start_app(&["/usr/bin/python3", fixture.to_str().unwrap(), "--late"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let none = c.call(Call::Windows);
+    assert_eq!(none["windows"], json!([]), "the window shows late");
+    c.call(idle(None, 20000));
+    let windows = c.call(Call::Windows);
+    assert_eq!(windows["windows"][0]["title"], "wayrig-documents");
+    // Settled: its elements are there to read at once.
+    let id = windows["windows"][0]["id"].as_u64().unwrap();
+    element(&mut c, id, "button", "Show second");
+}
+
 /// GTK 4 lays a spin button out as its text, then − and +: the middle of
 /// one at its natural width is its − button. Focus clicks its text, and
 /// leaves its value alone.

@@ -59,6 +59,14 @@ impl Rect {
             && other.y < self.y + self.height
     }
 
+    /// The smallest rectangle holding both.
+    pub fn union(&self, other: &Rect) -> Rect {
+        let (x, y) = (self.x.min(other.x), self.y.min(other.y));
+        let right = (self.x + self.width).max(other.x + other.width);
+        let bottom = (self.y + self.height).max(other.y + other.height);
+        Rect::new(x, y, right - x, bottom - y)
+    }
+
     /// `other` lies wholly inside this rectangle.
     pub fn contains_rect(&self, other: &Rect) -> bool {
         other.x >= self.x

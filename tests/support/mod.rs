@@ -627,30 +627,21 @@ impl ProtocolClient {
             .to_string()
     }
 
-    /// The first window the app maps, waiting on idle (which answers
-    /// no_window until one maps).
+    /// The first window the app maps: `idle` with no window waits for it.
     pub fn first_window(&mut self) -> Value {
-        let deadline = Instant::now() + APP_START;
-        loop {
-            assert!(
-                Instant::now() < deadline,
-                "no window mapped in {APP_START:?}"
-            );
-            let windows = self.call(Call::Windows);
-            if let Some(w) = windows["windows"].as_array().and_then(|w| w.first()) {
-                return w.clone();
-            }
-            let idle = Call::Idle {
-                window: None,
-                timeout_ms: Some(50),
-            };
-            if let Err(e) = self.answer(idle) {
-                assert!(
-                    matches!(e.code, Code::NoWindow | Code::Timeout),
-                    "idle: {e:?}"
-                );
-            }
+        let idle = Call::Idle {
+            window: None,
+            timeout_ms: Some(APP_START.as_millis() as u64),
+        };
+        if let Err(e) = self.answer(idle) {
+            assert_eq!(e.code, Code::Timeout, "idle: {e:?}");
         }
+        let windows = self.call(Call::Windows);
+        windows["windows"]
+            .as_array()
+            .and_then(|w| w.first())
+            .unwrap_or_else(|| panic!("no window mapped in {APP_START:?}"))
+            .clone()
     }
 }
 

@@ -114,8 +114,16 @@ async fn run(
             }))
         }
         Call::Idle { timeout_ms, .. } => {
+            // With no window named, idle waits for the app's first window
+            // too: a client started beside the app has nothing to poll.
             let timeout = timeout_ms.map_or(IDLE_FOREVER, Duration::from_millis);
-            session.settle(window().await?.handle, timeout).await?;
+            let started = std::time::Instant::now();
+            let window = match named {
+                Some(_) => window().await?,
+                None => session.window_shown(&WindowPick::Default, timeout).await?,
+            };
+            let left = timeout.saturating_sub(started.elapsed());
+            session.settle(window.handle, left).await?;
             Ok(json!({}))
         }
         Call::WaitFor {

@@ -88,7 +88,12 @@ fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
         .nodes
         .iter()
         .zip(&concealed)
-        .map(|(n, concealed)| *concealed || is_hidden(n, &window) || scrolled_away(tree, &index, n))
+        .map(|(n, concealed)| {
+            *concealed
+                || is_hidden(n, &window)
+                || scrolled_away(tree, &index, n)
+                || outside_its_container(tree, &index, n)
+        })
         .collect();
     for ((n, hidden), concealed) in tree.nodes.iter_mut().zip(hidden).zip(concealed) {
         n.states.offscreen = hidden;
@@ -162,6 +167,40 @@ fn scrolled_away(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     clipping_views(n, |id| index.get(&id).map(|i| &tree.nodes[*i]))
         .iter()
         .any(|view| !bounds.intersects(view))
+}
+
+/// The element lies wholly outside an element around it, or inside one
+/// of no size: a revealer that slid shut keeps its child laid out beside it
+/// (gnome-text-editor's closed search bar lies above the page that holds
+/// it). The walk ends at what has no bounds and a name (a stack's page, a
+/// popover's root: measured apart), at a popup or window, and at a web
+/// document, whose content may lie anywhere around the boxes that hold it.
+fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let Some(bounds) = n.bounds.filter(|b| !b.is_empty()) else {
+        return false;
+    };
+    let mut parent = n.parent;
+    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
+        let measured_apart = matches!(
+            p.role,
+            Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip | Role::Document
+        );
+        if measured_apart {
+            return false;
+        }
+        match p.bounds {
+            // A box of no size holds nothing that shows (a revealer shut).
+            Some(around) if !bounds.intersects(&around) => return true,
+            Some(_) => {}
+            // A nameless box with no bounds only lays out what it holds
+            // (GTK 4.8 gives a shut revealer none): what is around it
+            // still clips.
+            None if p.name.is_empty() && matches!(p.role, Role::Panel | Role::Group) => {}
+            None => return false,
+        }
+        parent = p.parent;
+    }
+    false
 }
 
 /// The bounds of the scrolled views around an element, which clip what it
@@ -527,6 +566,68 @@ mod tests {
         assert_eq!(said_twice(" "), None);
         assert_eq!(said_twice("ab ab"), Some("ab"));
         assert_eq!(said_twice("ab abc"), None);
+    }
+
+    fn sizeless(mut n: Node) -> Node {
+        n.bounds = None;
+        n
+    }
+
+    #[test]
+    fn what_lies_wholly_outside_the_element_around_it_is_offscreen() {
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Editor"), 0, 0, 700, 520),
+            at(node(2, Some(1), Role::Group, "GtkOverlay"), 0, 47, 700, 473),
+            // A revealer slid shut keeps its bar above the page.
+            at(
+                node(3, Some(2), Role::Group, "EditorSearchBar"),
+                17,
+                -13,
+                426,
+                34,
+            ),
+            at(
+                node(4, Some(3), Role::Button, "Close search"),
+                413,
+                -8,
+                24,
+                24,
+            ),
+            // Half out is still partly shown.
+            at(node(5, Some(2), Role::Button, "Half"), 0, 30, 40, 40),
+            // A revealer shut to no height: what it holds does not show.
+            at(node(8, Some(2), Role::Panel, ""), 234, 141, 460, 0),
+            at(node(9, Some(8), Role::Button, "Find"), 251, 141, 40, 20),
+            // Or with no bounds at all: its bar lies where GTK last put it.
+            sizeless(node(10, Some(2), Role::Panel, "")),
+            at(
+                node(11, Some(10), Role::Group, "EditorSearchBar"),
+                17,
+                0,
+                426,
+                34,
+            ),
+            // A popover is measured apart: its root has no size.
+            sizeless(node(6, Some(2), Role::Group, "GtkPopover")),
+            at(
+                node(7, Some(6), Role::Button, "In the popover"),
+                0,
+                0,
+                40,
+                20,
+            ),
+        ]);
+        as_seen(&mut tree, true);
+        let offscreen = |id| tree.node(id).unwrap().states.offscreen;
+        assert!(offscreen(3), "above its overlay");
+        assert!(offscreen(4), "inside the bar, but outside the overlay");
+        assert!(!offscreen(5));
+        assert!(!offscreen(7));
+        assert!(offscreen(9), "in a revealer shut");
+        assert!(
+            offscreen(11),
+            "in a revealer with no bounds, outside the overlay"
+        );
     }
 
     #[test]

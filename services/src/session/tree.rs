@@ -372,6 +372,14 @@ impl Session {
                     left.extend(place.items.iter().filter(|id| **id != shown));
                 }
                 (Claim::OneOf, None) => {}
+                (Claim::Page, Some(shown)) => {
+                    there.insert(shown);
+                    for page in place.items.iter().filter(|id| **id != shown) {
+                        left.insert(*page);
+                        concealed.insert(*page);
+                    }
+                }
+                (Claim::Page, None) => {}
                 (Claim::Middle, Some(shown)) if shown == item => {
                     there.insert(shown);
                     verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
@@ -454,6 +462,10 @@ enum Claim {
     /// It is the middle of the first item, which overlaps the others: the
     /// item shows only if the app names it (or what it holds) there.
     Middle,
+    /// The items are pages of a stack, all laid out over this place: the
+    /// one that holds what the app names there shows, the others are
+    /// concealed with all they hold.
+    Page,
 }
 
 /// A place that several elements claim: rows of a list, controls laid
@@ -526,6 +538,7 @@ fn shared_places(nodes: &[Node]) -> Vec<SharedPlace> {
         }
     }
     places.extend(covered_controls(nodes));
+    places.extend(stacked_pages(nodes));
     places.sort_by_key(|p| (p.container, p.y, p.x));
     places
 }
@@ -591,6 +604,55 @@ fn covered_controls(nodes: &[Node]) -> Vec<SharedPlace> {
             x,
             y,
             items: std::iter::once(n.id).chain(over).collect(),
+        });
+    }
+    places
+}
+
+/// The pages of stacks that show one page at a time and keep the others'
+/// last layout: GTK 4.8's stacks (gnome-text-editor's documents in
+/// libadwaita's tab view) give a page no size of its own and say `showing`
+/// of none, so neither tells which page shows. Pages are the unsized
+/// children of one element; where two or more of them hold content laid
+/// out over one place, the app is asked what is at its middle.
+fn stacked_pages(nodes: &[Node]) -> Vec<SharedPlace> {
+    let Some(root) = nodes.first().map(|n| n.id) else {
+        return Vec::new();
+    };
+    let index = positions(nodes);
+    let node = |id: &u64| index.get(id).map(|i| &nodes[*i]);
+    // Where a page's content lies: around what it holds that has a size.
+    let extent = |page: &Node| {
+        page.children
+            .iter()
+            .filter_map(|c| node(c)?.bounds.filter(|b| !b.is_empty()))
+            .reduce(|a, b| a.union(&b))
+    };
+    let mut places = Vec::new();
+    for n in nodes {
+        let pages: Vec<(u64, Rect)> = n
+            .children
+            .iter()
+            .filter_map(node)
+            .filter(|c| c.bounds.is_none_or(|b| b.is_empty()))
+            .filter_map(|c| Some((c.id, extent(c)?)))
+            .collect();
+        if pages.len() < 2 {
+            continue;
+        }
+        let Some(common) = pages
+            .iter()
+            .skip(1)
+            .try_fold(pages[0].1, |shared, (_, b)| clip(&shared, b))
+        else {
+            continue;
+        };
+        places.push(SharedPlace {
+            container: root,
+            claim: Claim::Page,
+            x: common.x + common.width / 2,
+            y: common.y + common.height / 2,
+            items: pages.iter().map(|(id, _)| *id).collect(),
         });
     }
     places
@@ -923,9 +985,63 @@ mod tests {
             y,
             items: std::iter::once(item).chain(others).collect(),
         };
+        // The two pages lie over one place too: asked where both lie.
+        let pages = SharedPlace {
+            container: 1,
+            claim: Claim::Page,
+            x: 80,
+            y: 85,
+            items: vec![2, 5],
+        };
         assert_eq!(
             shared_places(&nodes),
-            vec![middle(3, vec![6], 80, 80), middle(6, vec![3], 80, 90)]
+            vec![
+                middle(3, vec![6], 80, 80),
+                pages,
+                middle(6, vec![3], 80, 90)
+            ]
+        );
+    }
+
+    #[test]
+    fn pages_of_a_stack_laid_out_over_one_place_are_asked_about() {
+        use crate::session::elements::tests::{node, tree_of};
+        let at = |mut n: Node, x: i32, y: i32, w: i32, h: i32| {
+            n.bounds = Some(Rect::new(x, y, w, h));
+            n
+        };
+        let no_bounds = |mut n: Node| {
+            n.bounds = None;
+            n
+        };
+        let nodes = tree_of(vec![
+            at(node(1, None, Role::Window, "Editor"), 0, 0, 700, 520),
+            at(node(2, Some(1), Role::Group, "AdwTabView"), 0, 92, 700, 428),
+            // The first document's page, laid out before the tab bar showed.
+            no_bounds(node(3, Some(2), Role::Group, "GtkStackPage")),
+            at(node(4, Some(3), Role::Group, "EditorPage"), 0, 47, 700, 473),
+            // The second's, shown now.
+            no_bounds(node(5, Some(2), Role::Group, "GtkStackPage")),
+            at(node(6, Some(5), Role::Group, "EditorPage"), 0, 92, 700, 428),
+            // A page that holds nothing laid out has nothing to tell.
+            no_bounds(node(7, Some(2), Role::Group, "GtkStackPage")),
+            no_bounds(node(8, Some(7), Role::Label, "Open a document")),
+            // Pages of another stack, one laid out: nothing to ask.
+            no_bounds(node(9, Some(1), Role::Group, "GtkStackPage")),
+            at(node(10, Some(9), Role::Image, "icon"), 10, 10, 16, 16),
+            no_bounds(node(11, Some(1), Role::Group, "GtkStackPage")),
+            no_bounds(node(12, Some(11), Role::Image, "spinner")),
+        ])
+        .nodes;
+        assert_eq!(
+            stacked_pages(&nodes),
+            vec![SharedPlace {
+                container: 1,
+                claim: Claim::Page,
+                x: 350,
+                y: 306,
+                items: vec![3, 5],
+            }]
         );
     }
 

@@ -367,6 +367,25 @@ impl Session {
         }
     }
 
+    /// The window a request means, waiting up to `limit` for it to map: an
+    /// app just launched shows its first window a moment later, and a
+    /// client that waits for it should not have to poll.
+    pub async fn window_shown(
+        &self,
+        which: &WindowPick,
+        limit: Duration,
+    ) -> Result<WindowInfo, Error> {
+        match self.window(which).await {
+            Err(Error::NoWindow(_)) => {
+                let app_of = |w: &WindowInfo| self.app_of(w);
+                let shown = |list: &[WindowInfo]| pick(list, which, app_of).is_ok();
+                let _ = self.windows.wait_for(limit, shown).await;
+                self.kept_window(which)
+            }
+            found => found,
+        }
+    }
+
     /// The window a request means, as the kept list has it now.
     pub(crate) fn kept_window(&self, which: &WindowPick) -> Result<WindowInfo, Error> {
         pick(&self.windows.now(), which, |w| self.app_of(w))
