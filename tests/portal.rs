@@ -396,9 +396,16 @@ async fn attach_serves_cua_for_gtk4_widget_factory_and_foot_on_sway() {
             .unwrap_or_else(|| panic!("feature {name} is not listed"))
             .clone()
     };
-    for name in ["windows", "a11y", "launch_app", "background_input"] {
+    for name in ["windows", "a11y", "launch_app"] {
         assert!(feature(name).supported, "{name}: {:?}", feature(name));
     }
+    // The desktop's one pointer and keyboard reach only the focused window.
+    let background = feature("background_input");
+    assert!(!background.supported);
+    assert!(
+        background.limitation.contains("focused window"),
+        "{background:?}"
+    );
     let covered = feature("screenshot.covered_window");
     assert!(!covered.supported);
     assert!(
@@ -504,11 +511,41 @@ async fn attach_serves_cua_for_gtk4_widget_factory_and_foot_on_sway() {
         "the box {bounds:?} lies in its window {fb:?}"
     );
 
-    // A click at its centre, in screen points, checks it.
+    // A click at its centre, in screen points, checks it. Asked in the
+    // background, it is refused as needing activation, and nothing moves.
     let at = v1::Point {
         x: bounds.x + bounds.width / 2.0,
         y: bounds.y + bounds.height / 2.0,
     };
+    let refused = c
+        .pointer(v1::PointerRequest {
+            target: Some(v1::InputTarget {
+                delivery: v1::Delivery::Background as i32,
+                ..Default::default()
+            }),
+            action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+                position: Some(at),
+                ..Default::default()
+            })),
+        })
+        .await
+        .unwrap_err();
+    let info = wayrig_cua_proto::error_info(&refused).expect("an ErrorInfo");
+    assert_eq!(
+        (refused.code(), info.reason),
+        (
+            tonic::Code::FailedPrecondition,
+            v1::ErrorReason::WouldRequireActivation as i32
+        ),
+        "{refused:?}"
+    );
+    let still = a.get_tree(read.clone()).await.unwrap().into_inner();
+    let unchecked = still
+        .nodes
+        .iter()
+        .find(|n| n.element_id == check.element_id)
+        .expect("the box again");
+    assert!(!has(unchecked, "checked"), "{unchecked:?}");
     c.pointer(v1::PointerRequest {
         target: Some(v1::InputTarget::default()),
         action: Some(v1::pointer_request::Action::Click(v1::PointerClick {

@@ -216,6 +216,7 @@ impl Host for CompositorHost {
             frame_pacing: true,
             window_commands: true,
             input: true,
+            background_input: true,
             settle_threads: self.settle_threads,
             clipboard: true,
             settle_approximate: false,

@@ -503,6 +503,9 @@ pub struct Capabilities {
     pub frame_pacing: bool,
     pub window_commands: bool,
     pub input: bool,
+    /// Input can reach a window without raising or focusing it, the
+    /// pointer left where it was (cua's background delivery).
+    pub background_input: bool,
     /// Settle waits for the app's running threads too, not only its frames.
     pub settle_threads: bool,
     /// The clipboard's text can be read and set.
@@ -521,6 +524,7 @@ pub enum Capability {
     FramePacing,
     WindowCommands,
     Input,
+    BackgroundInput,
     Clipboard,
 }
 
@@ -533,6 +537,7 @@ impl Capabilities {
             Capability::FramePacing => self.frame_pacing,
             Capability::WindowCommands => self.window_commands,
             Capability::Input => self.input,
+            Capability::BackgroundInput => self.background_input,
             Capability::Clipboard => self.clipboard,
         }
     }

@@ -61,6 +61,8 @@ impl Offered {
             frame_pacing: self.screencopy_damage,
             window_commands: self.foreign_toplevels,
             input: self.input(),
+            // The desktop's one pointer and keyboard go where its focus is.
+            background_input: false,
             settle_threads: false,
             clipboard: self.data_control && self.seat,
             settle_approximate: true,
@@ -80,6 +82,13 @@ impl Offered {
              window is captured from what the output shows; bring it to the front first"
         };
         limit(Capability::CaptureCovered, covered.into());
+        limit(
+            Capability::BackgroundInput,
+            "the desktop's one pointer and keyboard reach only the focused window, and \
+             the pointer moves to each click; deliver in the foreground (Wayrig activates \
+             the window first), or host the apps under `wayrig run`"
+                .into(),
+        );
         if !self.screencopy_damage {
             limit(
                 Capability::FramePacing,
@@ -168,14 +177,17 @@ mod tests {
     }
 
     #[test]
-    fn sway_lacks_only_covered_capture() {
+    fn sway_lacks_covered_capture_and_background_input() {
         let offered = Offered::from_interfaces(&sway_1_7(), true);
         let caps = offered.capabilities();
         assert!(caps.window_commands && caps.input && caps.frame_pacing && caps.launch);
         assert!(caps.clipboard);
         assert!(!caps.capture_covered && caps.settle_approximate);
         let lacking: Vec<Capability> = offered.limits().iter().map(|l| l.capability).collect();
-        assert_eq!(lacking, vec![Capability::CaptureCovered]);
+        assert_eq!(
+            lacking,
+            vec![Capability::CaptureCovered, Capability::BackgroundInput]
+        );
     }
 
     #[test]

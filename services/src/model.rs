@@ -469,6 +469,10 @@ pub enum Error {
     },
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// Delivery without activating the window was asked, and the host can
+    /// deliver only to the window it activates.
+    #[error("would require activation: {0}")]
+    WouldActivate(String),
     #[error("timed out: {0}")]
     Timeout(String),
     #[error("{0}")]

@@ -45,7 +45,7 @@ fn refusal(e: Error) -> Refusal {
         | Error::StaleGeometry(_) => "ARGUMENT",
         Error::NoWindow(_) | Error::StaleWindow(_) | Error::Busy(_) | Error::Timeout(_) => "BUSY",
         Error::Cancelled(_) | Error::Interrupted { .. } => "CANCELLED",
-        Error::Unsupported(_) | Error::Failed(_) => "UNAVAILABLE",
+        Error::Unsupported(_) | Error::WouldActivate(_) | Error::Failed(_) => "UNAVAILABLE",
     };
     let message = match &e {
         Error::NoWindow(_) | Error::StaleWindow(_) => {

@@ -75,6 +75,11 @@ pub fn from_session(e: Error, feature: &str) -> Status {
             status(Code::Aborted, Reason::DeliveryFailed, message)
         }
         Error::Unsupported(_) => unsupported(Code::FailedPrecondition, feature, message),
+        Error::WouldActivate(_) => status(
+            Code::FailedPrecondition,
+            Reason::WouldRequireActivation,
+            format!("{message}; use DELIVERY_FOREGROUND or DELIVERY_AUTO"),
+        ),
         Error::Timeout(_) => status(Code::DeadlineExceeded, Reason::DeliveryFailed, message),
         Error::Failed(_) => status(Code::Internal, Reason::Internal, message),
     }

@@ -81,8 +81,8 @@ fn features(session: &Session) -> Vec<v1::Feature> {
         host_feature(
             session,
             "background_input",
-            Capability::Input,
-            "this host cannot send input; run the apps under `wayrig run`",
+            Capability::BackgroundInput,
+            "this host cannot deliver input without activating the window",
         ),
         host_feature(
             session,

@@ -31,7 +31,7 @@ fn wire_error(e: Error) -> WireError {
         | Error::StaleElement(_)
         | Error::NotShown(_)
         | Error::Ambiguous { .. } => Code::NoElement,
-        Error::Unsupported(_) => Code::Unsupported,
+        Error::Unsupported(_) | Error::WouldActivate(_) => Code::Unsupported,
         Error::Timeout(_) => Code::Timeout,
         Error::InvalidRequest(_)
         | Error::TooLarge(_)

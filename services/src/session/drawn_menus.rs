@@ -12,7 +12,9 @@ use wayrig_host::{Button, InputEvent, InputOptions, Mods, WindowHandle};
 
 use super::act::{ActOptions, Action, ElementRef, Path};
 use super::exported_menus::label_matches;
-use super::menus::{entries_under, items_under, menu_bar, row_label, Menu, MenuRow, OpenMenu};
+use super::menus::{
+    entries_under, items_under, menu_bar, row_label, Menu, MenuRow, OpenMenu, MENU_OPENS,
+};
 use super::Session;
 use crate::model::{Error, Node, Role, Tree};
 
@@ -254,8 +256,13 @@ impl Session {
                 self.settle_briefly(handle).await?;
                 return self.shown_now(handle).await;
             }
-            let tree = self.tree(handle).await?;
-            if !tree.node(row.id).is_some_and(|n| opens(&tree, n)) {
+            // egui draws the submenu a frame or more after the hover.
+            let opened = self
+                .wait_until(handle, MENU_OPENS, |tree| {
+                    tree.node(row.id).filter(|n| opens(tree, n)).map(|_| ())
+                })
+                .await?;
+            if opened.is_none() {
                 self.close_drawn(handle).await?;
                 return Err(Error::InvalidRequest(format!(
                     "{:?} opens no submenu",

@@ -134,6 +134,7 @@ impl Host for FakeHost {
             frame_pacing: false,
             window_commands: true,
             input: false,
+            background_input: false,
             settle_threads: false,
             clipboard: self.has_clipboard,
             settle_approximate: false,

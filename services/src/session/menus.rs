@@ -16,7 +16,7 @@ use super::Session;
 use crate::model::{is_class_name, Checked, Error, Node, Role, Tree};
 
 /// How long an opened menu gets to show its items.
-const MENU_OPENS: Duration = Duration::from_secs(2);
+pub(super) const MENU_OPENS: Duration = Duration::from_secs(2);
 
 /// How a menu item was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -281,6 +281,14 @@ impl Session {
         options: InputOptions,
     ) -> Result<wayrig_host::InputReport, Error> {
         self.require(Capability::Input, "input")?;
+        if options.leave_focus && !self.capabilities().has(Capability::BackgroundInput) {
+            let why = self.limit(Capability::BackgroundInput).unwrap_or_else(|| {
+                "this host cannot deliver input without activating the window".into()
+            });
+            return Err(Error::WouldActivate(format!(
+                "input to window {handle}: {why}"
+            )));
+        }
         let cancels = self.input_queues.cancels_of(handle);
         self.in_turn(
             handle,

@@ -9,7 +9,7 @@ use wayrig_host::{Capability, FrameWait, HostError, WindowHandle};
 
 use super::elements::Query;
 use super::Session;
-use crate::model::{Error, Node};
+use crate::model::{Error, Node, Tree};
 
 /// What `wait_for` waits for.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +99,39 @@ impl Session {
         expect: &Expect,
         timeout: Duration,
     ) -> Result<Option<Node>, Error> {
+        let shows = |query: &Query| {
+            let query = Query {
+                include_hidden: false,
+                ..query.clone()
+            };
+            move |tree: &Tree| query.find(tree).first().map(|n| (*n).clone())
+        };
+        let met = match expect {
+            Expect::Shown(query) => {
+                let first = shows(query);
+                self.wait_until(handle, timeout, |tree| first(tree).map(Some))
+                    .await
+            }
+            Expect::Gone(query) => {
+                let first = shows(query);
+                self.wait_until(handle, timeout, |tree| {
+                    first(tree).is_none().then_some(None)
+                })
+                .await
+            }
+        };
+        met?.ok_or_else(|| Error::Timeout(expect.unmet(handle, timeout)))
+    }
+
+    /// Wait until `met` answers something of the window's tree, reading it
+    /// again only when the window commits a frame or an accessibility event
+    /// arrives; `None` when `timeout` ran out first.
+    pub(crate) async fn wait_until<T>(
+        &self,
+        handle: WindowHandle,
+        timeout: Duration,
+        met: impl Fn(&Tree) -> Option<T>,
+    ) -> Result<Option<T>, Error> {
         let a11y = self.a11y()?;
         let deadline = Instant::now() + timeout;
         loop {
@@ -106,29 +139,12 @@ impl Session {
             let changes = a11y.changes();
             let commits = self.host.commits(handle).await?;
             let tree = self.tree(handle).await?;
-            match expect {
-                Expect::Shown(query) => {
-                    let query = Query {
-                        include_hidden: false,
-                        ..query.clone()
-                    };
-                    if let Some(found) = query.find(&tree).first() {
-                        return Ok(Some((*found).clone()));
-                    }
-                }
-                Expect::Gone(query) => {
-                    let query = Query {
-                        include_hidden: false,
-                        ..query.clone()
-                    };
-                    if query.find(&tree).is_empty() {
-                        return Ok(None);
-                    }
-                }
+            if let Some(answer) = met(&tree) {
+                return Ok(Some(answer));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(Error::Timeout(expect.unmet(handle, timeout)));
+                return Ok(None);
             }
             if a11y.changes() != changes {
                 continue;

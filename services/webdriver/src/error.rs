@@ -59,7 +59,7 @@ impl From<Error> for WdError {
                 "invalid argument"
             }
             Error::Ambiguous { .. } => "invalid selector",
-            Error::Unsupported(_) => "unsupported operation",
+            Error::Unsupported(_) | Error::WouldActivate(_) => "unsupported operation",
             Error::Timeout(_) => "timeout",
             Error::Busy(_) | Error::Cancelled(_) | Error::Interrupted { .. } | Error::Failed(_) => {
                 "unknown error"
