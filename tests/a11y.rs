@@ -1005,7 +1005,7 @@ async fn a_first_read_of_gtk4_holds_every_element_later_reads_find() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bounds_a_read_keeps_are_never_stale_after_pages_scrolls_and_resizes() {
-    use wayrig_services::{Action, WindowOp};
+    use wayrig_services::{Action, Area, WindowOp};
     let (session, host, _c) = session().await;
     let a11y = wayrig_services::a11y::A11y::connect(&a11y_address(&session))
         .await
@@ -1068,6 +1068,7 @@ async fn bounds_a_read_keeps_are_never_stale_after_pages_scrolls_and_resizes() {
         .window_op(
             win.handle,
             WindowOp::SetBounds {
+                area: Area::Frame,
                 position: None,
                 size: Some((win.frame.width - 200, win.frame.height - 100)),
             },

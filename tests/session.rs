@@ -13,7 +13,7 @@ use support::{live, start, Gtk4Fixture, Image, TestClient, APP_START};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, InputEvent, InputOptions, WindowHandle, WindowInfo};
 use wayrig_services::{
-    ActOptions, Action, AppSpec, ClipboardText, CloseOutcome, ElementRef, Error, ImageFormat,
+    ActOptions, Action, AppSpec, Area, ClipboardText, CloseOutcome, ElementRef, Error, ImageFormat,
     Launch, LogicalRect, MenuRow, OpenTarget, Path, Query, ReadOptions, Role, Session, ShotRequest,
     ShotSource, WindowFilter, WindowOp, WindowPick,
 };
@@ -98,6 +98,7 @@ async fn set_bounds_moves_and_sizes_the_frame_and_answers_it() {
         .window_op(
             fixture.window,
             WindowOp::SetBounds {
+                area: Area::Frame,
                 position: Some((40, 30)),
                 size: Some((640, 600)),
             },
@@ -111,6 +112,7 @@ async fn set_bounds_moves_and_sizes_the_frame_and_answers_it() {
         .window_op(
             fixture.window,
             WindowOp::SetBounds {
+                area: Area::Frame,
                 position: Some((0, 0)),
                 size: None,
             },
@@ -121,10 +123,24 @@ async fn set_bounds_moves_and_sizes_the_frame_and_answers_it() {
         (again.frame.x, again.frame.y, again.frame.width),
         (0, 0, 640)
     );
+    // Content bounds place and size what the app draws, as cua gives them.
+    let content = session
+        .window_op(
+            fixture.window,
+            WindowOp::SetBounds {
+                area: Area::Content,
+                position: Some((100, 80)),
+                size: Some((600, 560)),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(content.content, wayrig_host::Rect::new(100, 80, 600, 560));
     let err = session
         .window_op(
             fixture.window,
             WindowOp::SetBounds {
+                area: Area::Frame,
                 position: None,
                 size: Some((0, 10)),
             },
@@ -1000,6 +1016,7 @@ async fn a_window_screenshot_is_its_pixels_cropped_scaled_encoded_and_mapped_bac
         .window_op(
             window.handle,
             WindowOp::SetBounds {
+                area: Area::Frame,
                 position: Some((c.x + 40, c.y + 30)),
                 size: None,
             },

@@ -18,7 +18,7 @@ pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{
     encode_capture, is_hidden, offered, prefer_controls, reading_order, ActOptions, ActReport,
-    Action, AppIdentity, AppSpec, Buses, ClipboardText, CloseOutcome, Delivery, Element,
+    Action, AppIdentity, AppSpec, Area, Buses, ClipboardText, CloseOutcome, Delivery, Element,
     ElementClick, ElementClicked, ElementRef, ImageFormat, Launch, Launched, LogicalRect, Menu,
     MenuPath, MenuRow, Offered, OpenMenu, OpenTarget, Path, Placement, Query, ReadOptions,
     Screenshot, Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step, StepReport,

@@ -16,7 +16,7 @@ use wayrig_cua_proto::v1;
 use wayrig_cua_proto::v1::windows_service_server::WindowsService;
 use wayrig_host::{DisplayInfo, WindowInfo};
 use wayrig_services::{
-    AppSpec, CloseOutcome, Launch, OpenTarget, Session, WindowFilter, WindowOp, WindowPick,
+    AppSpec, Area, CloseOutcome, Launch, OpenTarget, Session, WindowFilter, WindowOp, WindowPick,
 };
 
 use crate::convert::{display_id, handle_of, on_screen, window_infos};
@@ -232,26 +232,21 @@ impl WindowsService for Windows {
                 "position is within {MAX_PLACE} points of the origin either way"
             )));
         }
-        // cua's bounds are the content's; the session moves and sizes the
-        // frame around it, shadows and all.
-        let (dx, dy) = (w.content.x - w.frame.x, w.content.y - w.frame.y);
-        let (extra_w, extra_h) = (
-            w.frame.width - w.content.width,
-            w.frame.height - w.content.height,
-        );
-        let position = r
-            .position
-            .map(|p| (p.x.round() as i32 - dx, p.y.round() as i32 - dy));
+        // cua's bounds are the content's.
+        let position = r.position.map(|p| (p.x.round() as i32, p.y.round() as i32));
         let size = match (r.width, r.height) {
             (None, None) => None,
             (width, height) => Some((
-                width.map_or(w.content.width, |v| v.round() as i32) + extra_w,
-                height.map_or(w.content.height, |v| v.round() as i32) + extra_h,
+                width.map_or(w.content.width, |v| v.round() as i32),
+                height.map_or(w.content.height, |v| v.round() as i32),
             )),
         };
-        let window = self
-            .op(r.window.as_ref(), WindowOp::SetBounds { position, size })
-            .await?;
+        let bounds = WindowOp::SetBounds {
+            area: Area::Content,
+            position,
+            size,
+        };
+        let window = self.op(r.window.as_ref(), bounds).await?;
         Ok(Response::new(v1::SetWindowBoundsResponse {
             window: Some(window),
         }))

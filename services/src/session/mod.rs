@@ -61,7 +61,7 @@ pub use screenshots::{
 pub use snapshots::Snapshot;
 pub use waits::Expect;
 pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};
-pub use windows::{AppIdentity, CloseOutcome, WindowFilter, WindowOp, WindowPick};
+pub use windows::{AppIdentity, Area, CloseOutcome, WindowFilter, WindowOp, WindowPick};
 
 /// How long a window operation may take to show in the window's state.
 const WINDOW_OP_LIMIT: Duration = Duration::from_secs(5);

@@ -167,11 +167,47 @@ pub enum WindowOp {
     Fullscreen,
     /// Undo minimize, maximize and fullscreen.
     Restore,
-    /// Move its frame's top-left corner, resize its frame; each optional.
+    /// Move the top-left corner of `area`, resize `area`; each optional.
     SetBounds {
+        area: Area,
         position: Option<(i32, i32)>,
         size: Option<(i32, i32)>,
     },
+}
+
+/// Which of a window's rectangles bounds are given for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    /// The window as it lies on screen, decorations and shadows included
+    /// (W3C WebDriver's window rect).
+    Frame,
+    /// What the app draws inside (cua.env.v1's window bounds).
+    Content,
+}
+
+/// A point or a size, each optional, as `SetBounds` takes them.
+type PlaceAndSize = (Option<(i32, i32)>, Option<(i32, i32)>);
+
+/// Where a `SetBounds` puts the window's content (position, size), with
+/// the decorations it has now.
+fn content_asked(
+    area: Area,
+    position: Option<(i32, i32)>,
+    size: Option<(i32, i32)>,
+    w: &WindowInfo,
+) -> PlaceAndSize {
+    match area {
+        Area::Content => (position, size),
+        Area::Frame => (
+            position.map(|(x, y)| (x + w.content.x - w.frame.x, y + w.content.y - w.frame.y)),
+            size.map(|(width, height)| {
+                (
+                    width - (w.frame.width - w.content.width),
+                    height - (w.frame.height - w.content.height),
+                )
+            }),
+        ),
+    }
 }
 
 /// What closing a window came to.
@@ -252,23 +288,18 @@ fn commands_for(op: WindowOp, w: &WindowInfo) -> Vec<WindowCommand> {
         WindowOp::Maximize => vec![WindowCommand::Maximize],
         WindowOp::Fullscreen => vec![WindowCommand::Fullscreen],
         WindowOp::Restore => vec![WindowCommand::Restore],
-        WindowOp::SetBounds { position, size } => {
+        WindowOp::SetBounds {
+            area,
+            position,
+            size,
+        } => {
+            let (position, size) = content_asked(area, position, size, w);
             let mut commands = Vec::new();
             if let Some((width, height)) = size {
-                let (extra_w, extra_h) = (
-                    w.frame.width - w.content.width,
-                    w.frame.height - w.content.height,
-                );
-                commands.push(WindowCommand::Resize {
-                    width: width - extra_w,
-                    height: height - extra_h,
-                });
+                commands.push(WindowCommand::Resize { width, height });
             }
             if let Some((x, y)) = position {
-                commands.push(WindowCommand::Move {
-                    x: x + (w.content.x - w.frame.x),
-                    y: y + (w.content.y - w.frame.y),
-                });
+                commands.push(WindowCommand::Move { x, y });
             }
             commands
         }
@@ -305,18 +336,19 @@ fn shows_done(
             !now.maximized && !now.fullscreen && !now.minimized,
             "the app did not acknowledge and draw its normal state",
         ),
-        WindowOp::SetBounds { position, size } => {
+        WindowOp::SetBounds {
+            area,
+            position,
+            size,
+        } => {
+            let (position, size) = content_asked(area, position, size, before);
             if let Some((x, y)) = position {
                 want(
-                    (now.frame.x, now.frame.y) == (x, y),
+                    (now.content.x, now.content.y) == (x, y),
                     "the window did not move",
                 )?;
             }
-            if let Some((width, height)) = size {
-                let asked = (
-                    width - (before.frame.width - before.content.width),
-                    height - (before.frame.height - before.content.height),
-                );
+            if let Some(asked) = size {
                 let got = (now.content.width, now.content.height);
                 // An app that constrains its size draws another one, or
                 // keeps its own: what it drew after answering is its answer.
@@ -450,12 +482,16 @@ impl Session {
         self.require(Capability::WindowCommands, "window operations")?;
         let before = self.window(&WindowPick::Handle(handle)).await?;
         if let WindowOp::SetBounds {
-            size: Some((w, h)), ..
+            area,
+            position,
+            size: size @ Some((w, h)),
         } = op
         {
-            if w <= 0 || h <= 0 {
+            let (_, content) = content_asked(area, position, size, &before);
+            if content.is_some_and(|(cw, ch)| cw <= 0 || ch <= 0) {
                 return Err(Error::InvalidRequest(format!(
-                    "a window's size must be positive, not {w}x{h}"
+                    "a window's size must leave its content a positive size, not {w}x{h} \
+                     ({area:?})"
                 )));
             }
         }
@@ -647,13 +683,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn set_bounds_moves_and_sizes_the_frame_not_the_content() {
+    fn set_bounds_moves_and_sizes_the_area_it_names() {
         let mut w = window(1, "A", WindowKind::Normal, 0);
         // A client-side shadow: content 14,12 inside the frame.
         w.frame = Rect::new(100, 100, 428, 324);
         w.content = Rect::new(114, 112, 400, 300);
         let commands = commands_for(
             WindowOp::SetBounds {
+                area: Area::Frame,
                 position: Some((0, 0)),
                 size: Some((528, 424)),
             },
@@ -667,6 +704,25 @@ pub(crate) mod tests {
                     height: 400
                 },
                 WindowCommand::Move { x: 14, y: 12 }
+            ]
+        );
+        // Content bounds are the content's own.
+        let commands = commands_for(
+            WindowOp::SetBounds {
+                area: Area::Content,
+                position: Some((20, 30)),
+                size: Some((500, 400)),
+            },
+            &w,
+        );
+        assert_eq!(
+            commands,
+            [
+                WindowCommand::Resize {
+                    width: 500,
+                    height: 400
+                },
+                WindowCommand::Move { x: 20, y: 30 }
             ]
         );
     }
@@ -686,6 +742,7 @@ pub(crate) mod tests {
         assert!(shows_done(WindowOp::Maximize, &before, &now, true).is_ok());
         assert!(shows_done(WindowOp::Restore, &before, &now, true).is_err());
         let grow = WindowOp::SetBounds {
+            area: Area::Frame,
             position: None,
             size: Some((300, 200)),
         };

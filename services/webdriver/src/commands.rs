@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use wayrig_host::{Button, WindowHandle, WindowInfo};
 use wayrig_services::session::Expect;
 use wayrig_services::{
-    prefer_controls, ActOptions, Action, ElementClick, ElementRef, ImageFormat, Launch,
+    prefer_controls, ActOptions, Action, Area, ElementClick, ElementRef, ImageFormat, Launch,
     LogicalRect, Node, Query, ShotRequest, ShotSource, Step, Tree, WindowFilter, WindowOp,
     WindowPick,
 };
@@ -713,7 +713,14 @@ pub async fn set_window_rect(
     let win = d.window().await?;
     let info = d
         .live
-        .window_op(win.handle, WindowOp::SetBounds { position, size })
+        .window_op(
+            win.handle,
+            WindowOp::SetBounds {
+                area: Area::Frame,
+                position,
+                size,
+            },
+        )
         .await?;
     ok(rect_of(&info))
 }
