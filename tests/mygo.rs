@@ -433,7 +433,8 @@ fn wayrig_hosting_foot(
             let left = by.saturating_duration_since(std::time::Instant::now());
             assert!(
                 readable_within(stderr.get_ref(), left),
-                "wayrig did not start foot within {APP_START:?}; it said:\n{said}"
+                "wayrig did not start foot within {APP_START:?}; it said:\n{said}\nits threads:\n{}",
+                support::thread_stacks(child.0.id())
             );
         }
         assert!(

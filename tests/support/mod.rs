@@ -133,6 +133,20 @@ pub fn processes_naming(text: &str, in_environment: bool) -> Vec<i32> {
         .collect()
 }
 
+/// Every thread's stack of a running process, for a failure's message: a
+/// wayrig that stopped making progress says where it waits.
+pub fn thread_stacks(pid: u32) -> String {
+    let out = Command::new("timeout")
+        .args(["20", "gdb", "-p", &pid.to_string(), "-batch", "-nx"])
+        .args(["-ex", "set pagination off", "-ex", "thread apply all bt 40"])
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(e) => format!("(no stacks: gdb did not run: {e})"),
+    }
+}
+
 /// Wait until each process has ended, on its pidfd (which becomes readable
 /// when it exits); returns those still running after `timeout`.
 pub fn wait_ended(pids: &[i32], timeout: Duration) -> Vec<i32> {
@@ -525,9 +539,14 @@ impl Wayrig {
                 }
             }
         });
-        let (bus_address, cua_address) = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the automation socket listens");
+        let (bus_address, cua_address) =
+            rx.recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "the automation socket did not listen within 30 s; wayrig's threads:\n{}",
+                        thread_stacks(child.id())
+                    )
+                });
         Wayrig {
             child,
             socket,
