@@ -11,11 +11,11 @@ use wayrig_cua_proto::v1;
 use wayrig_cua_proto::v1::accessibility_service_server::AccessibilityService;
 use wayrig_host::WindowInfo;
 use wayrig_services::{
-    ActOptions, ActReport, Action, Delivery, Element, ElementRef, Path, ReadOptions, Session,
-    Snapshot, WindowPick,
+    ActOptions, ActReport, Action, Delivery, Element, ElementRef, Path, Query, ReadOptions,
+    Session, Snapshot, StateFlag, WindowPick,
 };
 
-use crate::convert::{answered, check_state_words, detail_with, handle_of, node};
+use crate::convert::{answered, detail_with, handle_of, node, role_named, state_flag};
 use crate::errors::{from_session, invalid, known};
 
 /// Nodes a read answers when the request does not say.
@@ -48,49 +48,33 @@ impl Accessibility {
     }
 }
 
-/// What a Find query asks of one element.
-struct Wanted {
-    role: Option<String>,
-    name: Option<String>,
-    name_contains: Option<String>,
-    value_contains: Option<String>,
-    states: Vec<String>,
-}
-
-impl Wanted {
-    fn from_wire(q: v1::AccessibilityQuery) -> Result<Self, Status> {
-        check_state_words(&q.states)?;
-        let some = |s: String| (!s.is_empty()).then_some(s);
-        Ok(Wanted {
-            role: some(q.role),
-            name: some(q.name),
-            name_contains: some(q.name_contains.to_lowercase()),
-            value_contains: some(q.value_contains.to_lowercase()),
-            states: q.states,
-        })
-    }
-
-    /// Its role matches the role word or the native role; the name exactly
-    /// or by a case-insensitive part; the value by a part; every state holds.
-    fn matches(&self, n: &v1::AccessibilityNode) -> bool {
-        self.role
-            .as_deref()
-            .is_none_or(|r| n.role == r || n.native_role.eq_ignore_ascii_case(r))
-            && self.name.as_deref().is_none_or(|name| n.name == name)
-            && self
-                .name_contains
-                .as_deref()
-                .is_none_or(|part| n.name.to_lowercase().contains(part))
-            && self
-                .value_contains
-                .as_deref()
-                .is_none_or(|part| n.value.to_lowercase().contains(part))
-            && self.states.iter().all(|s| n.states.contains(s))
-    }
-
-    fn asks_for_hidden(&self) -> bool {
-        self.states.iter().any(|s| s == "offscreen")
-    }
+/// A Find query as the session's: a role word or else a native role (in
+/// any case), the name exactly or by a case-insensitive part, the value by
+/// a part, every state; `offscreen` asks for what does not show too.
+fn query(q: v1::AccessibilityQuery) -> Result<Query, Status> {
+    let some = |s: String| (!s.is_empty()).then_some(s);
+    let states = q
+        .states
+        .iter()
+        .map(|w| state_flag(w))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (role, native_role) = match some(q.role) {
+        Some(word) => match role_named(&word) {
+            Some(role) => (Some(role), None),
+            None => (None, Some(word)),
+        },
+        None => (None, None),
+    };
+    Ok(Query {
+        role,
+        native_role,
+        name: some(q.name),
+        name_contains: some(q.name_contains),
+        value_contains: some(q.value_contains),
+        include_hidden: states.contains(&StateFlag::Offscreen),
+        states,
+        ..Query::default()
+    })
 }
 
 fn nodes<'a>(
@@ -173,10 +157,10 @@ impl AccessibilityService for Accessibility {
         request: Request<v1::FindRequest>,
     ) -> Result<Response<v1::FindResponse>, Status> {
         let r = request.into_inner();
-        let wanted = Wanted::from_wire(r.query.unwrap_or_default())?;
+        let query = query(r.query.unwrap_or_default())?;
         let w = self.window(r.window.as_ref()).await?;
         let options = ReadOptions {
-            include_hidden: wanted.asks_for_hidden(),
+            include_hidden: query.include_hidden,
             ..ReadOptions::default()
         };
         let read = self.read(&w, &options).await?;
@@ -184,10 +168,13 @@ impl AccessibilityService for Accessibility {
             0 => DEFAULT_MAX_RESULTS,
             n => n,
         } as usize;
-        let found = nodes(&read.elements, &read.window)
-            .into_iter()
-            .filter(|n| wanted.matches(n))
+        let window = read.window.content;
+        let found = read
+            .elements
+            .iter()
+            .filter(|e| query.matches_besides_label(&e.node, &window))
             .take(limit)
+            .map(|e| node(e, &read.window))
             .collect();
         Ok(Response::new(v1::FindResponse {
             snapshot_id: read.id,
@@ -277,20 +264,11 @@ fn delivery_report(report: &ActReport, asked: Delivery) -> v1::DeliveryReport {
 mod tests {
     use super::*;
 
-    fn n(role: &str, native: &str, name: &str, states: &[&str]) -> v1::AccessibilityNode {
-        v1::AccessibilityNode {
-            role: role.into(),
-            native_role: native.into(),
-            name: name.into(),
-            states: states.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn find_matches_role_or_native_role_names_and_states() {
+        use wayrig_host::Rect;
         let q = |role: &str, name_contains: &str, states: &[&str]| {
-            Wanted::from_wire(v1::AccessibilityQuery {
+            query(v1::AccessibilityQuery {
                 role: role.into(),
                 name_contains: name_contains.into(),
                 states: states.iter().map(|s| s.to_string()).collect(),
@@ -298,11 +276,34 @@ mod tests {
             })
             .unwrap()
         };
-        let ok = n("button", "push button", "OK", &["enabled"]);
-        assert!(q("button", "", &[]).matches(&ok));
-        assert!(q("push button", "ok", &["enabled"]).matches(&ok));
-        assert!(!q("check_box", "", &[]).matches(&ok));
-        assert!(!q("", "", &["focused"]).matches(&ok));
+        let ok = wayrig_services::Node {
+            id: 1,
+            parent: None,
+            children: Vec::new(),
+            role: wayrig_services::Role::Button,
+            native_role: "push button".into(),
+            name: "OK".into(),
+            name_is_stand_in: false,
+            label_fallback: None,
+            description: String::new(),
+            key: None,
+            states: Default::default(),
+            value: None,
+            range: None,
+            selection: None,
+            bounds: Some(Rect::new(0, 0, 40, 20)),
+            actions: Vec::new(),
+            place: Default::default(),
+            relations: Default::default(),
+            annotations: Default::default(),
+        };
+        let window = Rect::new(0, 0, 100, 100);
+        let matches = |q: Query| q.matches_besides_label(&ok, &window);
+        assert!(matches(q("button", "", &[])));
+        assert!(matches(q("Push Button", "ok", &["enabled"])));
+        assert!(!matches(q("check_box", "", &[])));
+        assert!(!matches(q("", "", &["focused"])));
+        assert!(q("", "", &["offscreen"]).include_hidden);
     }
 
     #[test]
@@ -330,7 +331,7 @@ mod tests {
 
     #[test]
     fn an_unknown_state_word_and_an_unspecified_action_are_invalid() {
-        let bad = Wanted::from_wire(v1::AccessibilityQuery {
+        let bad = query(v1::AccessibilityQuery {
             states: vec!["shiny".into()],
             ..Default::default()
         });

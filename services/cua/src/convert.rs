@@ -7,7 +7,7 @@ use tonic::Status;
 use wayrig_cua_proto::v1;
 use wayrig_host::{DisplayInfo, Rect, WindowHandle, WindowInfo, WindowKind};
 use wayrig_services::session::display_of;
-use wayrig_services::{AppIdentity, Element, Node, Offered, Role, Session};
+use wayrig_services::{AppIdentity, Element, Node, Offered, Role, Session, StateFlag};
 
 use crate::errors::invalid;
 
@@ -258,7 +258,7 @@ pub fn detail_with(detail: String, unsettled: Option<&str>) -> String {
     }
 }
 
-#[cfg(test)]
+/// Every role, for the word each is named by.
 const ALL_ROLES: [Role; 71] = [
     Role::Window,
     Role::Dialog,
@@ -383,15 +383,38 @@ pub fn states(n: &Node, hidden: bool) -> Vec<String> {
         .collect()
 }
 
-/// The state words a query may require; others are INVALID_ARGUMENT.
-pub fn check_state_words(words: &[String]) -> Result<(), Status> {
-    match words.iter().find(|w| !STATE_WORDS.contains(&w.as_str())) {
-        Some(w) => Err(invalid(format!(
-            "unknown state {w:?}; states are {}",
-            STATE_WORDS.join(", ")
-        ))),
-        None => Ok(()),
-    }
+/// The role a role word names, if it is one of cua's.
+pub fn role_named(word: &str) -> Option<Role> {
+    ALL_ROLES.into_iter().find(|r| role(*r) == word)
+}
+
+/// The session's state a state word requires; an unknown word is
+/// INVALID_ARGUMENT.
+pub fn state_flag(word: &str) -> Result<StateFlag, Status> {
+    Ok(match word {
+        "enabled" => StateFlag::Enabled,
+        "disabled" => StateFlag::Disabled,
+        "focusable" => StateFlag::Focusable,
+        "focused" => StateFlag::Focused,
+        "selectable" => StateFlag::Selectable,
+        "selected" => StateFlag::Selected,
+        "checkable" => StateFlag::Checkable,
+        "checked" => StateFlag::Checked,
+        "mixed" => StateFlag::Mixed,
+        "expandable" => StateFlag::Expandable,
+        "expanded" => StateFlag::Expanded,
+        "editable" => StateFlag::Editable,
+        "read_only" => StateFlag::ReadOnly,
+        "multiline" => StateFlag::Multiline,
+        "pressed" => StateFlag::Pressed,
+        "offscreen" => StateFlag::Offscreen,
+        _ => {
+            return Err(invalid(format!(
+                "unknown state {word:?}; states are {}",
+                STATE_WORDS.join(", ")
+            )))
+        }
+    })
 }
 
 /// The actions an element supports, in cua's enum.
@@ -469,6 +492,108 @@ mod tests {
     fn every_role_has_a_word_of_its_own() {
         let words: std::collections::HashSet<_> = ALL_ROLES.iter().map(|r| role(*r)).collect();
         assert_eq!(words.len(), ALL_ROLES.len(), "two roles share a word");
+    }
+
+    /// A Find by a state word finds what a read lists with that word, and
+    /// a role word names its role.
+    #[test]
+    fn each_state_word_finds_what_reads_show_with_it() {
+        use wayrig_services::{Query, States};
+        let window = wayrig_host::Rect::new(0, 0, 100, 100);
+        let with = |role: Role, states: States, shown: bool| Node {
+            id: 1,
+            parent: None,
+            children: Vec::new(),
+            role,
+            native_role: String::new(),
+            name: "n".into(),
+            name_is_stand_in: false,
+            label_fallback: None,
+            description: String::new(),
+            key: None,
+            states,
+            value: None,
+            range: None,
+            selection: None,
+            bounds: shown.then(|| wayrig_host::Rect::new(0, 0, 10, 10)),
+            actions: Vec::new(),
+            place: Default::default(),
+            relations: Default::default(),
+            annotations: Default::default(),
+        };
+        let nodes = [
+            with(
+                Role::CheckBox,
+                States {
+                    checked: true,
+                    focused: true,
+                    focusable: true,
+                    ..Default::default()
+                },
+                true,
+            ),
+            with(
+                Role::CheckBox,
+                States {
+                    mixed: true,
+                    checked: true,
+                    disabled: true,
+                    ..Default::default()
+                },
+                true,
+            ),
+            with(
+                Role::TreeItem,
+                States {
+                    expandable: true,
+                    expanded: true,
+                    selectable: true,
+                    selected: true,
+                    ..Default::default()
+                },
+                false,
+            ),
+            with(
+                Role::TextInput,
+                States {
+                    editable: true,
+                    multiline: true,
+                    read_only: true,
+                    ..Default::default()
+                },
+                true,
+            ),
+            with(
+                Role::ToggleButton,
+                States {
+                    pressed: true,
+                    ..Default::default()
+                },
+                true,
+            ),
+        ];
+        for n in &nodes {
+            let listed = states(n, wayrig_services::is_hidden(n, &window));
+            for word in STATE_WORDS {
+                let query = Query {
+                    states: vec![state_flag(word).unwrap()],
+                    include_hidden: true,
+                    ..Query::default()
+                };
+                assert_eq!(
+                    query.matches_besides_label(n, &window),
+                    listed.iter().any(|w| w == word),
+                    "{word} of {:?} {:?}",
+                    n.role,
+                    n.states
+                );
+            }
+        }
+        assert!(state_flag("shiny").is_err());
+        for r in ALL_ROLES {
+            assert_eq!(role_named(role(r)), Some(r));
+        }
+        assert_eq!(role_named("push button"), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub struct Query {
     pub id: Option<u64>,
     /// The model's role.
     pub role: Option<Role>,
-    /// The toolkit's own role name, exactly ("push button").
+    /// The toolkit's own role name, in any case ("push button").
     pub native_role: Option<String>,
     /// The whole name, case and all.
     pub name: Option<String>,
@@ -38,6 +38,14 @@ pub struct Query {
     pub include_hidden: bool,
 }
 
+/// The value an element shows: a field's text, else a slider's or a
+/// spinner's number.
+fn shown_value(n: &Node) -> Option<String> {
+    n.value
+        .clone()
+        .or_else(|| n.range.as_ref().map(|r| r.now.to_string()))
+}
+
 /// A state a query can require.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StateFlag {
@@ -45,10 +53,17 @@ pub enum StateFlag {
     Focused,
     Enabled,
     Disabled,
+    Checkable,
     Checked,
+    Mixed,
+    Selectable,
     Selected,
+    Expandable,
     Expanded,
     Editable,
+    ReadOnly,
+    Multiline,
+    Pressed,
     Offscreen,
 }
 
@@ -60,10 +75,17 @@ impl StateFlag {
             StateFlag::Focused => s.focused,
             StateFlag::Enabled => !s.disabled,
             StateFlag::Disabled => s.disabled,
-            StateFlag::Checked => s.checked,
+            StateFlag::Checkable => n.checked().is_some(),
+            StateFlag::Checked => n.checked() == Some(crate::model::Checked::True),
+            StateFlag::Mixed => n.checked() == Some(crate::model::Checked::Mixed),
+            StateFlag::Selectable => s.selectable,
             StateFlag::Selected => s.selected,
+            StateFlag::Expandable => s.expandable,
             StateFlag::Expanded => s.expanded,
             StateFlag::Editable => s.editable,
+            StateFlag::ReadOnly => s.read_only,
+            StateFlag::Multiline => s.multiline,
+            StateFlag::Pressed => s.pressed,
             StateFlag::Offscreen => is_hidden(n, window),
         }
     }
@@ -248,7 +270,9 @@ impl Query {
         }
     }
 
-    fn matches_besides_label(&self, n: &Node, window: &Rect) -> bool {
+    /// Whether the element matches all the query asks but `label`, which
+    /// is weighed against the whole tree (see `find`).
+    pub fn matches_besides_label(&self, n: &Node, window: &Rect) -> bool {
         let contains =
             |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
         self.id.is_none_or(|id| n.id == id)
@@ -256,7 +280,7 @@ impl Query {
             && self
                 .native_role
                 .as_deref()
-                .is_none_or(|r| n.native_role == r)
+                .is_none_or(|r| n.native_role.eq_ignore_ascii_case(r))
             && self.name.as_deref().is_none_or(|x| n.name == x)
             && self
                 .name_contains
@@ -265,9 +289,9 @@ impl Query {
             && self
                 .value_contains
                 .as_deref()
-                .is_none_or(|x| n.value.as_deref().is_some_and(|v| contains(v, x)))
+                .is_none_or(|x| shown_value(n).is_some_and(|v| contains(&v, x)))
             && self.text_contains.as_deref().is_none_or(|x| {
-                contains(&n.name, x) || n.value.as_deref().is_some_and(|v| contains(v, x))
+                contains(&n.name, x) || shown_value(n).is_some_and(|v| contains(&v, x))
             })
             && self
                 .key
