@@ -16,8 +16,8 @@ use wayrig_host::{Button, WindowHandle, WindowInfo};
 use wayrig_services::session::Expect;
 use wayrig_services::{
     prefer_controls, ActOptions, Action, Area, ElementClick, ElementRef, ImageFormat, Launch,
-    LogicalRect, Node, Query, ShotRequest, ShotSource, Step, Tree, WindowFilter, WindowOp,
-    WindowPick,
+    LogicalRect, MenuPath, Node, Path as Done, Query, ShotRequest, ShotSource, Step, Tree,
+    WindowFilter, WindowOp, WindowPick,
 };
 use wayrig_sessions::{Live, SessionsFull, Spec};
 
@@ -746,7 +746,9 @@ pub async fn fullscreen(State(face): FaceState, Path(id): Path<String>) -> Answe
 
 /// Wayrig's extensions, as Appium writes them: `wayrig: settle` waits until
 /// the current window has settled; `wayrig: launch` starts another app
-/// (`{"argv": [...]}`). Any other script is an unsupported operation.
+/// (`{"argv": [...]}`); `wayrig: menu` chooses a menu item by its labels
+/// (`{"path": [...]}`); `wayrig: clipboard` reads the clipboard's text, or
+/// sets it (`{"text": ...}`). Any other script is an unsupported operation.
 pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes) -> Answer {
     let d = driven(&face, &id)?;
     let p = params(&body)?;
@@ -801,10 +803,43 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
                 "windows": launched.windows.iter().map(|w| handle_string(w.handle)).collect::<Vec<_>>(),
             }))
         }
+        "wayrig: menu" => {
+            let path: Option<Vec<String>> = args
+                .first()
+                .and_then(|a| a.get("path"))
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect());
+            let path = path.filter(|p| !p.is_empty()).ok_or_else(|| {
+                WdError::invalid("wayrig: menu takes {\"path\": [menu, item...]}")
+            })?;
+            let w = d.window().await?;
+            let how = d.live.menu(w.handle, &path).await?;
+            let via = match how {
+                MenuPath::Exported => "exported",
+                MenuPath::Tree(Done::Accessibility) => "accessibility",
+                MenuPath::Tree(Done::Pointer | Done::Keyboard) => "input",
+            };
+            ok(json!({ "chosen": path, "via": via }))
+        }
+        // Without text, reads the clipboard; with {"text": ...}, sets it.
+        "wayrig: clipboard" => match args.first().and_then(|a| a.get("text")) {
+            None => {
+                let now = d.live.clipboard().await?;
+                ok(json!({ "text": now.text, "generation": now.generation }))
+            }
+            Some(Value::String(text)) => {
+                let generation = d.live.set_clipboard(text.clone()).await?;
+                ok(json!({ "generation": generation }))
+            }
+            Some(_) => Err(WdError::invalid(
+                "wayrig: clipboard takes {\"text\": \"...\"} to set it, or nothing to read it",
+            )),
+        },
         other => Err(WdError::new(
             "unsupported operation",
             format!(
-                "Wayrig runs no scripts; {:?} is none of \"wayrig: settle\", \"wayrig: launch\"",
+                "Wayrig runs no scripts; {:?} is none of \"wayrig: settle\", \"wayrig: \
+                 launch\", \"wayrig: menu\", \"wayrig: clipboard\"",
                 other.chars().take(60).collect::<String>()
             ),
         )),
