@@ -31,11 +31,17 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
-#[test]
-fn a_selenium_test_drives_a_desktop_app_through_wayrig_serve() {
+/// `wayrig serve` with `places` sessions, and the URL it listens at.
+fn serve(places: &str) -> (Served, String) {
     let mut served = Served(
         Command::new(support::shipped("wayrig"))
-            .args(["serve", "--webdriver", "127.0.0.1:0", "--max-sessions", "2"])
+            .args([
+                "serve",
+                "--webdriver",
+                "127.0.0.1:0",
+                "--max-sessions",
+                places,
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -51,18 +57,19 @@ fn a_selenium_test_drives_a_desktop_app_through_wayrig_serve() {
         .expect("the address")
         .trim()
         .to_string();
-    let mut client = Command::new("/usr/bin/python3")
-        .args([
-            fixture("webdriver-client.py"),
-            url,
-            fixture("gtk4-fixture.py"),
-        ])
+    (served, url)
+}
+
+/// Run a client's script to its end (killed past `SCRIPT_LIMIT`), checking
+/// it said it was all done.
+fn run_client(mut command: Command) {
+    let mut client = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .expect("python3 runs the Selenium client");
+        .expect("the client runs");
     let (out, err) = follow_output(&mut client);
     let (done, finished) = std::sync::mpsc::channel();
     let pid = client.id() as i32;
@@ -82,8 +89,39 @@ fn a_selenium_test_drives_a_desktop_app_through_wayrig_serve() {
     let said = |l: &support::Lines| l.lines.lock().unwrap().join("\n");
     assert!(
         status.success() && said(&out).contains("all done"),
-        "the Selenium client failed ({status}):\n{}\n{}",
+        "the client failed ({status}):\n{}\n{}",
         said(&out),
         said(&err)
     );
+}
+
+#[test]
+fn a_selenium_test_drives_a_desktop_app_through_wayrig_serve() {
+    let (_served, url) = serve("2");
+    let mut client = Command::new("/usr/bin/python3");
+    client.args([
+        fixture("webdriver-client.py"),
+        url,
+        fixture("gtk4-fixture.py"),
+    ]);
+    run_client(client);
+}
+
+/// WebdriverIO: its own finders, and the visibility scripts it runs where a
+/// browser would, answered from the element.
+#[test]
+fn a_webdriverio_test_drives_a_desktop_app_unchanged() {
+    const TEST: &str = "a_webdriverio_test_drives_a_desktop_app_unchanged";
+    let wdio = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/wdio-9.33.1");
+    if !wdio.join("node_modules/webdriverio").is_dir() || !support::have("node") {
+        println!("SKIPPED {TEST}: no Node.js or WebdriverIO; run scripts/install-deps");
+        return;
+    }
+    // ES modules find their packages beside them.
+    let script = wdio.join("wdio-client.mjs");
+    std::fs::copy(fixture("wdio-client.mjs"), &script).unwrap();
+    let (_served, url) = serve("1");
+    let mut client = Command::new("node");
+    client.arg(&script).args([url, fixture("gtk4-fixture.py")]);
+    run_client(client);
 }

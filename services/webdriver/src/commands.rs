@@ -758,17 +758,22 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    // Selenium's clients run their getAttribute and isDisplayed atoms (the
-    // JavaScript a browser would run) as scripts: answered from the element.
-    if script.starts_with("/* getAttribute */") || script.starts_with("/* isDisplayed */") {
+    if let Some(atom) = client_atom(script) {
         let element = args
             .first()
             .and_then(|e| e.get(locate::ELEMENT_KEY))
             .and_then(Value::as_str)
             .ok_or_else(|| WdError::invalid("the atom's first argument must be an element"))?;
         let (tree, node, _) = d.element(element).await?;
-        if script.starts_with("/* isDisplayed */") {
-            return ok(json!(locate::displayed(&tree, &node)));
+        match atom {
+            Atom::Displayed => return ok(json!(locate::displayed(&tree, &node))),
+            Atom::Clickable => {
+                let clickable = locate::displayed(&tree, &node) && !node.states.disabled;
+                return ok(json!(clickable));
+            }
+            // No element of a desktop app is laid out by CSS.
+            Atom::DisplayStyle => return ok(json!({ "value": "" })),
+            Atom::Attribute => {}
         }
         let name = args
             .get(1)
@@ -843,6 +848,39 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
                 other.chars().take(60).collect::<String>()
             ),
         )),
+    }
+}
+
+/// A script a client library runs where a browser would run JavaScript,
+/// answered from the element instead.
+enum Atom {
+    /// Selenium's getAttribute.
+    Attribute,
+    /// Whether the element shows: Selenium's isDisplayed, WebdriverIO's
+    /// `checkVisibility`, its `isElementDisplayed` and `isElementInViewport`.
+    Displayed,
+    /// WebdriverIO's read of the element's CSS `display`.
+    DisplayStyle,
+    /// WebdriverIO's `isElementClickable`: shown and enabled.
+    Clickable,
+}
+
+/// The client atom a script is, by the marks each library's atoms carry.
+fn client_atom(script: &str) -> Option<Atom> {
+    if script.starts_with("/* getAttribute */") {
+        Some(Atom::Attribute)
+    } else if script.contains("function isElementClickable(") {
+        Some(Atom::Clickable)
+    } else if script.starts_with("/* isDisplayed */")
+        || script.contains("function checkVisibility(")
+        || script.contains("function isElementDisplayed(")
+        || script.contains("function isElementInViewport(")
+    {
+        Some(Atom::Displayed)
+    } else if script.contains("window.getComputedStyle(elem)") && script.contains(".display") {
+        Some(Atom::DisplayStyle)
+    } else {
+        None
     }
 }
 
