@@ -20,6 +20,7 @@ const ABOVE_GAP: i32 = 40;
 /// says nothing the words a person would use for it. `popup_open`: the
 /// window's app shows a popup (menu, popover) now.
 pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
+    gizmo_tabs_are_tabs(tree);
     mark_offscreen(tree, popup_open);
     named_once(tree);
     let reading = Reading::of(tree);
@@ -32,6 +33,31 @@ pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
         .collect();
     for (i, fallback) in fallbacks {
         tree.nodes[i].label_fallback = Some(fallback);
+    }
+}
+
+/// libadwaita 1.2 (Debian 12's) builds its tab bar of gizmos: each tab is a
+/// focusable `AdwGizmo` in an `AdwTabBox`, a group with no name, action or
+/// role of a tab. Such a gizmo is a tab: pressed at what shows of it, and
+/// read by the title it holds (later libadwaita says so itself).
+fn gizmo_tabs_are_tabs(tree: &mut Tree) {
+    let index = positions(&tree.nodes);
+    let in_tab_box = |n: &Node| {
+        n.parent
+            .and_then(|p| index.get(&p))
+            .is_some_and(|i| tree.nodes[*i].name_is_stand_in && tree.nodes[*i].name == "AdwTabBox")
+    };
+    let tabs: Vec<usize> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            n.name_is_stand_in && n.name == "AdwGizmo" && n.states.focusable && in_tab_box(n)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for i in tabs {
+        tree.nodes[i].role = Role::Tab;
     }
 }
 
@@ -571,6 +597,64 @@ mod tests {
     fn sizeless(mut n: Node) -> Node {
         n.bounds = None;
         n
+    }
+
+    #[test]
+    fn libadwaitas_tab_gizmos_are_tabs_read_by_their_titles() {
+        let stand_in = |mut n: Node| {
+            n.name_is_stand_in = true;
+            n
+        };
+        let focusable = |mut n: Node| {
+            n.states.focusable = true;
+            n
+        };
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Editor"), 0, 0, 700, 520),
+            at(
+                stand_in(node(2, Some(1), Role::Panel, "AdwTabBox")),
+                0,
+                47,
+                700,
+                44,
+            ),
+            at(
+                focusable(stand_in(node(3, Some(2), Role::Panel, "AdwGizmo"))),
+                5,
+                52,
+                342,
+                34,
+            ),
+            at(
+                stand_in(node(4, Some(3), Role::Panel, "AdwTab")),
+                9,
+                56,
+                334,
+                26,
+            ),
+            at(node(5, Some(4), Role::Label, "first doc"), 160, 56, 53, 26),
+            // A gizmo elsewhere, or one that takes no focus, is no tab.
+            at(
+                stand_in(node(6, Some(2), Role::Panel, "AdwGizmo")),
+                350,
+                52,
+                10,
+                34,
+            ),
+            at(
+                focusable(stand_in(node(7, Some(1), Role::Panel, "AdwGizmo"))),
+                0,
+                100,
+                10,
+                10,
+            ),
+        ]);
+        as_seen(&mut tree, false);
+        let n = |id| tree.node(id).unwrap();
+        assert_eq!(n(3).role, Role::Tab);
+        assert_eq!(n(3).label_fallback.as_ref().unwrap().text, "first doc");
+        assert_eq!(n(6).role, Role::Panel);
+        assert_eq!(n(7).role, Role::Panel);
     }
 
     #[test]
