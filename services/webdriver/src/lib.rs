@@ -9,6 +9,8 @@ mod actions;
 mod caps;
 mod commands;
 mod error;
+#[cfg(test)]
+mod hostile;
 mod keys;
 mod locate;
 
