@@ -4,7 +4,7 @@
 //! A session keeps the socket, window and refs in a file under the user's
 //! cache directory; refs last while their element shows and are never reused.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -505,6 +505,34 @@ fn worth_a_line(n: &Element) -> bool {
     (has(&n.label) && !n.label_is_class_name) || has(&n.value) || has(&n.key) || is_control(n)
 }
 
+/// Controls that wrap a control read by the same words (GTK 4's menu
+/// button and the toggle button inside it): one thing to a person, so one
+/// line, the inner one's, which is the one that acts (as the session's
+/// `find_one` takes it).
+fn wrappers(nodes: &[Element]) -> HashSet<&str> {
+    fn read_as(n: &Element) -> Option<&str> {
+        n.label
+            .as_deref()
+            .filter(|l| !l.is_empty() && !n.label_is_class_name)
+            .or(n.label_fallback.as_ref().map(|f| f.text.as_str()))
+    }
+    let by_id: HashMap<&str, &Element> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let mut out = HashSet::new();
+    for inner in nodes.iter().filter(|n| is_control(n)) {
+        let Some(words) = read_as(inner) else {
+            continue;
+        };
+        let mut up = inner.parent.as_deref().and_then(|p| by_id.get(p));
+        while let Some(outer) = up {
+            if is_control(outer) && read_as(outer) == Some(words) {
+                out.insert(outer.id.as_str());
+            }
+            up = outer.parent.as_deref().and_then(|p| by_id.get(p));
+        }
+    }
+    out
+}
+
 /// The elements in the order a person reads them (the session's reading
 /// order): what does not show is placed nowhere.
 fn in_reading_order(nodes: &[Element]) -> impl Iterator<Item = &Element> {
@@ -539,9 +567,10 @@ fn snapshot(
         window: state.window,
     })?;
     let tree: TreeAnswer = typed(raw.clone())?;
+    let wrappers = wrappers(&tree.nodes);
     let mut shown = Vec::new();
     for n in in_reading_order(&tree.nodes) {
-        if !worth_a_line(n) {
+        if !worth_a_line(n) || wrappers.contains(n.id.as_str()) {
             continue;
         }
         let control = is_control(n);
@@ -1181,6 +1210,28 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
 mod tests {
     use super::*;
     use wayrig_proto::mygo::LabelFallback;
+
+    #[test]
+    fn a_menu_button_and_the_toggle_it_wraps_are_one_line() {
+        let el = |id: &str, parent: Option<&str>, label: &str| Element {
+            id: id.into(),
+            parent: parent.map(Into::into),
+            role: "button".into(),
+            label: Some(label.into()),
+            states: vec!["focusable".into()],
+            ..Element::default()
+        };
+        let nodes = vec![
+            el("1", None, "Window"),
+            el("2", Some("1"), "View"),
+            el("3", Some("2"), "View"),
+            // Another name inside: both are read.
+            el("4", Some("1"), "Open"),
+            el("5", Some("4"), "Recent"),
+        ];
+        let wrappers = wrappers(&nodes);
+        assert_eq!(wrappers, HashSet::from(["2"]));
+    }
 
     #[test]
     fn lines_are_short_and_leave_out_what_is_empty() {
