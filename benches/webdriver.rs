@@ -7,20 +7,17 @@
 //! Run with `cargo bench --bench webdriver` (Grid rows need what
 //! scripts/install-deps fetches: Java and the Selenium server jar).
 
-mod bus_client;
 #[path = "../tests/support/mod.rs"]
 mod support;
 mod table;
 
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bus_client::free_port;
 use serde_json::{json, Value};
-use support::{end_group, follow_output, ProtocolClient, Wayrig};
+use support::grid::{serve, Grid};
+use support::{ProtocolClient, Wayrig};
 use table::{median, ms};
 
 /// Sessions started, one after another, per start row.
@@ -29,27 +26,6 @@ const STARTS: usize = 12;
 const CLICKS: usize = 5;
 /// Held sessions tried, in this order, until one misses the second.
 const HELD: [usize; 4] = [4, 8, 12, 16];
-
-/// A process group ended however the bench ends.
-struct Owned(Child);
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        end_group(&mut self.0, Duration::from_secs(20));
-    }
-}
-
-fn spawn(mut command: Command) -> Owned {
-    Owned(
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .expect("it runs"),
-    )
-}
 
 fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
@@ -150,23 +126,6 @@ fn median_p95(mut xs: Vec<Duration>) -> String {
     format!("{} / {}", ms(median(xs)), ms(p95))
 }
 
-/// `wayrig serve` with `places`, and its URL.
-fn serve(places: usize) -> (Owned, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wayrig"));
-    command.args(["serve", "--webdriver", "127.0.0.1:0", "--max-sessions"]);
-    command.arg(places.to_string());
-    let mut served = spawn(command);
-    let (_, said) = follow_output(&mut served.0);
-    let line = said.wait_for("webdriver listens at ", "the WebDriver face listens");
-    let url = line
-        .split("webdriver listens at ")
-        .nth(1)
-        .unwrap()
-        .trim()
-        .to_string();
-    (served, url)
-}
-
 /// Resident memory of a process and all its descendants, in KiB.
 fn tree_rss(root: u32) -> u64 {
     let mut parents = Vec::new();
@@ -196,70 +155,6 @@ fn tree_rss(root: u32) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         })
         .sum()
-}
-
-/// The Grid hub and one relay node in front of `wayrig`, from docs/grid.
-fn grid(wayrig: &str, places: usize) -> Option<(Owned, Owned, String)> {
-    let jar = repo("target/test-tools/selenium-server-4.48.0.jar");
-    if !jar.is_file() || !support::have("java") {
-        return None;
-    }
-    let dir = std::env::temp_dir().join(format!("wayrig-bench-grid-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (hub_port, node_port, publish, subscribe) =
-        (free_port(), free_port(), free_port(), free_port());
-    let write = |name: &str, swaps: &[(&str, String)]| {
-        let mut text = std::fs::read_to_string(repo("docs/grid").join(name)).unwrap();
-        for (from, to) in swaps {
-            text = text.replace(from, to);
-        }
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    };
-    let hub_url = format!("http://127.0.0.1:{hub_port}");
-    let hub_toml = write(
-        "hub.toml",
-        &[
-            ("port = 4444", format!("port = {hub_port}")),
-            (":4442", format!(":{publish}")),
-            (":4443", format!(":{subscribe}")),
-        ],
-    );
-    let relay_toml = write(
-        "relay.toml",
-        &[
-            ("port = 5555", format!("port = {node_port}")),
-            ("http://127.0.0.1:4444", hub_url.clone()),
-            ("http://127.0.0.1:4799", wayrig.to_string()),
-            ("max-sessions = 2", format!("max-sessions = {places}")),
-            ("\"2\", ", format!("\"{places}\", ")),
-        ],
-    );
-    let mut hub = Command::new("java");
-    hub.arg("-jar")
-        .arg(&jar)
-        .args(["hub", "--config"])
-        .arg(&hub_toml);
-    let mut hub = spawn(hub);
-    let (hub_said, _) = follow_output(&mut hub.0);
-    hub_said.wait_for("Started Selenium Hub", "the Grid hub's start");
-    let mut node = Command::new("java");
-    node.arg("-jar")
-        .arg(&jar)
-        .args(["node", "--config"])
-        .arg(&relay_toml);
-    node.arg("--publish-events")
-        .arg(format!("tcp://127.0.0.1:{publish}"));
-    node.arg("--subscribe-events")
-        .arg(format!("tcp://127.0.0.1:{subscribe}"));
-    let mut node = spawn(node);
-    let _ = follow_output(&mut node.0);
-    hub_said.wait_for(
-        &format!("at http://127.0.0.1:{node_port}"),
-        "the node's registration",
-    );
-    Some((hub, node, hub_url))
 }
 
 /// Open `count` sessions, then have each find and click its "Press" button
@@ -311,7 +206,8 @@ fn main() {
     }
     let mut rows = Vec::new();
 
-    let (served, base) = serve(*HELD.last().unwrap());
+    let wayrig = PathBuf::from(env!("CARGO_BIN_EXE_wayrig"));
+    let (served, base) = serve(&wayrig, *HELD.last().unwrap());
     let starts: Vec<Duration> = (0..STARTS)
         .map(|_| {
             let (took, id, _) = start_and_find(&base, false);
@@ -325,11 +221,12 @@ fn main() {
         format!("{STARTS} sessions of the GTK 4 fixture, one after another"),
     ));
 
-    if let Some((_hub, _node, hub_url)) = grid(&base, 4) {
+    if let Some(grid) = Grid::start(std::slice::from_ref(&base), 4) {
+        let hub_url = &grid.url;
         let starts: Vec<Duration> = (0..STARTS)
             .map(|_| {
-                let (took, id, _) = start_and_find(&hub_url, true);
-                end(&hub_url, &id);
+                let (took, id, _) = start_and_find(hub_url, true);
+                end(hub_url, &id);
                 took
             })
             .collect();

@@ -288,6 +288,13 @@ impl Node {
         (!self.name.is_empty() && !self.name_is_stand_in).then_some(self.name.as_str())
     }
 
+    /// The words a person reads it by: its label, else what stands in for
+    /// a name that says nothing (the label beside it, its tooltip...).
+    pub fn read_as(&self) -> Option<&str> {
+        self.label()
+            .or(self.label_fallback.as_ref().map(|f| f.text.as_str()))
+    }
+
     /// Checked, unchecked or mixed; `None` for what cannot be checked.
     /// Check boxes, switches, radio and toggle buttons and their menu items
     /// are checkable whether or not the toolkit says so.

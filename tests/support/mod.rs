@@ -4,6 +4,7 @@
 
 pub mod abp;
 pub mod desktop;
+pub mod grid;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -791,6 +792,41 @@ impl Lines {
             .unwrap();
         assert!(seen(&lines) >= count, "{what} never came ({count} times)");
     }
+}
+
+/// Run a client's script to its end in a process group of its own (killed
+/// past `limit`), checking it succeeded and said it was all done.
+pub fn run_client(mut command: Command, limit: Duration) {
+    let mut client = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("the client runs");
+    let (out, err) = follow_output(&mut client);
+    let (done, finished) = std::sync::mpsc::channel();
+    let pid = client.id() as i32;
+    let waiter = std::thread::spawn(move || {
+        let status = client.wait();
+        let _ = done.send(());
+        status
+    });
+    if finished.recv_timeout(limit).is_err() {
+        // SAFETY: kill(2) on the client's own process group.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    let status = waiter
+        .join()
+        .expect("the waiter")
+        .expect("the client's status");
+    let said = |l: &Lines| l.lines.lock().unwrap().join("\n");
+    assert!(
+        status.success() && said(&out).contains("all done"),
+        "the client failed ({status}):\n{}\n{}",
+        said(&out),
+        said(&err)
+    );
 }
 
 /// What a child prints on stdout and on stderr, line by line as it comes;

@@ -381,10 +381,8 @@ fn rect(n: &Node) -> Value {
 /// node by `labelFrom`).
 /// A toolkit's class name standing in for a name is no label.
 fn label_of(n: &Node) -> String {
-    if let Some(label) = n.label() {
-        label.to_string()
-    } else if let Some(f) = &n.label_fallback {
-        f.text.clone()
+    if let Some(words) = n.read_as() {
+        words.to_string()
     } else if is_text(n.role) {
         n.value.clone().unwrap_or_default()
     } else {

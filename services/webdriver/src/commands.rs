@@ -436,60 +436,55 @@ pub async fn element_send_keys(
     ok(Value::Null)
 }
 
-pub async fn element_text(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
+/// Answer a read of one element of a session from its window's tree.
+async fn read_element(
+    face: &Face,
+    id: &str,
+    element: &str,
+    read: impl FnOnce(&Tree, &Node) -> Value,
 ) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    ok(json!(node.value.clone().unwrap_or(node.name)))
+    let d = driven(face, id)?;
+    let (tree, node, _) = d.element(element).await?;
+    ok(read(&tree, &node))
 }
 
-pub async fn element_tag(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
-) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    ok(json!(locate::tag(node.role)))
+/// The element's path parameters.
+type ElementPath = Path<(String, String)>;
+
+pub async fn element_text(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
+    read_element(&face, &id, &e, |_, n| {
+        json!(n.value.as_ref().unwrap_or(&n.name))
+    })
+    .await
 }
 
-pub async fn element_rect(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
-) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    let b = node.bounds.unwrap_or_default();
-    ok(json!({"x": b.x, "y": b.y, "width": b.width, "height": b.height}))
+/// Its tag name, which is also its computed role: the role in camelCase.
+pub async fn element_tag(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
+    read_element(&face, &id, &e, |_, n| json!(locate::tag(n.role))).await
 }
 
-pub async fn element_enabled(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
-) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    ok(json!(!node.states.disabled))
+pub async fn element_rect(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
+    read_element(&face, &id, &e, |_, n| {
+        let b = n.bounds.unwrap_or_default();
+        json!({"x": b.x, "y": b.y, "width": b.width, "height": b.height})
+    })
+    .await
 }
 
-pub async fn element_selected(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
-) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    let checked = matches!(node.checked(), Some(wayrig_services::Checked::True));
-    ok(json!(node.states.selected || checked))
+pub async fn element_enabled(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
+    read_element(&face, &id, &e, |_, n| json!(!n.states.disabled)).await
 }
 
-pub async fn element_displayed(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
-) -> Answer {
-    let d = driven(&face, &id)?;
-    let (tree, node, _) = d.element(&element).await?;
-    ok(json!(locate::displayed(&tree, &node)))
+pub async fn element_selected(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
+    read_element(&face, &id, &e, |_, n| {
+        let checked = matches!(n.checked(), Some(wayrig_services::Checked::True));
+        json!(n.states.selected || checked)
+    })
+    .await
+}
+
+pub async fn element_displayed(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
+    read_element(&face, &id, &e, |t, n| json!(locate::displayed(t, n))).await
 }
 
 /// An element's attribute or property: its name, key, value, role, states.
@@ -524,11 +519,9 @@ fn attribute(node: &Node, name: &str) -> Value {
 
 pub async fn element_attribute(
     State(face): FaceState,
-    Path((id, element, name)): Path<(String, String, String)>,
+    Path((id, e, name)): Path<(String, String, String)>,
 ) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    ok(attribute_string(&node, &name))
+    read_element(&face, &id, &e, |_, n| attribute_string(n, &name)).await
 }
 
 /// An attribute as a document has it: a string, or null when absent.
@@ -542,34 +535,16 @@ fn attribute_string(node: &Node, name: &str) -> Value {
 
 pub async fn element_property(
     State(face): FaceState,
-    Path((id, element, name)): Path<(String, String, String)>,
+    Path((id, e, name)): Path<(String, String, String)>,
 ) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    ok(attribute(&node, &name))
+    read_element(&face, &id, &e, |_, n| attribute(n, &name)).await
 }
 
-pub async fn element_role(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
-) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    ok(json!(locate::tag(node.role)))
-}
-
-pub async fn element_label(
-    State(face): FaceState,
-    Path((id, element)): Path<(String, String)>,
-) -> Answer {
-    let d = driven(&face, &id)?;
-    let (_, node, _) = d.element(&element).await?;
-    let label = node
-        .label()
-        .map(str::to_string)
-        .or_else(|| node.label_fallback.as_ref().map(|f| f.text.clone()))
-        .unwrap_or_default();
-    ok(json!(label))
+pub async fn element_label(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
+    read_element(&face, &id, &e, |_, n| {
+        json!(n.read_as().unwrap_or_default())
+    })
+    .await
 }
 
 async fn png_of(d: &Driven, window: WindowHandle, region: Option<LogicalRect>) -> Answer {

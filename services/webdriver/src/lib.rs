@@ -124,7 +124,7 @@ fn router(face: Arc<Face>) -> Router {
         .route(&format!("{e}/displayed"), get(element_displayed))
         .route(&format!("{e}/attribute/{{name}}"), get(element_attribute))
         .route(&format!("{e}/property/{{name}}"), get(element_property))
-        .route(&format!("{e}/computedrole"), get(element_role))
+        .route(&format!("{e}/computedrole"), get(element_tag))
         .route(&format!("{e}/computedlabel"), get(element_label))
         .route(&format!("{e}/screenshot"), get(element_screenshot))
         .route(&format!("{s}/screenshot"), get(screenshot))
