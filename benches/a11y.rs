@@ -20,7 +20,8 @@ use table::{median, ms};
 use support::{launch_and_wait, live, ActById};
 use wayrig_compositor::Config;
 use wayrig_host::{Host, Rect};
-use wayrig_services::a11y::{A11y, App, Read, Span};
+use wayrig_services::a11y::A11y;
+use wayrig_services::access::{Accessibility, App, Read, Span};
 use wayrig_services::{Action, PrivateBus, Role};
 
 const ROUNDS: usize = 5;
@@ -279,8 +280,8 @@ async fn read_keeping_bounds(a11y: &A11y, app: &App, nodes: usize) -> Duration {
     let t0 = Instant::now();
     let items = a11y.read_items(app, Read::Bulk).await.expect("read");
     let mut count = 0;
-    for head in items.frames() {
-        count += a11y.read_frame(&items, &head, &last).await.nodes.len();
+    for head in &items.frames {
+        count += a11y.read_frame(&items, head, &last).await.nodes.len();
     }
     let elapsed = t0.elapsed();
     assert_eq!(count, nodes, "every synthetic node read");

@@ -879,7 +879,7 @@ async fn bounds_asked_now(
     pid: Option<u32>,
     tree: &wayrig_services::Tree,
 ) -> std::collections::HashMap<u64, Option<Rect>> {
-    use wayrig_services::a11y::Read;
+    use wayrig_services::access::{Accessibility, Read};
     let root = &tree.nodes[0];
     for app in a11y.apps().await.unwrap() {
         if app.pid != pid {

@@ -1,19 +1,17 @@
-//! Wayrig's services: the one model of windows and elements, the AT-SPI mirror
-//! and the session that joins a host with its apps' accessibility.
+//! Wayrig's services: the one model of windows and elements, the AT-SPI client
+//! behind the `access` trait, and the session that joins a host with them.
 //!
 //! Faces use this crate only; it reaches the compositor through `wayrig_host::Host`.
 
 pub mod a11y;
+pub mod access;
 pub mod bus;
 pub mod desktop;
-mod event_marks;
-mod facts;
 pub mod model;
-mod objects;
 pub mod session;
 pub mod sockets;
 
-pub use a11y::AnnouncementsRead;
+pub use access::AnnouncementsRead;
 pub use bus::PrivateBus;
 pub use model::{Checked, Error, Node, Role, States, Tree};
 pub use session::{

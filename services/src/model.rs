@@ -500,6 +500,51 @@ impl From<wayrig_host::HostError> for Error {
     }
 }
 
+
+/// Roles told by what an element holds: a combo box with no text field
+/// inside only pops up a list to choose from (a pop-up button), and a plain
+/// container holding scroll bars is a scroll area (GTK 4's scrolled window).
+/// `nodes` are in pre-order, a parent before its children.
+pub fn roles_by_content(nodes: &mut [Node]) {
+    let index = positions(nodes);
+    let mut edits_text = vec![false; nodes.len()];
+    // Children after parents: walking backwards, a child is done before its parent.
+    for i in (0..nodes.len()).rev() {
+        let own = is_text_field(nodes[i].role) && nodes[i].role != Role::SpinButton;
+        let inside = nodes[i]
+            .children
+            .iter()
+            .filter_map(|c| index.get(c))
+            .any(|&c| c > i && edits_text[c]);
+        edits_text[i] = own || inside;
+        if nodes[i].role == Role::ComboBox && !edits_text[i] {
+            nodes[i].role = Role::PopUpButton;
+        }
+        let scrolls = nodes[i]
+            .children
+            .iter()
+            .filter_map(|c| index.get(c))
+            .any(|&c| nodes[c].role == Role::ScrollBar);
+        if scrolls && matches!(nodes[i].role, Role::Panel | Role::Group | Role::Unknown) {
+            nodes[i].role = Role::ScrollView;
+        }
+    }
+}
+
+/// Roles whose text is their value.
+pub fn is_text_field(role: Role) -> bool {
+    matches!(
+        role,
+        Role::TextInput
+            | Role::TextArea
+            | Role::PasswordInput
+            | Role::SearchInput
+            | Role::SpinButton
+    )
+}
+
+/// One object read property by property, as a cache item, with its children.
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,15 +5,8 @@
 //! an AT-SPI click only after GtkButton's 250 ms activate delay, so a read after
 //! settle would not see it, while a pointer click takes effect in the same frame.
 
-use atspi::proxy::action::ActionProxy;
-use atspi::proxy::component::ComponentProxy;
-use atspi::proxy::editable_text::EditableTextProxy;
-use atspi::proxy::selection::SelectionProxy;
-use atspi::proxy::text::TextProxy;
-use atspi::proxy::value::ValueProxy;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use atspi::{Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use serde::{Deserialize, Serialize};
 use wayrig_host::{
     Button, FrameWait, HostError, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo,
@@ -24,9 +17,8 @@ use super::seen::clipping_views;
 use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
-use crate::a11y::{call_failed, is_text_field};
-use crate::model::{Error, Node, Role, Tree};
-use crate::objects::object_proxy;
+use crate::access::Interfaces;
+use crate::model::{is_text_field, Error, Node, Role, Tree};
 
 /// How long a focus request may take to show as a focus event.
 const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -66,14 +58,13 @@ pub(super) fn refuse_unreachable(node: &Node, operates: bool) -> Result<(), Erro
 }
 
 /// The element an action is for: its window, its node as last read, the
-/// AT-SPI object behind it, and how input reaches it.
+/// interfaces its object offers, and how input reaches it.
 struct Target<'a> {
     window: WindowHandle,
     /// The read the element was found in.
     tree: &'a Tree,
     node: &'a Node,
-    obj: &'a ObjectRefOwned,
-    ifaces: &'a InterfaceSet,
+    ifaces: Interfaces,
     delivery: &'a Delivered,
 }
 
@@ -375,6 +366,13 @@ impl Session {
         }
     }
 
+    /// The interfaces of an element read before; stale when it never was.
+    fn interfaces_of(&self, id: u64) -> Result<Interfaces, Error> {
+        self.a11y()?.interfaces(id).ok_or_else(|| {
+            Error::StaleElement(format!("element {id} is stale: read the tree again"))
+        })
+    }
+
     /// Send input for an action, noting what it did.
     async fn deliver(&self, target: &Target<'_>, events: Vec<InputEvent>) -> Result<(), Error> {
         let d = target.delivery;
@@ -411,16 +409,13 @@ impl Session {
     ) -> Result<Path, Error> {
         let id = node.id;
         let window = tree.window.handle;
-        let (obj, ifaces) = self.a11y()?.object(id).ok_or_else(|| {
-            Error::StaleElement(format!("element {id} is stale: read the tree again"))
-        })?;
-        let conn = self.a11y()?.connection();
+        let a11y = self.a11y()?;
+        let ifaces = self.interfaces_of(id)?;
         let target = Target {
             window,
             tree,
             node,
-            obj: &obj,
-            ifaces: &ifaces,
+            ifaces,
             delivery: delivered,
         };
         match action {
@@ -430,7 +425,7 @@ impl Session {
             // into view and clicked, as a person activates it.
             Action::Press => match in_view(tree, node) {
                 Some(b) => self.click(&target, b).await,
-                None => match self.do_named_action(&obj, &ifaces, &PRESS_ACTIONS).await {
+                None => match self.do_named_action(id, &PRESS_ACTIONS).await {
                     Ok(path) => Ok(path),
                     Err(named) => match self.bring_into_view(&target, tree).await {
                         Ok((_, b)) => self.click(&target, b).await,
@@ -438,7 +433,7 @@ impl Session {
                     },
                 },
             },
-            Action::Custom { name } => self.do_named_action(&obj, &ifaces, &[&name]).await,
+            Action::Custom { name } => self.do_named_action(id, &[&name]).await,
             // An item of a list or tree takes the focus once it shows: the
             // focus chain passes through the rows a list shows.
             Action::Focus if node.role.is_item() && in_view(tree, node).is_none() => {
@@ -453,22 +448,15 @@ impl Session {
             Action::SetValue { text } => {
                 // A number into anything with a value (sliders, spin buttons).
                 let number = text.trim().parse::<f64>().ok();
-                if let (true, Some(value)) = (ifaces.contains(Interface::Value), number) {
-                    let proxy = object_proxy::<ValueProxy>(conn, &obj).await?;
-                    proxy
-                        .set_current_value(value)
-                        .await
-                        .map_err(|e| call_failed("setting the value", e))?;
+                if let (true, Some(value)) = (ifaces.value, number) {
+                    a11y.set_value(id, value).await?;
                     return Ok(Path::Accessibility);
                 }
-                if !is_text_field(node.role) && ifaces.contains(Interface::Value) {
+                if !is_text_field(node.role) && ifaces.value {
                     return Err(Error::InvalidRequest(format!("{text:?} is not a number")));
                 }
-                if ifaces.contains(Interface::EditableText) {
-                    let proxy = object_proxy::<EditableTextProxy>(conn, &obj).await?;
-                    if proxy.set_text_contents(&text).await.unwrap_or(false) {
-                        return Ok(Path::Accessibility);
-                    }
+                if ifaces.editable_text && a11y.set_text(id, &text).await? {
+                    return Ok(Path::Accessibility);
                 }
                 // GTK 4 offers EditableText only to a focused field; AccessKit none.
                 self.type_into(&target, true, text).await
@@ -480,16 +468,12 @@ impl Session {
                         "cannot select characters {from} to {to}"
                     )));
                 }
-                if !ifaces.contains(Interface::Text) {
+                if !ifaces.text {
                     return Err(Error::Unsupported(format!(
                         "element {id} has no text to select"
                     )));
                 }
-                let proxy = object_proxy::<TextProxy>(conn, &obj).await?;
-                let count = proxy
-                    .character_count()
-                    .await
-                    .map_err(|e| call_failed("reading the text's length", e))?;
+                let count = a11y.text_length(id).await?;
                 if to > count {
                     return Err(Error::InvalidRequest(format!(
                         "cannot select characters {from} to {to}: the text has {count}"
@@ -497,13 +481,7 @@ impl Session {
                 }
                 // GTK 4.8's text view applies AddSelection but never answers
                 // it: a short wait, then the keyboard.
-                let set = tokio::time::timeout(SELECT_LIMIT, async {
-                    match proxy.get_n_selections().await {
-                        Ok(n) if n > 0 => proxy.set_selection(0, from, to).await,
-                        _ => proxy.add_selection(from, to).await,
-                    }
-                })
-                .await;
+                let set = tokio::time::timeout(SELECT_LIMIT, a11y.select_text(id, from, to)).await;
                 match set {
                     Ok(Ok(true)) => Ok(Path::Accessibility),
                     _ => self.select_by_keys(&target, from, to).await,
@@ -513,13 +491,12 @@ impl Session {
                 if in_view(tree, node).is_some() {
                     return Ok(Path::Accessibility);
                 }
-                if !ifaces.contains(Interface::Component) {
+                if !ifaces.component {
                     return Err(Error::Unsupported(format!(
                         "element {id} cannot be scrolled to"
                     )));
                 }
-                let proxy = object_proxy::<ComponentProxy>(conn, &obj).await?;
-                match proxy.scroll_to(ScrollType::Anywhere).await {
+                match a11y.scroll_to(id).await {
                     Ok(true) => Ok(Path::Accessibility),
                     // GTK 4.8 has no ScrollTo: scroll the viewport with the wheel.
                     Ok(false) | Err(_) => {
@@ -546,7 +523,7 @@ impl Session {
                     (true, false) => &["expand", "activate", "toggle", "click"],
                     (false, false) => &["collapse", "activate", "toggle", "click"],
                 };
-                if let Ok(path) = self.do_named_action(&obj, &ifaces, names).await {
+                if let Ok(path) = self.do_named_action(id, names).await {
                     return Ok(path);
                 }
                 let Some(b) = in_view(tree, node) else {
@@ -580,14 +557,14 @@ impl Session {
                 match in_view(tree, node) {
                     Some(b) => self.click(&target, b).await,
                     None => {
-                        self.do_named_action(&obj, &ifaces, &["select", "activate", "click"])
+                        self.do_named_action(id, &["select", "activate", "click"])
                             .await
                     }
                 }
             }
             Action::ShowMenu => {
                 let named = self
-                    .do_named_action(&obj, &ifaces, &["showmenu", "show menu", "menu", "popup"])
+                    .do_named_action(id, &["showmenu", "show menu", "menu", "popup"])
                     .await;
                 match (named, in_view(tree, node)) {
                     (Ok(path), _) => Ok(path),
@@ -604,33 +581,19 @@ impl Session {
                 }
             }
             Action::Increment | Action::Decrement => {
-                if !ifaces.contains(Interface::Value) {
+                if !ifaces.value {
                     return Err(Error::Unsupported(format!(
                         "element {id} has no value to step"
                     )));
                 }
-                let proxy = object_proxy::<ValueProxy>(conn, &obj).await?;
-                let err = |e| call_failed("stepping the value", e);
-                let (now, min, max) = (
-                    proxy.current_value().await.map_err(err)?,
-                    proxy.minimum_value().await.map_err(err)?,
-                    proxy.maximum_value().await.map_err(err)?,
-                );
-                let step = proxy
-                    .minimum_increment()
-                    .await
-                    .ok()
-                    .filter(|s| *s > 0.0)
-                    .unwrap_or(1.0);
+                let range = a11y.value(id).await?;
+                let step = if range.step > 0.0 { range.step } else { 1.0 };
                 let next = if action == Action::Increment {
-                    now + step
+                    range.now + step
                 } else {
-                    now - step
+                    range.now - step
                 };
-                proxy
-                    .set_current_value(next.clamp(min, max))
-                    .await
-                    .map_err(err)?;
+                a11y.set_value(id, next.clamp(range.min, range.max)).await?;
                 Ok(Path::Accessibility)
             }
         }
@@ -707,15 +670,11 @@ impl Session {
     /// Bring `node` of the window's read `tree` into view as a press would
     /// (see `bring_into_view`), by input that may raise the window.
     pub(super) async fn scroll_for_click(&self, tree: &Tree, node: &Node) -> Result<(), Error> {
-        let (obj, ifaces) = self.a11y()?.object(node.id).ok_or_else(|| {
-            Error::StaleElement(format!("element {} is stale: read the tree again", node.id))
-        })?;
         let target = Target {
             window: tree.window.handle,
             tree,
             node,
-            obj: &obj,
-            ifaces: &ifaces,
+            ifaces: self.interfaces_of(node.id)?,
             delivery: &Delivered::default(),
         };
         self.bring_into_view(&target, tree).await.map(|_| ())
@@ -781,18 +740,15 @@ impl Session {
     /// the container's children; answers whether the container took it.
     async fn select_in_container(&self, tree: &Tree, node: &Node) -> Result<bool, Error> {
         let a11y = self.a11y()?;
-        let parent = node
-            .parent
-            .and_then(|p| tree.node(p).map(|p| (p, a11y.object(p.id))));
-        let Some((parent, Some((pobj, pifaces)))) = parent else {
+        let Some(parent) = node.parent.and_then(|p| tree.node(p)) else {
             return Ok(false);
         };
+        let selects = a11y.interfaces(parent.id).is_some_and(|i| i.selection);
         let index = parent.children.iter().position(|c| *c == node.id);
-        let (true, Some(index)) = (pifaces.contains(Interface::Selection), index) else {
+        let (true, Some(index)) = (selects, index) else {
             return Ok(false);
         };
-        let proxy = object_proxy::<SelectionProxy>(a11y.connection(), &pobj).await?;
-        Ok(proxy.select_child(index as i32).await.unwrap_or(false))
+        a11y.select_child(parent.id, index).await
     }
 
     async fn click(&self, target: &Target<'_>, bounds: Rect) -> Result<Path, Error> {
@@ -829,26 +785,18 @@ impl Session {
         Ok(Path::Pointer)
     }
 
-    pub(crate) async fn do_named_action(
-        &self,
-        obj: &ObjectRefOwned,
-        ifaces: &InterfaceSet,
-        names: &[&str],
-    ) -> Result<Path, Error> {
-        if !ifaces.contains(Interface::Action) {
+    /// Do the first of the element's actions named in `names` that the app
+    /// does.
+    pub(crate) async fn do_named_action(&self, id: u64, names: &[&str]) -> Result<Path, Error> {
+        if !self.interfaces_of(id)?.action {
             return Err(Error::Unsupported(
                 "the element is not on screen and has no actions".into(),
             ));
         }
-        let proxy = object_proxy::<ActionProxy>(self.a11y()?.connection(), obj).await?;
-        let count = proxy
-            .n_actions()
-            .await
-            .map_err(|e| call_failed("reading the actions", e))?;
-        for i in 0..count {
-            let name = proxy.get_name(i).await.unwrap_or_default();
-            let named = names.iter().any(|n| n.eq_ignore_ascii_case(&name));
-            if named && proxy.do_action(i).await.unwrap_or(false) {
+        let a11y = self.a11y()?;
+        for (i, name) in a11y.action_names(id).await?.iter().enumerate() {
+            let named = names.iter().any(|n| n.eq_ignore_ascii_case(name));
+            if named && a11y.do_action(id, i).await? {
                 return Ok(Path::Accessibility);
             }
         }
@@ -860,7 +808,6 @@ impl Session {
     async fn focus(&self, target: &Target<'_>) -> Result<Path, Error> {
         let Target {
             node,
-            obj,
             ifaces,
             delivery,
             ..
@@ -871,16 +818,14 @@ impl Session {
         if node.states.focused {
             return Ok(Path::Accessibility);
         }
-        let conn = self.a11y()?.connection();
-        if ifaces.contains(Interface::Component) {
-            let proxy = object_proxy::<ComponentProxy>(conn, obj).await?;
+        if ifaces.component {
             let since = self.a11y()?.changes();
             // GTK 3 grabs focus this way, at once; GTK 4 answers false.
             // AccessKit answers true and hands the request to the app's next
             // frame, unordered with the keys that may follow: its focus event
             // says when it is done. A text field that does not report focus
             // in time is clicked instead, which is ordered with later keys.
-            if proxy.grab_focus().await.unwrap_or(false) {
+            if self.a11y()?.grab_focus(node.id).await? {
                 let reported = self.a11y()?.wait_focus(node.id, since, FOCUS_LIMIT).await;
                 tracing::debug!(node = node.id, reported, "focus granted");
                 if reported || !is_text_field(node.role) {
@@ -1021,12 +966,11 @@ impl Session {
 
     /// Where a text field has its caret, when it tells.
     async fn caret(&self, target: &Target<'_>) -> Option<i32> {
-        if !target.ifaces.contains(Interface::Text) {
+        if !target.ifaces.text {
             return None;
         }
-        let conn = self.a11y().ok()?.connection();
-        let proxy = object_proxy::<TextProxy>(conn, target.obj).await.ok()?;
-        proxy.caret_offset().await.ok().filter(|at| *at >= 0)
+        let caret = self.a11y().ok()?.caret(target.node.id).await;
+        caret.ok().filter(|at| *at >= 0)
     }
 
     /// Put a text field's caret at `at` through its Text interface; whether
@@ -1035,10 +979,7 @@ impl Session {
         let Ok(a11y) = self.a11y() else {
             return false;
         };
-        let Ok(proxy) = object_proxy::<TextProxy>(a11y.connection(), target.obj).await else {
-            return false;
-        };
-        let put = tokio::time::timeout(SELECT_LIMIT, proxy.set_caret_offset(at)).await;
+        let put = tokio::time::timeout(SELECT_LIMIT, a11y.set_caret(target.node.id, at)).await;
         tracing::debug!(id = target.node.id, at, ?put, "caret put back");
         matches!(put, Ok(Ok(true)))
     }

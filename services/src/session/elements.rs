@@ -529,7 +529,7 @@ pub(crate) mod tests {
             node(5, Some(1), Role::Panel, "GtkScrolledWindow"),
             node(6, Some(5), Role::ScrollBar, ""),
         ]);
-        crate::a11y::roles_by_content(&mut tree.nodes);
+        crate::model::roles_by_content(&mut tree.nodes);
         let roles: Vec<Role> = tree.nodes.iter().map(|n| n.role).collect();
         let want = [
             Role::Window,

@@ -144,14 +144,14 @@ impl Session {
             let mut hit = picked;
             for _ in 0..PICK_DEPTH {
                 match &hit {
-                    Some(p) if p.id().is_some_and(|id| tree.node(id).is_none()) => {
+                    Some(p) if tree.node(p.id()).is_none() => {
                         hit = a11y.parent_of(p).await;
                     }
                     _ => break,
                 }
             }
             let hit = hit
-                .and_then(|p| p.id())
+                .map(|p| p.id())
                 .filter(|id| tree.node(*id).is_some());
             match verdict(&parents, node.id, within, hit) {
                 Verdict::Lands | Verdict::Undecided => return Ok(()),

@@ -462,13 +462,7 @@ impl Session {
             let id = item.id;
             // The item's own action where it has one: menu items in popups are
             // measured from the popup, and closed menus are not on screen.
-            let (obj, ifaces) = self.a11y()?.object(id).ok_or_else(|| {
-                Error::StaleElement(format!("element {id} is stale: read the tree again"))
-            })?;
-            let done = match self
-                .do_named_action(&obj, &ifaces, &super::act::PRESS_ACTIONS)
-                .await
-            {
+            let done = match self.do_named_action(id, &super::act::PRESS_ACTIONS).await {
                 Ok(path) => path,
                 Err(_) => {
                     self.act(
@@ -518,15 +512,8 @@ impl Session {
             .await
             .map(|report| report.path)
         } else {
-            match self.a11y()?.object(id) {
-                Some((obj, ifaces)) => {
-                    let names = ["click", "activate", "press", "expand"];
-                    self.do_named_action(&obj, &ifaces, &names).await
-                }
-                None => Err(Error::StaleElement(format!(
-                    "element {id} is stale: read the tree again"
-                ))),
-            }
+            let names = ["click", "activate", "press", "expand"];
+            self.do_named_action(id, &names).await
         };
         opened?;
         self.settle_briefly(handle).await

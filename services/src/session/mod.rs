@@ -40,7 +40,8 @@ use wayrig_host::{
     Capabilities, Capability, Capture, Host, InputEvent, InputOptions, WindowHandle,
 };
 
-use crate::a11y::{A11y, AnnouncementsRead};
+use crate::a11y::A11y;
+use crate::access::{Accessibility, AnnouncementsRead};
 use crate::bus::PrivateBus;
 use crate::model::Error;
 
@@ -123,7 +124,7 @@ pub struct Session {
     host: Arc<dyn Host>,
     /// `None` for a session without accessibility: windows, input, capture
     /// and settle work, elements answer `Unsupported`.
-    a11y: Option<A11y>,
+    a11y: Option<Arc<dyn Accessibility>>,
     windows: windows::WindowBook,
     /// The last tree of each window, with what it was read at.
     mirror: std::sync::Mutex<HashMap<WindowHandle, tree::Mirrored>>,
@@ -159,7 +160,7 @@ impl Session {
     /// Join a host whose apps are on `buses` with their accessibility.
     pub async fn new(host: Arc<dyn Host>, buses: impl Into<Buses>) -> Result<Self, Error> {
         let buses = buses.into();
-        let a11y = A11y::connect(&buses.a11y).await?;
+        let a11y = Arc::new(A11y::connect(&buses.a11y).await?);
         let session_bus = zbus::connection::Builder::address(buses.session.as_str())
             .map_err(|e| Error::Failed(format!("bad session bus address: {e}")))?
             .method_timeout(Duration::from_secs(5))
@@ -334,8 +335,8 @@ impl Session {
             .and_then(|w| w.pid)
     }
 
-    pub(crate) fn a11y(&self) -> Result<&A11y, Error> {
-        self.a11y.as_ref().ok_or_else(|| {
+    pub(crate) fn a11y(&self) -> Result<&dyn Accessibility, Error> {
+        self.a11y.as_deref().ok_or_else(|| {
             Error::Unsupported(
                 "elements: this session was started without accessibility buses".into(),
             )

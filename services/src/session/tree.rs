@@ -9,7 +9,7 @@ use super::elements::is_control;
 use super::seen::{on_a_panel, unselected_panels};
 use super::windows::is_top_level;
 use super::Session;
-use crate::a11y::{AppItems, Frame, FrameHead, Read};
+use crate::access::{Accessibility, AppItems, Frame, FrameHead, Read, Span};
 use crate::model::{positions, Error, Node, Role, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
@@ -130,7 +130,7 @@ impl Session {
     }
 
     /// Where the time of the reads since the last call went, phase by phase.
-    pub fn take_read_spans(&self) -> Vec<crate::a11y::Span> {
+    pub fn take_read_spans(&self) -> Vec<Span> {
         self.a11y().map(|a| a.take_spans()).unwrap_or_default()
     }
 
@@ -270,7 +270,7 @@ impl Session {
             let heads: Vec<(usize, FrameHead)> = apps
                 .iter()
                 .enumerate()
-                .flat_map(|(i, items)| items.frames().into_iter().map(move |head| (i, head)))
+                .flat_map(|(i, items)| items.frames.iter().cloned().map(move |head| (i, head)))
                 .collect();
             let no_frames = heads.is_empty();
             // The same app's top-level windows, in the order they were made,
@@ -740,7 +740,7 @@ fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
 /// The elements events moved or named since change count `since`: a move
 /// reported by an event is a move (GTK 4 reports those of the elements it
 /// exposes, not of the boxes around them).
-fn moved_or_named_since(a11y: &crate::a11y::A11y, since: u64) -> HashSet<u64> {
+fn moved_or_named_since(a11y: &dyn Accessibility, since: u64) -> HashSet<u64> {
     &a11y.named_since(since) | &a11y.moved_since(since)
 }
 

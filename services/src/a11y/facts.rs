@@ -16,7 +16,7 @@ use atspi::proxy::value::ValueProxy;
 use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, RelationType};
 
 use crate::model::{Annotations, Place, Range, Relations, Role, Sort};
-use crate::objects::{object_proxy, ref_id};
+use super::objects::{object_proxy, ref_id};
 use wayrig_host::Rect;
 
 /// Facts of a node that change only when the app says so with an event.
