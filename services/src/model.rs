@@ -500,7 +500,6 @@ impl From<wayrig_host::HostError> for Error {
     }
 }
 
-
 /// Roles told by what an element holds: a combo box with no text field
 /// inside only pops up a list to choose from (a pop-up button), and a plain
 /// container holding scroll bars is a scroll area (GTK 4's scrolled window).

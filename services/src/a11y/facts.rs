@@ -15,8 +15,8 @@ use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, RelationType};
 
-use crate::model::{Annotations, Place, Range, Relations, Role, Sort};
 use super::objects::{object_proxy, ref_id};
+use crate::model::{Annotations, Place, Range, Relations, Role, Sort};
 use wayrig_host::Rect;
 
 /// Facts of a node that change only when the app says so with an event.

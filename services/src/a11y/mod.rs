@@ -87,7 +87,6 @@ type LastingStore = HashMap<u64, (u64, Arc<Lasting>)>;
 /// on the connection they were current.
 type KeptItems = (zbus::message::Sequence, Arc<Vec<CacheItem>>);
 
-
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Failed(format!("{what}: {e}"))
 }
@@ -144,7 +143,6 @@ impl A11y {
         })
     }
 
-
     /// `sync`, returning where on the connection the app's answer arrived:
     /// every event it sent before is marked.
     async fn caught_up(&self, app: &App) -> Result<zbus::message::Sequence, Error> {
@@ -163,7 +161,6 @@ impl A11y {
 
 #[async_trait::async_trait]
 impl Accessibility for A11y {
-
     /// Note that a phase of a read began at `began` and made `calls` calls.
     fn span(&self, phase: &'static str, began: std::time::Instant, calls: usize) {
         let mut spans = self.spans.lock().unwrap();
@@ -336,9 +333,10 @@ impl Accessibility for A11y {
         self.pids.lock().unwrap().retain(|name, _| listed(name));
         self.lasting.lock().unwrap().retain(|name, _| listed(name));
         self.coords.lock().unwrap().retain(|name, _| listed(name));
-        self.objects.lock().unwrap().retain(|_, (object, _)| {
-            object.name_as_str().is_some_and(listed)
-        });
+        self.objects
+            .lock()
+            .unwrap()
+            .retain(|_, (object, _)| object.name_as_str().is_some_and(listed));
         self.marks
             .lock()
             .unwrap()
@@ -419,7 +417,8 @@ impl Accessibility for A11y {
     }
 
     fn interfaces(&self, id: u64) -> Option<Interfaces> {
-        self.object(id).map(|(_, ifaces)| acting::interfaces(ifaces))
+        self.object(id)
+            .map(|(_, ifaces)| acting::interfaces(ifaces))
     }
 
     async fn action_names(&self, id: u64) -> Result<Vec<String>, Error> {

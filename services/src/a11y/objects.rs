@@ -16,7 +16,10 @@ pub(super) fn ref_id(r: &ObjectRefOwned) -> Option<u64> {
 
 /// A proxy of any AT-SPI interface for one object, property caching off
 /// (atspi's defaults name the wrong service and cache stale properties).
-pub(super) async fn object_proxy<P>(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Result<P, Error>
+pub(super) async fn object_proxy<P>(
+    conn: &zbus::Connection,
+    obj: &ObjectRefOwned,
+) -> Result<P, Error>
 where
     P: zbus::proxy::Defaults + From<zbus::Proxy<'static>>,
 {

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use atspi::proxy::accessible::AccessibleProxy;
-use atspi::{CacheItem, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet};
+use atspi::{
+    CacheItem, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet,
+};
 use futures_util::stream::{self, StreamExt};
 
 use super::facts::{bounds, lasting, Lasting};
@@ -614,7 +616,6 @@ impl A11y {
     }
 }
 
-
 /// The children of an object that manages its descendants: GTK 3's bridge
 /// lists none of them to GetChildren, so ask by index, up to a bound.
 async fn children_by_index(p: &AccessibleProxy<'_>) -> Vec<ObjectRefOwned> {
@@ -679,11 +680,6 @@ async fn read_object(
         children,
     ))
 }
-
-/// Ask toolkits for object and cache events, and read every message the
-/// connection receives, in order, on a task of its own: it counts the events
-/// and publishes how far it has read. (An unread stream would stall the
-
 
 /// What an object's cache item says that events restate.
 struct Restated {

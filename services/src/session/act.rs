@@ -1088,4 +1088,263 @@ mod tests {
         assert_eq!(shown(6), Some(Rect::new(0, 60, 200, 20)));
         assert_eq!(shown(8), Some(Rect::new(0, 5, 100, 20)));
     }
+
+    /// Unit tests of which path an action takes, over a fake app and host.
+    mod paths {
+        use std::sync::Arc;
+
+        use super::*;
+        use crate::access::Interfaces;
+        use crate::model::Range;
+        use crate::session::fake_access::{id, FakeAccess};
+        use crate::session::fake_host::{window, FakeHost, Temper};
+        use wayrig_host::{InputEvent, WindowHandle};
+
+        const WINDOW: WindowHandle = WindowHandle { id: 1, epoch: 1 };
+
+        /// A window (1) holding a button (2), an entry (3), a slider (4), a
+        /// list (5) whose row 6 shows and row 7 lies scrolled out of the
+        /// window, and a disabled button (8).
+        fn app() -> FakeAccess {
+            let mut entry = at(node(3, Some(1), Role::TextInput, "Name"), 10, 50, 200, 30);
+            entry.states.editable = true;
+            let mut disabled = at(node(8, Some(1), Role::Button, "Later"), 300, 10, 80, 30);
+            disabled.states.disabled = true;
+            FakeAccess::new(vec![
+                at(node(1, None, Role::Window, "Main"), 0, 0, 400, 300),
+                at(node(2, Some(1), Role::Button, "Save"), 10, 10, 80, 30),
+                entry,
+                at(node(4, Some(1), Role::Slider, "Volume"), 10, 90, 200, 20),
+                at(node(5, Some(1), Role::List, ""), 10, 120, 200, 170),
+                at(node(6, Some(5), Role::ListItem, "Row 1"), 10, 120, 200, 20),
+                at(node(7, Some(5), Role::ListItem, "Row 40"), 10, 900, 200, 20),
+                disabled,
+            ])
+            .with_actions(2, &["click"])
+            .with_actions(7, &["activate"])
+        }
+
+        async fn session(app: FakeAccess) -> (Session, FakeHost, Arc<FakeAccess>) {
+            let host = FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 16).with_input();
+            let app = Arc::new(app);
+            let session = Session::with_accessibility(Arc::new(host.clone()), app.clone())
+                .await
+                .unwrap();
+            (session, host, app)
+        }
+
+        async fn act(session: &Session, number: u64, action: Action) -> Result<Path, Error> {
+            let element = ElementRef::Id(id(number));
+            let report = session
+                .act(WINDOW, element, action, ActOptions::default())
+                .await?;
+            Ok(report.path)
+        }
+
+        fn click_at(x: f64, y: f64) -> InputEvent {
+            InputEvent::Click {
+                x,
+                y,
+                button: Button::Left,
+                clicks: 1,
+                mods: Mods::default(),
+            }
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_button_that_shows_is_clicked_at_its_centre_not_through_its_action() {
+            let (session, host, app) = session(app()).await;
+            assert_eq!(act(&session, 2, Action::Press).await, Ok(Path::Pointer));
+            assert_eq!(host.sent(), [click_at(50.0, 25.0)]);
+            assert!(app.asked().is_empty(), "no action asked: {:?}", app.asked());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_row_scrolled_out_of_the_window_is_pressed_through_its_action() {
+            let (session, host, app) = session(app()).await;
+            assert_eq!(
+                act(&session, 7, Action::Press).await,
+                Ok(Path::Accessibility)
+            );
+            assert_eq!(app.asked(), ["activate 7"]);
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_press_where_the_app_names_another_element_is_refused_unsent() {
+            // Something the tree does not hold lies over the button.
+            let (session, host, _) = session(app().covered_by(6)).await;
+            let refused = act(&session, 2, Action::Press).await;
+            assert!(
+                matches!(&refused, Err(Error::NotShown(why)) if why.contains("not at (50, 25)")),
+                "{refused:?}"
+            );
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_disabled_button_is_refused_before_anything_is_sent() {
+            let (session, host, app) = session(app()).await;
+            let refused = act(&session, 8, Action::Press).await;
+            assert!(
+                matches!(refused, Err(Error::InvalidRequest(_))),
+                "{refused:?}"
+            );
+            assert!(host.sent().is_empty() && app.asked().is_empty());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_label_is_never_pressed_by_a_click_on_what_lies_under_it() {
+            let app = FakeAccess::new(vec![
+                at(node(1, None, Role::Window, "Main"), 0, 0, 400, 300),
+                at(node(2, Some(1), Role::Label, "Status"), 10, 10, 80, 30),
+            ]);
+            let (session, host, _) = session(app).await;
+            let refused = act(&session, 2, Action::Press).await;
+            assert!(matches!(refused, Err(Error::Unsupported(_))), "{refused:?}");
+            assert!(host.sent().is_empty());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_number_goes_into_a_slider_through_its_value() {
+            let range = Range {
+                min: 0.0,
+                max: 100.0,
+                now: 10.0,
+                step: 1.0,
+            };
+            let (session, host, app) = session(app().with_value(4, range)).await;
+            let set = Action::SetValue { text: "42".into() };
+            assert_eq!(act(&session, 4, set).await, Ok(Path::Accessibility));
+            assert_eq!(app.asked(), ["set value 42 4"]);
+            assert!(host.sent().is_empty());
+            let words = Action::SetValue {
+                text: "loud".into(),
+            };
+            let refused = act(&session, 4, words).await;
+            assert!(
+                matches!(refused, Err(Error::InvalidRequest(_))),
+                "{refused:?}"
+            );
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_step_stays_within_the_sliders_bounds() {
+            let range = Range {
+                min: 0.0,
+                max: 10.0,
+                now: 9.5,
+                step: 2.0,
+            };
+            let (session, _, app) = session(app().with_value(4, range)).await;
+            assert_eq!(
+                act(&session, 4, Action::Increment).await,
+                Ok(Path::Accessibility)
+            );
+            assert_eq!(
+                act(&session, 4, Action::Decrement).await,
+                Ok(Path::Accessibility)
+            );
+            assert_eq!(app.asked(), ["set value 10 4", "set value 8 4"]);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn text_the_app_takes_whole_is_set_without_typing() {
+            let editable = Interfaces {
+                component: true,
+                editable_text: true,
+                text: true,
+                ..Interfaces::default()
+            };
+            let app = app().offers(3, editable).setting_text();
+            let (session, host, app) = session(app).await;
+            let set = Action::SetValue { text: "Ada".into() };
+            assert_eq!(act(&session, 3, set).await, Ok(Path::Accessibility));
+            assert_eq!(app.asked(), ["set text \"Ada\" 3"]);
+            assert!(host.sent().is_empty());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn text_the_app_will_not_set_is_typed_once_a_click_focuses_the_field() {
+            // GTK 4: EditableText refuses an unfocused field and grab_focus
+            // answers false, so the field is clicked near its start.
+            let editable = Interfaces {
+                component: true,
+                editable_text: true,
+                text: true,
+                ..Interfaces::default()
+            };
+            let (session, host, app) = session(app().offers(3, editable)).await;
+            let set = Action::SetValue { text: "Ada".into() };
+            assert_eq!(act(&session, 3, set).await, Ok(Path::Keyboard));
+            assert_eq!(app.asked(), ["set text \"Ada\" 3", "focus 3"]);
+            let typed = [
+                click_at(22.0, 65.0),
+                InputEvent::Key {
+                    key: "Ctrl+A".into(),
+                },
+                InputEvent::Text { text: "Ada".into() },
+            ];
+            assert_eq!(host.sent(), typed);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_field_the_app_focuses_when_asked_is_not_clicked() {
+            let (session, host, app) = session(app().granting_focus()).await;
+            let insert = Action::InsertText { text: "x".into() };
+            assert_eq!(act(&session, 3, insert).await, Ok(Path::Keyboard));
+            assert_eq!(app.asked(), ["focus 3"]);
+            assert_eq!(host.sent(), [InputEvent::Text { text: "x".into() }]);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn select_asks_the_lists_selection_for_the_rows_place() {
+            let selects = Interfaces {
+                component: true,
+                selection: true,
+                ..Interfaces::default()
+            };
+            let (session, host, app) = session(app().offers(5, selects)).await;
+            assert_eq!(
+                act(&session, 7, Action::Select).await,
+                Ok(Path::Accessibility)
+            );
+            assert_eq!(app.asked(), ["select child 1 of 5"]);
+            assert!(host.sent().is_empty());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn select_without_a_selection_clicks_the_row_that_shows() {
+            let (session, host, app) = session(app()).await;
+            assert_eq!(act(&session, 6, Action::Select).await, Ok(Path::Pointer));
+            assert_eq!(host.sent(), [click_at(110.0, 130.0)]);
+            assert!(app.asked().is_empty());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_action_the_element_lacks_is_unsupported_and_nothing_runs() {
+            let (session, host, app) = session(app()).await;
+            let custom = Action::Custom {
+                name: "expand".into(),
+            };
+            let refused = act(&session, 2, custom).await;
+            assert!(matches!(refused, Err(Error::Unsupported(_))), "{refused:?}");
+            assert!(host.sent().is_empty() && app.asked().is_empty());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_element_never_read_is_stale() {
+            let (session, host, _) = session(app()).await;
+            let refused = session
+                .act(
+                    WINDOW,
+                    ElementRef::Id(99),
+                    Action::Press,
+                    ActOptions::default(),
+                )
+                .await;
+            assert!(matches!(refused, Err(Error::NoElement(_))), "{refused:?}");
+            assert!(host.sent().is_empty());
+        }
+    }
 }

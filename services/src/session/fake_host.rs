@@ -1,7 +1,7 @@
 //! A host in memory for unit tests of the session's rules: windows that an
 //! imagined app changes after a delay, or never, a stream that can lag, a
 //! clipboard in memory (or none); one display, captures whose pixels say where
-//! they are, a pointer.
+//! they are, a pointer; where asked, input kept as sent, each batch a frame.
 //!
 //! Everything else a host does answers `Unsupported`.
 
@@ -30,6 +30,8 @@ pub(crate) struct FakeHost {
     temper: Temper,
     /// Whether it offers a clipboard at all.
     has_clipboard: bool,
+    /// Whether it takes input (kept in `sent`) and draws a frame for each.
+    takes_input: bool,
 }
 
 /// The windows and their stream, shared with the imagined app's tasks, and
@@ -39,6 +41,8 @@ struct Shared {
     events: broadcast::Sender<WindowEvent>,
     clipboard: Mutex<ClipboardText>,
     pointer: Mutex<(f64, f64)>,
+    /// The input sent, batch by batch, with the window it was sent to.
+    sent: Mutex<Vec<(WindowHandle, Vec<InputEvent>)>>,
 }
 
 pub(crate) const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
@@ -70,10 +74,26 @@ impl FakeHost {
                     generation: 0,
                 }),
                 pointer: Mutex::new((0.0, 0.0)),
+                sent: Mutex::new(Vec::new()),
             }),
             temper,
             has_clipboard: true,
+            takes_input: false,
         }
+    }
+
+    /// The same host as one that takes input and draws a frame for each batch.
+    pub(crate) fn with_input(self) -> Self {
+        FakeHost {
+            takes_input: true,
+            ..self
+        }
+    }
+
+    /// Every input event sent so far, in order, batches joined.
+    pub(crate) fn sent(&self) -> Vec<InputEvent> {
+        let sent = self.shared.sent.lock().unwrap();
+        sent.iter().flat_map(|(_, batch)| batch.clone()).collect()
     }
 
     /// The same host as one that has no clipboard to offer.
@@ -133,8 +153,8 @@ impl Host for FakeHost {
             capture_covered: false,
             frame_pacing: false,
             window_commands: true,
-            input: false,
-            background_input: false,
+            input: self.takes_input,
+            background_input: self.takes_input,
             settle_threads: false,
             clipboard: self.has_clipboard,
             settle_approximate: false,
@@ -192,24 +212,42 @@ impl Host for FakeHost {
 
     async fn wait_frames(
         &self,
-        _window: WindowHandle,
+        window: WindowHandle,
         _until: FrameWait,
         _timeout: Duration,
     ) -> HostResult<Settled> {
-        unsupported()
+        if !self.takes_input {
+            return unsupported();
+        }
+        // Each batch of input was drawn as it was taken.
+        Ok(Settled {
+            window,
+            commits: 0,
+            waited: Duration::ZERO,
+        })
     }
 
     async fn input(
         &self,
-        _window: WindowHandle,
-        _events: Vec<InputEvent>,
+        window: WindowHandle,
+        events: Vec<InputEvent>,
         _options: InputOptions,
     ) -> HostResult<InputReport> {
-        unsupported()
+        if !self.takes_input {
+            return unsupported();
+        }
+        self.shared.sent.lock().unwrap().push((window, events));
+        Ok(InputReport {
+            activated: false,
+            text_paths: Vec::new(),
+        })
     }
 
     async fn commits(&self, _window: WindowHandle) -> HostResult<u64> {
-        unsupported()
+        if !self.takes_input {
+            return unsupported();
+        }
+        Ok(self.shared.sent.lock().unwrap().len() as u64)
     }
 
     async fn step(&self, _frames: u32) -> HostResult<Stepped> {

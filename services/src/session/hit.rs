@@ -150,9 +150,7 @@ impl Session {
                     _ => break,
                 }
             }
-            let hit = hit
-                .map(|p| p.id())
-                .filter(|id| tree.node(*id).is_some());
+            let hit = hit.map(|p| p.id()).filter(|id| tree.node(*id).is_some());
             match verdict(&parents, node.id, within, hit) {
                 Verdict::Lands | Verdict::Undecided => return Ok(()),
                 Verdict::Deeper(next) => within = next,

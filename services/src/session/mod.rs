@@ -18,6 +18,8 @@ mod drawn_menus;
 mod elements;
 mod exported_menus;
 #[cfg(test)]
+mod fake_access;
+#[cfg(test)]
 mod fake_host;
 mod gestures;
 mod hit;
@@ -167,10 +169,19 @@ impl Session {
             .build()
             .await
             .map_err(|e| Error::Failed(format!("cannot reach the session bus: {e}")))?;
-        let mut session = Session::without_accessibility(host).await?;
-        session.a11y = Some(a11y);
+        let mut session = Session::with_accessibility(host, a11y).await?;
         session.session_bus = Some(session_bus);
         session._buses = Some(buses);
+        Ok(session)
+    }
+
+    /// Join a host with its apps' accessibility as `a11y` gives it.
+    pub(crate) async fn with_accessibility(
+        host: Arc<dyn Host>,
+        a11y: Arc<dyn Accessibility>,
+    ) -> Result<Self, Error> {
+        let mut session = Session::without_accessibility(host).await?;
+        session.a11y = Some(a11y);
         Ok(session)
     }
 
