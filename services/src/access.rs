@@ -10,6 +10,7 @@ use std::time::Duration;
 use wayrig_host::Rect;
 
 use crate::model::{Error, Node, Range};
+use crate::session::Menu;
 
 /// Where one phase of a read spent its time, and the calls it made to the
 /// app: what the benchmarks print to show where a read's time goes.
@@ -268,6 +269,32 @@ pub trait Accessibility: Send + Sync {
 
     /// Select the node's child at `index`; whether the app did.
     async fn select_child(&self, id: u64, index: usize) -> Result<bool, Error>;
+}
+
+/// Where an app exports its menu bar: its connection on the session bus,
+/// and its application's object path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenubarAt {
+    pub bus_name: String,
+    pub app_path: String,
+}
+
+/// The menus apps export beside their accessibility (GTK's org.gtk.Menus on
+/// the session bus): the app's own model, open or not, and items run by
+/// their actions.
+#[async_trait::async_trait]
+pub trait ExportedMenus: Send + Sync {
+    /// Where process `pid` exports the menu bar of application `app_id`,
+    /// if it does.
+    async fn menubar_of(&self, pid: u32, app_id: &str) -> Option<MenubarAt>;
+
+    /// Every menu of the menu bar with its rows; `window` is the app's
+    /// number for the window (GTK numbers an app's windows as made).
+    async fn list(&self, at: &MenubarAt, window: u32) -> Result<Vec<Menu>, Error>;
+
+    /// Run the item at the end of `path` (labels from the menu bar down),
+    /// once its action is enabled; answers once the app's handler returned.
+    async fn choose(&self, at: &MenubarAt, path: &[String], window: u32) -> Result<(), Error>;
 }
 
 #[cfg(test)]

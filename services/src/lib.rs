@@ -7,6 +7,8 @@ pub mod a11y;
 pub mod access;
 pub mod bus;
 pub mod desktop;
+mod gtk_menus;
+mod menu_labels;
 pub mod model;
 pub mod session;
 pub mod sockets;

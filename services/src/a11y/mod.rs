@@ -91,6 +91,25 @@ fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Failed(format!("{what}: {e}"))
 }
 
+/// The AT-SPI bus of the desktop whose session bus is at `session`, as its
+/// org.a11y.Bus names it (activating it if need be).
+pub async fn desktop_bus_address(session: &str) -> Result<String, Error> {
+    let conn = zbus::connection::Builder::address(session)
+        .map_err(|e| Error::Failed(format!("bad session bus address {session:?}: {e}")))?
+        .method_timeout(Duration::from_secs(5))
+        .build()
+        .await
+        .map_err(|e| Error::Failed(format!("cannot reach the desktop's session bus: {e}")))?;
+    let launcher = atspi::proxy::bus::BusProxy::new(&conn)
+        .await
+        .map_err(|e| Error::Failed(format!("the desktop has no org.a11y.Bus: {e}")))?;
+    launcher.get_address().await.map_err(|e| {
+        Error::Failed(format!(
+            "the desktop's org.a11y.Bus gave no address (is at-spi2-core installed?): {e}"
+        ))
+    })
+}
+
 /// A call that failed, as an answer: one the app did not answer in time is a
 /// timeout (the app is hung or stopped), anything else a failure.
 pub(crate) fn call_failed(what: &str, e: zbus::Error) -> Error {

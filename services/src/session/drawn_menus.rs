@@ -11,11 +11,11 @@ use std::pin::Pin;
 use wayrig_host::{Button, InputEvent, InputOptions, Mods, WindowHandle};
 
 use super::act::{ActOptions, Action, ElementRef, Path};
-use super::exported_menus::label_matches;
 use super::menus::{
     entries_under, items_under, menu_bar, row_label, Menu, MenuRow, OpenMenu, MENU_OPENS,
 };
 use super::Session;
+use crate::menu_labels::label_matches;
 use crate::model::{Error, Node, Role, Tree};
 
 /// Tries at closing the drawn menus before saying they would not close.

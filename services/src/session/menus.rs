@@ -11,8 +11,9 @@ use wayrig_host::{InputEvent, InputOptions, WindowCommand, WindowHandle, WindowI
 
 use super::act::{ActOptions, Action, ElementRef, Path};
 use super::drawn_menus::drawn_bar;
-use super::exported_menus::{app_path, label_matches, plain_label, Exported};
 use super::Session;
+use crate::access::{ExportedMenus, MenubarAt};
+use crate::menu_labels::{label_matches, plain_label};
 use crate::model::{is_class_name, Checked, Error, Node, Role, Tree};
 
 /// How long an opened menu gets to show its items.
@@ -66,34 +67,18 @@ pub struct OpenMenu {
 }
 
 impl Session {
-    /// The app's menus on the session bus, if it exports a menu bar, with
-    /// its number for the window (GTK numbers an app's windows as made).
-    async fn exported(&self, window: &WindowInfo) -> Option<(Exported<'_>, u32)> {
-        let (pid, app_path, conn) = (window.pid?, app_path(&window.app_id)?, self.session_bus()?);
-        for bus_name in names_of(conn, pid).await {
-            if self.silent_bus_names.lock().unwrap().contains(&bus_name) {
-                continue;
-            }
-            let exported = Exported {
-                conn,
-                bus_name: bus_name.clone(),
-                app_path: app_path.clone(),
-            };
-            let has_menubar = exported.has_menubar().await;
-            if has_menubar.is_none() {
-                self.silent_bus_names.lock().unwrap().insert(bus_name);
-            }
-            if has_menubar == Some(true) {
-                let number = self
-                    .windows()
-                    .iter()
-                    .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Normal)
-                    .filter(|w| w.handle.id <= window.handle.id)
-                    .count() as u32;
-                return Some((exported, number.max(1)));
-            }
-        }
-        None
+    /// Where the window's app exports its menu bar, if it does, with its
+    /// number for the window (GTK numbers an app's windows as made).
+    async fn exported(&self, window: &WindowInfo) -> Option<(&dyn ExportedMenus, MenubarAt, u32)> {
+        let (pid, menus) = (window.pid?, self.exported_menus()?);
+        let at = menus.menubar_of(pid, &window.app_id).await?;
+        let number = self
+            .windows()
+            .iter()
+            .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Normal)
+            .filter(|w| w.handle.id <= window.handle.id)
+            .count() as u32;
+        Some((menus, at, number.max(1)))
     }
 
     /// Every menu of the window's menu bar with its rows.
@@ -107,8 +92,8 @@ impl Session {
         if self.draws_menus(handle).await? {
             return self.list_drawn(handle).await;
         }
-        if let Some((exported, number)) = self.exported(&window).await {
-            return exported.list(number).await;
+        if let Some((menus, at, number)) = self.exported(&window).await {
+            return menus.list(&at, number).await;
         }
         let tree = self.tree(handle).await?;
         // A window that shows no menu bar has no menus to list.
@@ -411,9 +396,8 @@ impl Session {
         if self.draws_menus(handle).await? {
             return self.choose_drawn(handle, path).await.map(MenuPath::Tree);
         }
-        if let Some((exported, number)) = self.exported(&window).await {
-            let chosen = exported.find(path).await?;
-            exported.activate(&chosen, number).await?;
+        if let Some((menus, at, number)) = self.exported(&window).await {
+            menus.choose(&at, path, number).await?;
             return Ok(MenuPath::Exported);
         }
         self.menu_in_tree(handle, path).await.map(MenuPath::Tree)
@@ -538,27 +522,6 @@ impl Session {
             .input(handle, vec![key.clone(), key], InputOptions::default())
             .await;
     }
-}
-
-/// The unique names on the bus that belong to a process.
-async fn names_of(conn: &zbus::Connection, pid: u32) -> Vec<String> {
-    let Ok(dbus) = zbus::fdo::DBusProxy::new(conn).await else {
-        return Vec::new();
-    };
-    let mut names = Vec::new();
-    for name in dbus.list_names().await.unwrap_or_default() {
-        if !name.starts_with(':') {
-            continue;
-        }
-        if dbus
-            .get_connection_unix_process_id(name.clone().into())
-            .await
-            .is_ok_and(|p| p == pid)
-        {
-            names.push(name.to_string());
-        }
-    }
-    names
 }
 
 fn is_menu_item(n: &Node) -> bool {

@@ -1,22 +1,23 @@
 //! The session: one host of apps joined with their accessibility, and the only
 //! API a face sees. Its methods are split across this folder by concern.
 //!
-//! windows: the kept window list, selection and window operations; tree: reading
-//! a window's elements; seen: what of them shows, and what names an unlabeled
-//! control; reading: the order a person reads elements in; elements: queries and pre-order reads; snapshots: named reads and
-//! staleness; act: actions on elements; click: a pointer click on an
-//! element; menus: the app's menus;
-//! launch: starting apps and opening files as a desktop does; input: input in
-//! steps, one frame each, queued per window and cancellable; clipboard: the
-//! clipboard's text; screenshots: displays and windows as images, kept to map
-//! their pixels back; waits: waiting for an element to show or go.
+//! windows: the kept window list, selection and window operations; tree:
+//! reading a window's elements; seen: what of them shows, and what names an
+//! unlabeled control; reading: the order a person reads elements in; elements:
+//! queries and pre-order reads; snapshots: named reads and staleness; act:
+//! actions on elements; click: a pointer click on an element; menus: the
+//! app's menus; launch: starting apps and opening files as a desktop does;
+//! input: input in steps, one frame each, queued per window and cancellable;
+//! clipboard: the clipboard's text; screenshots: displays and windows as
+//! images, kept to map their pixels back; waits: waiting for an element to
+//! show or go. The session reaches apps only through `Host`, `Accessibility`
+//! and `ExportedMenus`; fake_host and fake_access stand in for them in tests.
 
 mod act;
 mod click;
 mod clipboard;
 mod drawn_menus;
 mod elements;
-mod exported_menus;
 #[cfg(test)]
 mod fake_access;
 #[cfg(test)]
@@ -43,8 +44,9 @@ use wayrig_host::{
 };
 
 use crate::a11y::A11y;
-use crate::access::{Accessibility, AnnouncementsRead};
+use crate::access::{Accessibility, AnnouncementsRead, ExportedMenus};
 use crate::bus::PrivateBus;
+use crate::gtk_menus::GtkMenus;
 use crate::model::Error;
 
 pub use act::{ActOptions, ActReport, Action, Delivery, ElementRef, Path};
@@ -94,20 +96,7 @@ impl Buses {
     /// The buses of the desktop at `session`: its session bus, and the AT-SPI
     /// bus it names through org.a11y.Bus (activating it if need be).
     pub async fn of_desktop(session: &str) -> Result<Self, Error> {
-        let conn = zbus::connection::Builder::address(session)
-            .map_err(|e| Error::Failed(format!("bad session bus address {session:?}: {e}")))?
-            .method_timeout(Duration::from_secs(5))
-            .build()
-            .await
-            .map_err(|e| Error::Failed(format!("cannot reach the desktop's session bus: {e}")))?;
-        let launcher = atspi::proxy::bus::BusProxy::new(&conn)
-            .await
-            .map_err(|e| Error::Failed(format!("the desktop has no org.a11y.Bus: {e}")))?;
-        let a11y = launcher.get_address().await.map_err(|e| {
-            Error::Failed(format!(
-                "the desktop's org.a11y.Bus gave no address (is at-spi2-core installed?): {e}"
-            ))
-        })?;
+        let a11y = crate::a11y::desktop_bus_address(session).await?;
         Ok(Buses::existing(session, a11y))
     }
 }
@@ -140,11 +129,8 @@ pub struct Session {
     installed: std::sync::OnceLock<crate::desktop::Applications>,
     /// Where installed applications are found.
     desktop_dirs: std::sync::OnceLock<crate::desktop::XdgDirs>,
-    /// The session bus the apps are on (for the menus they export).
-    session_bus: Option<zbus::Connection>,
-    /// Apps' session bus connections that answered no call (AccessKit's
-    /// reads none): not asked for exported menus again.
-    silent_bus_names: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The menus the apps export on their session bus.
+    exported_menus: Option<Arc<dyn ExportedMenus>>,
     _buses: Option<Buses>,
     /// When the session began: the zero of the times its reports give.
     started: std::time::Instant,
@@ -163,14 +149,9 @@ impl Session {
     pub async fn new(host: Arc<dyn Host>, buses: impl Into<Buses>) -> Result<Self, Error> {
         let buses = buses.into();
         let a11y = Arc::new(A11y::connect(&buses.a11y).await?);
-        let session_bus = zbus::connection::Builder::address(buses.session.as_str())
-            .map_err(|e| Error::Failed(format!("bad session bus address: {e}")))?
-            .method_timeout(Duration::from_secs(5))
-            .build()
-            .await
-            .map_err(|e| Error::Failed(format!("cannot reach the session bus: {e}")))?;
+        let menus = Arc::new(GtkMenus::connect(&buses.session).await?);
         let mut session = Session::with_accessibility(host, a11y).await?;
-        session.session_bus = Some(session_bus);
+        session.exported_menus = Some(menus);
         session._buses = Some(buses);
         Ok(session)
     }
@@ -200,8 +181,7 @@ impl Session {
             input_queues: Default::default(),
             installed: Default::default(),
             desktop_dirs: Default::default(),
-            session_bus: None,
-            silent_bus_names: Default::default(),
+            exported_menus: None,
             _buses: None,
             started: std::time::Instant::now(),
             effect_wait_ms: (EFFECT_WAIT.as_millis() as u64).into(),
@@ -334,8 +314,8 @@ impl Session {
         Ok(self.host.pointer().await?)
     }
 
-    pub(crate) fn session_bus(&self) -> Option<&zbus::Connection> {
-        self.session_bus.as_ref()
+    pub(crate) fn exported_menus(&self) -> Option<&dyn ExportedMenus> {
+        self.exported_menus.as_deref()
     }
 
     pub(crate) fn pid_of(&self, handle: WindowHandle) -> Option<u32> {

@@ -1,15 +1,105 @@
-//! An app's menus as it exports them on the session bus: org.gtk.Menus for the
+//! Apps' menus as they export them on the session bus: org.gtk.Menus for the
 //! menu bar's model, org.gtk.Actions for what its items run and their state.
 //!
 //! The exported model is the app's own: it lists menus whether or not they are
 //! open, and an action's Activate returns once the item's handler has run.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use zbus::zvariant::{OwnedValue, Value};
 
-use super::menus::{Menu, MenuRow};
+use crate::access::{ExportedMenus, MenubarAt};
+use crate::menu_labels::{label_matches, plain_label, shortcut_of};
 use crate::model::{Checked, Error};
+use crate::session::{Menu, MenuRow};
+
+/// The menus apps export on one session bus.
+pub struct GtkMenus {
+    conn: zbus::Connection,
+    /// Apps' connections that answered no call (AccessKit's reads none):
+    /// not asked again.
+    silent_bus_names: Mutex<HashSet<String>>,
+}
+
+impl GtkMenus {
+    pub async fn connect(address: &str) -> Result<Self, Error> {
+        let conn = zbus::connection::Builder::address(address)
+            .map_err(|e| Error::Failed(format!("bad session bus address: {e}")))?
+            .method_timeout(Duration::from_secs(5))
+            .build()
+            .await
+            .map_err(|e| Error::Failed(format!("cannot reach the session bus: {e}")))?;
+        Ok(GtkMenus {
+            conn,
+            silent_bus_names: Mutex::default(),
+        })
+    }
+
+    fn exported(&self, at: &MenubarAt) -> Exported<'_> {
+        Exported {
+            conn: &self.conn,
+            bus_name: at.bus_name.clone(),
+            app_path: at.app_path.clone(),
+        }
+    }
+
+    /// The unique names on the bus that belong to a process.
+    async fn names_of(&self, pid: u32) -> Vec<String> {
+        let Ok(dbus) = zbus::fdo::DBusProxy::new(&self.conn).await else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        for name in dbus.list_names().await.unwrap_or_default() {
+            if !name.starts_with(':') {
+                continue;
+            }
+            if dbus
+                .get_connection_unix_process_id(name.clone().into())
+                .await
+                .is_ok_and(|p| p == pid)
+            {
+                names.push(name.to_string());
+            }
+        }
+        names
+    }
+}
+
+#[async_trait::async_trait]
+impl ExportedMenus for GtkMenus {
+    async fn menubar_of(&self, pid: u32, app_id: &str) -> Option<MenubarAt> {
+        let app_path = app_path(app_id)?;
+        for bus_name in self.names_of(pid).await {
+            if self.silent_bus_names.lock().unwrap().contains(&bus_name) {
+                continue;
+            }
+            let at = MenubarAt {
+                bus_name: bus_name.clone(),
+                app_path: app_path.clone(),
+            };
+            match self.exported(&at).has_menubar().await {
+                Some(true) => return Some(at),
+                Some(false) => {}
+                None => {
+                    self.silent_bus_names.lock().unwrap().insert(bus_name);
+                }
+            }
+        }
+        None
+    }
+
+    async fn list(&self, at: &MenubarAt, window: u32) -> Result<Vec<Menu>, Error> {
+        self.exported(at).list(window).await
+    }
+
+    async fn choose(&self, at: &MenubarAt, path: &[String], window: u32) -> Result<(), Error> {
+        let exported = self.exported(at);
+        let chosen = exported.find(path).await?;
+        exported.activate(&chosen, window).await
+    }
+}
 
 /// An item of an exported menu: what it says and what it runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,20 +129,20 @@ impl Item {
 
 /// A chosen item, ready to run: its action's group, name and parameter.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Chosen {
+struct Chosen {
     /// "app" or "win" (or another group the app exports).
-    pub group: String,
-    pub name: String,
-    pub target: Option<OwnedValue>,
+    group: String,
+    name: String,
+    target: Option<OwnedValue>,
 }
 
 /// One app's exported menus and actions on the session bus.
-pub struct Exported<'a> {
-    pub conn: &'a zbus::Connection,
+struct Exported<'a> {
+    conn: &'a zbus::Connection,
     /// The app's unique bus name.
-    pub bus_name: String,
+    bus_name: String,
     /// The app's object path ("/org/gtk/WidgetFactory4").
-    pub app_path: String,
+    app_path: String,
 }
 
 /// A menu's items as org.gtk.Menus gives them: (group, menu, items).
@@ -83,7 +173,7 @@ trait GtkActions {
 }
 
 /// The object path GApplication exports under for an application id.
-pub fn app_path(app_id: &str) -> Option<String> {
+fn app_path(app_id: &str) -> Option<String> {
     if app_id.is_empty() || !app_id.contains('.') {
         return None;
     }
@@ -97,70 +187,6 @@ pub fn app_path(app_id: &str) -> Option<String> {
         });
     }
     Some(path)
-}
-
-/// Whether a menu label is the one asked for: case, mnemonic underscores and a
-/// trailing "…" or "..." do not matter.
-pub fn label_matches(label: &str, asked: &str) -> bool {
-    fn bare(s: &str) -> String {
-        let plain = plain_label(s);
-        let trimmed = plain.trim();
-        let trimmed = trimmed
-            .strip_suffix('…')
-            .or_else(|| trimmed.strip_suffix("..."))
-            .unwrap_or(trimmed);
-        trimmed.trim_end().to_lowercase()
-    }
-    bare(label) == bare(asked)
-}
-
-/// A GTK accelerator as menus write it: `<Control><Shift>n` is `Ctrl+Shift+N`.
-pub fn shortcut_of(accel: &str) -> Option<String> {
-    let mut parts = Vec::new();
-    let mut rest = accel;
-    while let Some(tail) = rest.strip_prefix('<') {
-        let (modifier, after) = tail.split_once('>')?;
-        parts.push(match modifier.to_ascii_lowercase().as_str() {
-            "control" | "ctrl" | "primary" => "Ctrl",
-            "shift" => "Shift",
-            "alt" | "mod1" => "Alt",
-            "super" | "meta" => "Super",
-            _ => return None,
-        });
-        rest = after;
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let key = if rest.chars().count() == 1 {
-        rest.to_uppercase()
-    } else {
-        rest.to_string()
-    };
-    Some(
-        parts
-            .into_iter()
-            .chain(std::iter::once(key.as_str()))
-            .collect::<Vec<_>>()
-            .join("+"),
-    )
-}
-
-/// A label as a person reads it: mnemonic underscores gone ("_File" → "File").
-pub fn plain_label(label: &str) -> String {
-    let mut out = String::new();
-    let mut chars = label.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '_' {
-            if chars.peek() == Some(&'_') {
-                out.push('_');
-                chars.next();
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
 }
 
 impl Exported<'_> {
@@ -201,7 +227,7 @@ impl Exported<'_> {
 
     /// Whether the app exports a menu bar at all; `None` when its connection
     /// answered nothing (AccessKit's session bus connection reads no calls).
-    pub async fn has_menubar(&self) -> Option<bool> {
+    async fn has_menubar(&self) -> Option<bool> {
         match self.start(&[0]).await {
             Ok(menus) => {
                 self.end(&[0]).await;
@@ -213,7 +239,7 @@ impl Exported<'_> {
     }
 
     /// The item at the end of `path`, by labels along it (mnemonics ignored).
-    pub async fn find(&self, path: &[String]) -> Result<Chosen, Error> {
+    async fn find(&self, path: &[String]) -> Result<Chosen, Error> {
         let mut started = vec![0];
         let mut menus = self
             .start(&[0])
@@ -314,7 +340,7 @@ impl Exported<'_> {
 
     /// Every menu of the menu bar with its rows, as the app's model has them,
     /// with each item's enabled and checked state from its action.
-    pub async fn list(&self, window: u32) -> Result<Vec<Menu>, Error> {
+    async fn list(&self, window: u32) -> Result<Vec<Menu>, Error> {
         let mut started = vec![0];
         let mut menus = self
             .start(&[0])
@@ -393,7 +419,7 @@ impl Exported<'_> {
     /// Run a chosen item: refused while its action is disabled; answers once
     /// the app's handler has returned. `window` is the app's number for the
     /// window, for "win." actions.
-    pub async fn activate(&self, chosen: &Chosen, window: u32) -> Result<(), Error> {
+    async fn activate(&self, chosen: &Chosen, window: u32) -> Result<(), Error> {
         let path = match chosen.group.as_str() {
             "app" => self.app_path.clone(),
             "win" => format!("{}/window/{window}", self.app_path),
@@ -501,28 +527,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn labels_match_ignoring_case_mnemonics_and_ellipses() {
-        assert!(label_matches("_Save As…", "save as"));
-        assert!(label_matches("Open...", "Open…"));
-        assert!(
-            label_matches("__Under", "__under"),
-            "a doubled underscore is one"
-        );
-        assert!(!label_matches("Save", "Save As"));
-    }
-
-    #[test]
-    fn accelerators_read_as_menus_write_them() {
-        assert_eq!(shortcut_of("<Control>c").as_deref(), Some("Ctrl+C"));
-        assert_eq!(
-            shortcut_of("<Primary><Shift>n").as_deref(),
-            Some("Ctrl+Shift+N")
-        );
-        assert_eq!(shortcut_of("F11").as_deref(), Some("F11"));
-        assert_eq!(shortcut_of("<Hyper>x"), None);
-    }
-
-    #[test]
     fn app_ids_map_to_object_paths() {
         assert_eq!(
             app_path("org.gtk.WidgetFactory4").as_deref(),
@@ -534,12 +538,5 @@ mod tests {
         );
         assert_eq!(app_path("foot"), None);
         assert_eq!(app_path("a.b c"), None);
-    }
-
-    #[test]
-    fn mnemonics_are_not_part_of_labels() {
-        assert_eq!(plain_label("_File"), "File");
-        assert_eq!(plain_label("Save __As"), "Save _As");
-        assert_eq!(plain_label("Plain"), "Plain");
     }
 }

@@ -1,0 +1,100 @@
+//! Menu labels as people read and ask for them: mnemonic markers dropped,
+//! case and trailing ellipses ignored, accelerators written as shortcuts.
+
+/// Whether a menu label is the one asked for: case, mnemonic underscores and a
+/// trailing "…" or "..." do not matter.
+pub fn label_matches(label: &str, asked: &str) -> bool {
+    fn bare(s: &str) -> String {
+        let plain = plain_label(s);
+        let trimmed = plain.trim();
+        let trimmed = trimmed
+            .strip_suffix('…')
+            .or_else(|| trimmed.strip_suffix("..."))
+            .unwrap_or(trimmed);
+        trimmed.trim_end().to_lowercase()
+    }
+    bare(label) == bare(asked)
+}
+
+/// A GTK accelerator as menus write it: `<Control><Shift>n` is `Ctrl+Shift+N`.
+pub fn shortcut_of(accel: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    let mut rest = accel;
+    while let Some(tail) = rest.strip_prefix('<') {
+        let (modifier, after) = tail.split_once('>')?;
+        parts.push(match modifier.to_ascii_lowercase().as_str() {
+            "control" | "ctrl" | "primary" => "Ctrl",
+            "shift" => "Shift",
+            "alt" | "mod1" => "Alt",
+            "super" | "meta" => "Super",
+            _ => return None,
+        });
+        rest = after;
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let key = if rest.chars().count() == 1 {
+        rest.to_uppercase()
+    } else {
+        rest.to_string()
+    };
+    Some(
+        parts
+            .into_iter()
+            .chain(std::iter::once(key.as_str()))
+            .collect::<Vec<_>>()
+            .join("+"),
+    )
+}
+
+/// A label as a person reads it: mnemonic underscores gone ("_File" → "File").
+pub fn plain_label(label: &str) -> String {
+    let mut out = String::new();
+    let mut chars = label.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '_' {
+            if chars.peek() == Some(&'_') {
+                out.push('_');
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_match_ignoring_case_mnemonics_and_ellipses() {
+        assert!(label_matches("_Save As…", "save as"));
+        assert!(label_matches("Open...", "Open…"));
+        assert!(
+            label_matches("__Under", "__under"),
+            "a doubled underscore is one"
+        );
+        assert!(!label_matches("Save", "Save As"));
+    }
+
+    #[test]
+    fn accelerators_read_as_menus_write_them() {
+        assert_eq!(shortcut_of("<Control>c").as_deref(), Some("Ctrl+C"));
+        assert_eq!(
+            shortcut_of("<Primary><Shift>n").as_deref(),
+            Some("Ctrl+Shift+N")
+        );
+        assert_eq!(shortcut_of("F11").as_deref(), Some("F11"));
+        assert_eq!(shortcut_of("<Hyper>x"), None);
+    }
+
+    #[test]
+    fn mnemonics_are_not_part_of_labels() {
+        assert_eq!(plain_label("_File"), "File");
+        assert_eq!(plain_label("Save __As"), "Save _As");
+        assert_eq!(plain_label("Plain"), "Plain");
+    }
+}
