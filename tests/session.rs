@@ -455,7 +455,7 @@ async fn the_kept_window_list_follows_windows_opening_and_closing() {
     session
         .act(
             fixture.window,
-            ElementRef::Query(opener),
+            ElementRef::Query(Box::new(opener)),
             Action::Press,
             ActOptions::default(),
         )
@@ -583,11 +583,11 @@ async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
     session
         .act(
             win,
-            ElementRef::Query(Query {
+            ElementRef::Query(Box::new(Query {
                 role: Some(Role::RadioButton),
                 name: Some("Page 2".into()),
                 ..Query::default()
-            }),
+            })),
             Action::Press,
             ActOptions::default(),
         )

@@ -295,6 +295,16 @@ impl Node {
             .or(self.label_fallback.as_ref().map(|f| f.text.as_str()))
     }
 
+    /// Its label as faces report it: the words it is read by, else the text
+    /// a text element (a label, paragraph or heading) shows as its value.
+    pub fn shown_label(&self) -> Option<&str> {
+        self.read_as().or_else(|| {
+            matches!(self.role, Role::Label | Role::Paragraph | Role::Heading)
+                .then_some(self.value.as_deref())
+                .flatten()
+        })
+    }
+
     /// Checked, unchecked or mixed; `None` for what cannot be checked.
     /// Check boxes, switches, radio and toggle buttons and their menu items
     /// are checkable whether or not the toolkit says so.

@@ -271,12 +271,6 @@ pub fn accesskit_role(role: Role) -> &'static str {
     }
 }
 
-/// Whether AccessKit's name names a kind of text node, whose text MixOS
-/// reports as its label.
-pub fn is_text(role: Role) -> bool {
-    matches!(role, Role::Label | Role::Paragraph | Role::Heading)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,11 +296,5 @@ mod tests {
         ] {
             assert!(ACCESSKIT_ROLES.contains(&accesskit_role(role)), "{role:?}");
         }
-    }
-
-    #[test]
-    fn text_nodes_are_the_label_kinds() {
-        assert!(is_text(Role::Label));
-        assert!(!is_text(Role::Button));
     }
 }

@@ -21,7 +21,7 @@ use crate::keys;
 
 /// How long `ui.capture` waits for its screenshot.
 const CAPTURE_LIMIT: Duration = Duration::from_secs(10);
-use crate::roles::{accesskit_role, is_text, ACCESSKIT_ROLES};
+use crate::roles::{accesskit_role, ACCESSKIT_ROLES};
 
 /// A refusal with one of the spec's codes.
 fn refuse(code: &str, message: impl Into<String>) -> Refusal {
@@ -376,20 +376,6 @@ fn rect(n: &Node) -> Value {
     })
 }
 
-/// The label MixOS reports: the name, or a text node's text; for a control
-/// whose name says nothing, the words a person would use (marked in the
-/// node by `labelFrom`).
-/// A toolkit's class name standing in for a name is no label.
-fn label_of(n: &Node) -> String {
-    if let Some(words) = n.read_as() {
-        words.to_string()
-    } else if is_text(n.role) {
-        n.value.clone().unwrap_or_default()
-    } else {
-        String::new()
-    }
-}
-
 fn node_wire(e: &Element, children: &[String]) -> Value {
     let n = &e.node;
     let checked = n.checked().map(|c| match c {
@@ -400,7 +386,9 @@ fn node_wire(e: &Element, children: &[String]) -> Value {
     let mut node = json!({
         "id": n.id.to_string(),
         "role": accesskit_role(n.role),
-        "label": label_of(n),
+        // For a control whose name says nothing, the words a person would
+        // use (marked by `labelFrom`); a toolkit's class name is no label.
+        "label": n.shown_label().unwrap_or(""),
         "value": n.value.clone().or_else(|| n.range.map(|r| r.now.to_string())),
         "placeholder": n.annotations.placeholder,
         "rect": rect(n),
@@ -453,20 +441,20 @@ async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal
             children.entry(p).or_default().push(e.node.id.to_string());
         }
     }
-    let matches = |e: &Element| {
-        let l = label_of(&e.node);
-        label.is_none_or(|want| {
-            if exact {
-                l == want
-            } else {
-                l.to_lowercase().contains(&want.to_lowercase())
-            }
-        }) && role.is_none_or(|r| accesskit_role(e.node.role) == r)
+    let query = Query {
+        shown_label_contains: label.filter(|_| !exact).map(str::to_string),
+        shown_label_is: label.filter(|_| exact).map(str::to_string),
+        // The read left out what does not show.
+        include_hidden: true,
+        ..Query::default()
     };
+    let window = read.window.content;
     let nodes: Vec<Value> = read
         .elements
         .iter()
-        .filter(|e| matches(e))
+        .filter(|e| query.matches_besides_label(&e.node, &window))
+        // AccessKit's role names are the wire's words for the model's roles.
+        .filter(|e| role.is_none_or(|r| accesskit_role(e.node.role) == r))
         .map(|e| node_wire(e, children.get(&e.node.id).map_or(&[], Vec::as_slice)))
         .collect();
     Ok(json!({
@@ -519,10 +507,10 @@ async fn click(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusa
     let handle = app_window(session, pid).await?.handle;
     let element = match (label, id) {
         (Some(""), None) => return Err(argument("label is empty: give the text to click")),
-        (Some(label), None) => ElementRef::Query(Query {
+        (Some(label), None) => ElementRef::Query(Box::new(Query {
             label: Some(label.to_string()),
             ..Query::default()
-        }),
+        })),
         (None, Some(id)) => ElementRef::Id(node_id(id)?),
         _ => return Err(argument("give exactly one of label and id")),
     };

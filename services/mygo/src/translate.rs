@@ -86,7 +86,7 @@ async fn run(
             let handle = window().await?.handle;
             let element = match element {
                 ElementPick::Id(id) => ElementRef::Id(id),
-                ElementPick::Key(key) => ElementRef::Query(Query::key(key)),
+                ElementPick::Key(key) => ElementRef::Query(Box::new(Query::key(key))),
             };
             session
                 .act(handle, element, action_of(action), ActOptions::default())

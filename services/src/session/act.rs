@@ -77,7 +77,7 @@ pub enum ElementRef {
     /// unchanged, else `StaleElement`.
     InSnapshot { snapshot: String, id: u64 },
     /// The one element a query means.
-    Query(Query),
+    Query(Box<Query>),
 }
 
 /// How an action's input reaches a window that is not in front.

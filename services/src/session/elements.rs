@@ -32,6 +32,11 @@ pub struct Query {
     /// else the words a control without a label is read by (the label
     /// beside it, its tooltip).
     pub label: Option<String>,
+    /// A case-insensitive substring of the label as faces report it
+    /// (`Node::shown_label`), matched element by element.
+    pub shown_label_contains: Option<String>,
+    /// The whole label as faces report it, case and all.
+    pub shown_label_is: Option<String>,
     /// States that must hold.
     pub states: Vec<StateFlag>,
     /// Hidden elements (offscreen, unsized, outside the window) may match.
@@ -297,6 +302,14 @@ impl Query {
                 .key
                 .as_deref()
                 .is_none_or(|k| n.key.as_deref() == Some(k))
+            && self
+                .shown_label_contains
+                .as_deref()
+                .is_none_or(|x| contains(n.shown_label().unwrap_or(""), x))
+            && self
+                .shown_label_is
+                .as_deref()
+                .is_none_or(|x| n.shown_label().unwrap_or("") == x)
             && self.states.iter().all(|s| s.holds(n, window))
             && (self.include_hidden || !is_hidden(n, window))
     }
@@ -727,5 +740,37 @@ pub(crate) mod tests {
         );
         hidden.states.concealed = true;
         assert!(offered(&hidden).is_empty(), "nothing while covered");
+    }
+
+    #[test]
+    fn shown_labels_are_matched_as_faces_report_them() {
+        let mut text = node(2, Some(1), Role::Label, "");
+        text.value = Some("Close all tabs".into());
+        let mut stand_in = node(3, Some(1), Role::TextInput, "GtkText");
+        stand_in.name_is_stand_in = true;
+        let tree = tree_of(vec![
+            node(1, None, Role::Window, "Main"),
+            text,
+            stand_in,
+            node(4, Some(1), Role::Button, "Close"),
+        ]);
+        let ids = |q: Query| q.find(&tree).iter().map(|n| n.id).collect::<Vec<_>>();
+        let contains = |x: &str| Query {
+            shown_label_contains: Some(x.into()),
+            ..Query::default()
+        };
+        // A text element is labelled by the text it shows; case is ignored.
+        assert_eq!(ids(contains("CLOSE")), [2, 4]);
+        // A toolkit's class name is no label.
+        assert!(ids(contains("gtk")).is_empty());
+        let exactly = Query {
+            shown_label_is: Some("Close".into()),
+            ..Query::default()
+        };
+        assert_eq!(
+            ids(exactly),
+            [4],
+            "the whole label, so not \"Close all tabs\""
+        );
     }
 }
