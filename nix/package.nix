@@ -86,6 +86,7 @@ rustPlatform.buildRustPackage {
       ../docs
       ../host
       ../keys
+      ../desktop
       ../portal
       ../compositor
       ../services
