@@ -92,7 +92,6 @@ rustPlatform.buildRustPackage {
       ../services
       ../sessions
       ../proto
-      ../testclient
       ../tests
       ../benches
     ];
