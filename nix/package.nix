@@ -86,12 +86,12 @@ rustPlatform.buildRustPackage {
       ../docs
       ../host
       ../keys
+      ../desktop
       ../portal
       ../compositor
       ../services
       ../sessions
       ../proto
-      ../testclient
       ../tests
       ../benches
     ];

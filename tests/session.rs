@@ -276,7 +276,7 @@ async fn files_open_in_their_handler_and_terminal_apps_in_a_terminal() {
         "50:text/x-wayrig-notes:*.wrnotes\n",
     )
     .unwrap();
-    let dirs = wayrig_services::desktop::XdgDirs {
+    let dirs = wayrig_desktop::XdgDirs {
         data_home: root.join("data"),
         data_dirs: vec!["/usr/share".into()],
         config_home: root.join("config"),

@@ -6,7 +6,6 @@
 pub mod a11y;
 pub mod access;
 pub mod bus;
-pub mod desktop;
 mod gtk_menus;
 mod menu_labels;
 pub mod model;

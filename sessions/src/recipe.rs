@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wayrig_compositor::{CompositorHost, Config, RuntimeDir};
+use wayrig_desktop::XdgDirs;
 use wayrig_host::Host;
-use wayrig_services::desktop::XdgDirs;
 use wayrig_services::{PrivateBus, Session};
 
 use crate::live::Live;

@@ -5,15 +5,16 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wayrig_desktop::{
+    exec_argv, find_executable, Applications, DesktopEntry, ExecError, LookupError, MimeDatabase,
+    Target, XdgDirs,
+};
 use wayrig_host::Capability;
 
 use wayrig_host::{LaunchSpec, WindowInfo};
 
 use super::windows::is_top_level;
 use super::Session;
-use crate::desktop::{
-    exec_argv, find_executable, Applications, DesktopEntry, MimeDatabase, Target, XdgDirs,
-};
 use crate::model::Error;
 
 /// What to launch.
@@ -120,10 +121,8 @@ impl Desktop {
     }
 
     fn resolve(&self, app: &AppSpec) -> Result<Resolved<'_>, Error> {
-        let lookup = |e: crate::desktop::LookupError| match e {
-            crate::desktop::LookupError::AmbiguousName { .. } => {
-                Error::InvalidRequest(e.to_string())
-            }
+        let lookup = |e: LookupError| match e {
+            LookupError::AmbiguousName { .. } => Error::InvalidRequest(e.to_string()),
             _ => Error::NotFound(e.to_string()),
         };
         match app {
@@ -131,7 +130,7 @@ impl Desktop {
             AppSpec::DesktopId(id) => self.apps.by_id(id).map(Resolved::Entry).map_err(lookup),
             AppSpec::Name(name) => match self.apps.by_name(name) {
                 Ok(entry) => Ok(Resolved::Entry(entry)),
-                Err(e @ crate::desktop::LookupError::AmbiguousName { .. }) => Err(lookup(e)),
+                Err(e @ LookupError::AmbiguousName { .. }) => Err(lookup(e)),
                 Err(by_name) => {
                     if let Ok(entry) = self.apps.by_id(name) {
                         return Ok(Resolved::Entry(entry));
@@ -155,7 +154,7 @@ impl Desktop {
         targets: &[Target],
         cwd: Option<&Path>,
     ) -> Result<(Vec<String>, PathBuf), Error> {
-        let bad = |e: crate::desktop::ExecError| Error::InvalidRequest(e.to_string());
+        let bad = |e: ExecError| Error::InvalidRequest(e.to_string());
         let resolved = self.resolve(app)?;
         let terminal = matches!(resolved, Resolved::Entry(e) if e.terminal);
         let (mut argv, own_dir) = match resolved {

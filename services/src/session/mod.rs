@@ -126,9 +126,9 @@ pub struct Session {
     shots: std::sync::Mutex<screenshots::ShotHistory>,
     input_queues: input::InputQueues,
     /// Installed applications, for the names people know apps by.
-    installed: std::sync::OnceLock<crate::desktop::Applications>,
+    installed: std::sync::OnceLock<wayrig_desktop::Applications>,
     /// Where installed applications are found.
-    desktop_dirs: std::sync::OnceLock<crate::desktop::XdgDirs>,
+    desktop_dirs: std::sync::OnceLock<wayrig_desktop::XdgDirs>,
     /// The menus the apps export on their session bus.
     exported_menus: Option<Arc<dyn ExportedMenus>>,
     _buses: Option<Buses>,

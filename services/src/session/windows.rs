@@ -440,7 +440,7 @@ impl Session {
     pub fn app_of(&self, w: &WindowInfo) -> AppIdentity {
         let installed = self
             .installed
-            .get_or_init(|| crate::desktop::Applications::load(self.desktop_dirs()));
+            .get_or_init(|| wayrig_desktop::Applications::load(self.desktop_dirs()));
         let entry = (!w.app_id.is_empty())
             .then(|| installed.for_app_id(&w.app_id))
             .flatten();
