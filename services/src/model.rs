@@ -552,8 +552,6 @@ pub fn is_text_field(role: Role) -> bool {
     )
 }
 
-/// One object read property by property, as a cache item, with its children.
-
 #[cfg(test)]
 mod tests {
     use super::*;
