@@ -1226,6 +1226,22 @@ fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
         assert_eq!(body(queued)["error_code"], "CANCELLED", "{}", queued.body);
         let read = answer_of(&got, &read);
         assert_eq!(body(read)["error_code"], "BUSY", "{}", read.body);
+        // Once its process has ended, its name says so, and the Bus holds
+        // nothing more for it.
+        let noticed_by = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let gone = c.refused(&app, "window.state", json!({})).await;
+            if gone["error_code"] == "UNAVAILABLE" {
+                let message = gone["message"].as_str().unwrap_or_default();
+                assert!(message.contains("has exited"), "{gone}");
+                break;
+            }
+            assert_eq!(gone["error_code"], "BUSY", "{gone}");
+            assert!(
+                std::time::Instant::now() < noticed_by,
+                "the app's end went unnoticed: {gone}"
+            );
+        }
     });
 }
 

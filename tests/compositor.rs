@@ -539,7 +539,7 @@ async fn shutdown_ends_launched_apps() {
     wait_window(&mut watch, SHORT, |_| true).await;
     host.shutdown().await;
     assert!(
-        !wayrig_compositor::group_alive(app.pid),
+        !wayrig_host::launch::group_alive(app.pid),
         "launched app survived shutdown"
     );
     assert_eq!(host.windows().await.unwrap_err(), HostError::Gone);

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use support::{launch_and_wait, APP_START};
-use wayrig_compositor::{group_alive, Config};
+use wayrig_compositor::Config;
+use wayrig_host::launch::group_alive;
 use wayrig_host::Host;
 use wayrig_services::Role;
 use wayrig_sessions::{Live, Sessions, SessionsFull, Spec};

@@ -25,9 +25,9 @@ use crate::backend::nested::Nested;
 use crate::capture::Pixels;
 use crate::clipboard::ClipboardRead;
 use crate::config::Config;
-use crate::launch::RuntimeDir;
 use crate::rig::clients::ClientState;
 use crate::rig::OUTPUT_NAME;
+use crate::runtime_dir::RuntimeDir;
 use crate::state::State;
 
 /// Time launched apps get to exit after SIGTERM at shutdown.

@@ -13,9 +13,9 @@ mod host;
 mod input;
 mod input_method;
 mod keys;
-mod launch;
 mod registry;
 mod rig;
+mod runtime_dir;
 mod settle;
 mod state;
 mod threads;
@@ -23,5 +23,5 @@ mod window_commands;
 
 pub use config::{Config, Decorations, Pacing};
 pub use host::{CompositorHost, SessionInfo};
-pub use launch::{app_command, group_alive, RuntimeDir};
+pub use runtime_dir::RuntimeDir;
 pub use threads::{busy_thread, BusyThread};

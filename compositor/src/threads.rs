@@ -170,7 +170,7 @@ mod tests {
         while found.is_none() && std::time::Instant::now() < until {
             found = timer_due(sleeper.id());
         }
-        crate::launch::signal_group(sleeper.id(), libc::SIGKILL);
+        wayrig_host::launch::signal_group(sleeper.id(), libc::SIGKILL);
         let _ = sleeper.wait();
         assert_eq!(found, Some(200));
     }
@@ -213,7 +213,7 @@ mod tests {
         while found.is_none() && std::time::Instant::now() < until {
             found = busy_thread(shell.id(), false).filter(|t| t.tid != shell.id());
         }
-        crate::launch::signal_group(shell.id(), libc::SIGKILL);
+        wayrig_host::launch::signal_group(shell.id(), libc::SIGKILL);
         let _ = shell.wait();
         assert!(found.is_some(), "the spinning child was never found");
     }

@@ -10,9 +10,9 @@ use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::reexports::wayland_server::Resource;
 use smithay::utils::SERIAL_COUNTER;
 use smithay::wayland::shell::xdg::ToplevelSurface;
+use wayrig_host::launch;
 use wayrig_host::{HostError, HostResult, WindowCommand, WindowHandle, WindowInfo};
 
-use crate::launch;
 use crate::rig::windows::{Mapping, Surface};
 use crate::state::State;
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 pub mod clipboard_pipe;
+pub mod launch;
 
 /// A window as the host knows it: a stable id plus an epoch that changes each
 /// time the same surface is unmapped and mapped again.

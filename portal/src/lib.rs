@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wayrig_host::launch::{self, Apps};
 
 use tokio::sync::{broadcast, watch};
 use wayrig_host::{
@@ -38,6 +39,8 @@ use windows::{join, Joined, ToplevelFacts};
 
 /// How long a window command may take to show (focus after activate).
 const COMMAND_LIMIT: Duration = Duration::from_secs(3);
+/// How long launched apps get to end on SIGTERM when the host shuts down.
+const APP_GRACE: Duration = Duration::from_secs(2);
 /// How many refresh intervals without damage count as quiet.
 const QUIET_FRAMES: u32 = 2;
 /// The longest quiet a window's own pace may ask for.
@@ -72,7 +75,8 @@ struct Inner {
     input_missing: Option<String>,
     commits: AtomicU64,
     setting_clipboard: tokio::sync::Mutex<()>,
-    launched: Mutex<Vec<u32>>,
+    /// The apps this host started on the desktop, ended when it shuts down.
+    apps: Arc<Mutex<Apps>>,
 }
 
 /// Which devices the portal sends input on.
@@ -157,7 +161,8 @@ impl PortalHost {
             input_source,
             commits: AtomicU64::new(0),
             setting_clipboard: tokio::sync::Mutex::new(()),
-            launched: Mutex::new(Vec::new()),
+            // The desktop's own environment: its display and buses.
+            apps: Arc::new(Mutex::new(Apps::new(Vec::new()))),
         });
         inner.refresh().await?;
         tokio::spawn(follow(Arc::downgrade(&inner), changed, sway_events));
@@ -666,29 +671,7 @@ impl Host for PortalHost {
     }
 
     async fn launch(&self, spec: LaunchSpec) -> HostResult<AppInfo> {
-        use std::os::unix::process::CommandExt;
-        let argv0 = spec
-            .argv
-            .first()
-            .cloned()
-            .ok_or_else(|| HostError::InvalidRequest("launch needs a program".into()))?;
-        let mut command = std::process::Command::new(&argv0);
-        command
-            .args(&spec.argv[1..])
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(std::process::Stdio::null())
-            .process_group(0);
-        if let Some(cwd) = &spec.cwd {
-            command.current_dir(cwd);
-        }
-        let mut child = command.spawn().map_err(|e| HostError::Launch {
-            argv0: argv0.clone(),
-            reason: e.to_string(),
-        })?;
-        let pid = child.id();
-        self.inner.launched.lock().unwrap().push(pid);
-        // Reaped when it ends, so no zombie is left.
-        std::thread::spawn(move || child.wait());
+        let pid = self.inner.apps.lock().unwrap().launch(&spec, |_, _| {})?;
         Ok(AppInfo { pid })
     }
 
@@ -716,9 +699,11 @@ impl Host for PortalHost {
                         "force close: the window's process is unknown without sway's IPC".into(),
                     )
                 })?;
-                // SAFETY: kill(2) on the window's own process, as asked.
-                unsafe {
-                    libc::kill(pid as i32, libc::SIGKILL);
+                // An app this host started ends with its process group.
+                let group = self.inner.apps.lock().unwrap().launched_group_of(pid);
+                match group {
+                    Some(group) => launch::signal_group(group, libc::SIGKILL),
+                    None => launch::signal_process(pid, libc::SIGKILL),
                 }
             }
             (WindowCommand::Minimize, Some(con)) => {
@@ -950,12 +935,12 @@ impl Host for PortalHost {
             manager.stop();
             let _ = self.inner.wayland.flush();
         }
-        for pid in self.inner.launched.lock().unwrap().drain(..) {
-            // SAFETY: kill(2) on the process group of an app this host started
-            // (each was made the leader of its own group).
-            unsafe {
-                libc::kill(-(pid as i32), libc::SIGTERM);
-            }
+        // Apps end while the desktop still serves them; what outlives the
+        // grace is killed with its process group.
+        let apps = self.inner.apps.clone();
+        let ended = tokio::task::spawn_blocking(move || apps.lock().unwrap().end_all(APP_GRACE));
+        if let Err(e) = ended.await {
+            tracing::warn!(%e, "ending the apps launched on the desktop failed");
         }
     }
 }

@@ -351,7 +351,7 @@ impl TestClient {
             .chain(env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
             .collect();
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let mut cmd = wayrig_compositor::app_command(&program.to_string_lossy(), &args, &env);
+        let mut cmd = wayrig_host::launch::app_command(&program.to_string_lossy(), &args, &env);
         cmd.stdout(Stdio::piped());
         let mut child = cmd
             .spawn()

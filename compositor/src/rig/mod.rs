@@ -22,11 +22,11 @@ use tokio::sync::oneshot;
 use wayrig_host::{FrameWait, HostResult, Settled, Stepped, WindowHandle};
 
 use crate::config::Config;
-use crate::launch::Apps;
 use clients::Clients;
 use clipboard::Clipboard;
 use frame_clock::FrameClock;
 use input_queue::InputQueue;
+use wayrig_host::launch::Apps;
 use windows::Windows;
 
 /// The name of the one virtual output.

@@ -19,7 +19,7 @@ use wayrig_host::{WindowInfo, WindowKind};
 use wayrig_proto::abp::{Frame, Rc, Refusal};
 use wayrig_services::{Session, QUEUE_LIMIT};
 
-use crate::names::Names;
+use crate::names::{Names, Owner};
 use crate::verbs;
 
 /// Requests of any kind one app may hold; more are refused BUSY.
@@ -115,7 +115,7 @@ pub(crate) struct Apps {
     /// The Bus's names; for the broker, the clients' registrations too.
     pub(crate) names: Mutex<Names>,
     /// Each named app, by Bus name.
-    apps: Mutex<HashMap<String, App>>,
+    apps: Arc<Mutex<HashMap<String, App>>>,
     /// Wayrig is stopping: new requests are refused, queued ones settled.
     stopping: Arc<AtomicBool>,
 }
@@ -126,7 +126,7 @@ impl Apps {
         Arc::new(Apps {
             session,
             names: Mutex::new(Names::new(first_name)),
-            apps: Mutex::new(HashMap::new()),
+            apps: Arc::default(),
             stopping: Arc::new(AtomicBool::new(false)),
         })
     }
@@ -191,8 +191,27 @@ impl Apps {
         let stopping = self.stopping.clone();
         let app = name.to_string();
         let worker_state = state.clone();
+        // Held until the app is in the map: a worker whose app ended at
+        // once must find it there to remove it.
+        let mut named = self.apps.lock().unwrap();
+        let apps = self.apps.clone();
         let worker = tokio::spawn(async move {
-            while let Some(job) = rx.recv().await {
+            // Once the app's process has ended, what it holds here goes: the
+            // requests already queued are answered, and no more are routed.
+            let ended = session.app_ended(pid);
+            tokio::pin!(ended);
+            let mut gone = false;
+            loop {
+                let job = tokio::select! {
+                    job = rx.recv() => job,
+                    () = &mut ended, if !gone => {
+                        gone = true;
+                        apps.lock().unwrap().remove(&app);
+                        rx.close();
+                        continue;
+                    }
+                };
+                let Some(job) = job else { break };
                 let answer = app_answer(&session, &app, &worker_state, &stopping, &job).await;
                 if job.input {
                     worker_state.inputs.fetch_sub(1, Ordering::SeqCst);
@@ -207,7 +226,7 @@ impl Apps {
                 let _ = job.reply.send(answer.serialize());
             }
         });
-        self.apps.lock().unwrap().insert(
+        named.insert(
             name.to_string(),
             App {
                 state,
@@ -227,6 +246,16 @@ impl Apps {
         }
         let apps = self.apps.lock().unwrap();
         let Some(app) = apps.get(to) else {
+            let owner = self.names.lock().unwrap().owner(to);
+            if let Some(Owner::App(pid)) = owner {
+                return Routed::Refused(Frame::refusal_to(
+                    request,
+                    &Refusal::new(
+                        "UNAVAILABLE",
+                        format!("{to} (pid {pid}) has exited; start it again to drive it"),
+                    ),
+                ));
+            }
             if self.names.lock().unwrap().reserved() == Some(to) {
                 return busy(format!(
                     "{to} has drawn no window yet; ask again once its first frame shows"

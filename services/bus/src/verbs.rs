@@ -961,13 +961,10 @@ async fn window(session: &Arc<Session>, pid: u32, args: &Args) -> Result<Value, 
             .map_err(refusal)?,
         None => {
             // Answered at once; the app closes as if its close button were pressed.
-            let session = session.clone();
-            let handle = before.handle;
-            tokio::spawn(async move {
-                if let Err(e) = session.close(handle, false).await {
-                    tracing::warn!(%e, "closing window {handle} for the Bus failed");
-                }
-            });
+            session
+                .ask_close(before.handle, false)
+                .await
+                .map_err(refusal)?;
             before
         }
     };

@@ -332,6 +332,14 @@ fn check_launch(launch: &Launch) -> Result<(), Error> {
     Ok(())
 }
 
+impl Session {
+    /// Until the process `pid` has ended (at once if it has): an app's end,
+    /// which may come long after its last window closed.
+    pub async fn app_ended(&self, pid: u32) {
+        exited(pid).await
+    }
+}
+
 /// Until the process `pid` has exited (at once if it has, or cannot be
 /// watched): a pidfd becomes readable when its process ends.
 async fn exited(pid: u32) {

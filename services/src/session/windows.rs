@@ -528,9 +528,9 @@ impl Session {
         }
     }
 
-    /// Ask a window to close, or end its app (`force`), and answer whether it
-    /// went.
-    pub async fn close(&self, handle: WindowHandle, force: bool) -> Result<CloseOutcome, Error> {
+    /// Ask the window to close (or, with `force`, end its app) and answer
+    /// at once, without waiting to see whether it did.
+    pub async fn ask_close(&self, handle: WindowHandle, force: bool) -> Result<(), Error> {
         self.require(Capability::WindowCommands, "closing windows")?;
         self.window(&WindowPick::Handle(handle)).await?;
         let command = if force {
@@ -539,6 +539,13 @@ impl Session {
             WindowCommand::Close
         };
         self.host.window_command(handle, command).await?;
+        Ok(())
+    }
+
+    /// Ask a window to close, or end its app (`force`), and answer whether it
+    /// went.
+    pub async fn close(&self, handle: WindowHandle, force: bool) -> Result<CloseOutcome, Error> {
+        self.ask_close(handle, force).await?;
         let gone = |list: &[WindowInfo]| !list.iter().any(|w| w.handle == handle);
         match self.windows.wait_for(WINDOW_OP_LIMIT, gone).await {
             Ok(_) => Ok(CloseOutcome::Closed),

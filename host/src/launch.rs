@@ -1,59 +1,23 @@
-//! Starting apps inside the session: an argument vector (never a shell), the
-//! session's Wayland environment, one process group each, all ended at shutdown.
+//! Starting apps for a host: an argument vector (never a shell), the host's
+//! environment, one process group each, ended with SIGTERM then SIGKILL.
+//!
+//! Both hosts launch through this: the compositor into its own display, the
+//! portal onto a desktop's.
 
 use std::collections::HashSet;
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
-use wayrig_host::{HostError, LaunchSpec};
+use crate::{HostError, LaunchSpec};
 
-/// A private directory (0700), removed with everything in it when dropped:
-/// the session's runtime directory holding its Wayland socket, and the one
-/// `wayrig run` keeps every file of a session under.
-#[derive(Debug)]
-pub struct RuntimeDir {
-    path: PathBuf,
-}
-
-impl RuntimeDir {
-    pub fn create(parent: Option<&Path>) -> std::io::Result<Self> {
-        let parent = match parent {
-            Some(p) => p.to_path_buf(),
-            None => std::env::var_os("XDG_RUNTIME_DIR")
-                .map(PathBuf::from)
-                .filter(|p| p.is_dir())
-                .unwrap_or_else(std::env::temp_dir),
-        };
-        static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        loop {
-            let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let path = parent.join(format!("wayrig-{}-{n}", std::process::id()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(RuntimeDir { path }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for RuntimeDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-/// Launched apps still running, shared with their waiter threads.
+/// Launched apps still running, shared with their waiter threads, which
+/// say when one ends.
 #[derive(Debug, Default)]
 struct Exits {
     running: Mutex<HashSet<u32>>,
+    ended: Condvar,
 }
 
 /// The command that starts an app in the session: no shell, stdin closed, a
@@ -134,6 +98,7 @@ impl Apps {
             .spawn(move || {
                 let code = child.wait().ok().and_then(|s| s.code());
                 exits.running.lock().unwrap().remove(&pid);
+                exits.ended.notify_all();
                 on_exit(pid, code);
             })
             .map_err(|e| HostError::Failed(format!("cannot watch pid {pid}: {e}")))?;
@@ -174,6 +139,30 @@ impl Apps {
         }
     }
 
+    /// Wait until every launched app has ended, or `grace` has passed;
+    /// whether they all ended. (A host that serves its apps while they end,
+    /// as the compositor does, waits in its own loop instead.)
+    pub fn wait_ended(&self, grace: Duration) -> bool {
+        let deadline = Instant::now() + grace;
+        let mut running = self.exits.running.lock().unwrap();
+        while self.launched.iter().any(|p| running.contains(p)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            running = self.exits.ended.wait_timeout(running, left).unwrap().0;
+        }
+        true
+    }
+
+    /// End every launched app: SIGHUP and SIGTERM, `grace` to end, then
+    /// SIGKILL for what is left of their process groups.
+    pub fn end_all(&self, grace: Duration) {
+        self.signal_all();
+        self.wait_ended(grace);
+        self.kill_remaining();
+    }
+
     /// SIGKILL every launched app's process group that still has a live member,
     /// children that outlived their app included, and see them gone.
     pub fn kill_remaining(&self) {
@@ -192,15 +181,15 @@ impl Apps {
         }
         // SIGKILL lands asynchronously; nothing signals a grandchild's death to
         // us, so look at /proc until the kernel has ended them (bounded).
-        let deadline = std::time::Instant::now() + KILL_LIMIT;
-        while alive.iter().any(|p| group_alive(*p)) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(2));
+        let deadline = Instant::now() + KILL_LIMIT;
+        while alive.iter().any(|p| group_alive(*p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 }
 
 /// How long SIGKILLed processes may take to be gone.
-const KILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+const KILL_LIMIT: Duration = Duration::from_secs(2);
 
 /// Whether a process group has a member that is still running. Zombies do not
 /// count: an orphan's zombie waits for PID 1 to reap it, which is not ours to hurry.
@@ -245,17 +234,6 @@ mod tests {
     use std::sync::mpsc;
 
     #[test]
-    fn runtime_dir_is_private_and_removed() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = RuntimeDir::create(None).unwrap();
-        let path = dir.path().to_path_buf();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
-        drop(dir);
-        assert!(!path.exists());
-    }
-
-    #[test]
     fn launch_runs_argv_without_a_shell_and_reports_exit() {
         let mut apps = Apps::new(vec![("WAYRIG_TEST_VAR".into(), "x".into())]);
         let (tx, rx) = mpsc::channel();
@@ -289,8 +267,6 @@ mod tests {
         assert!(matches!(empty, HostError::InvalidRequest(_)));
     }
 
-    use std::time::Duration;
-
     #[test]
     fn signal_then_kill_ends_the_whole_group() {
         let mut apps = Apps::new(vec![]);
@@ -308,9 +284,46 @@ mod tests {
             .launch(&spec, move |_, code| tx.send(code).unwrap())
             .unwrap();
         assert!(group_alive(pid));
-        apps.signal_all();
-        apps.kill_remaining();
+        apps.end_all(Duration::from_millis(200));
         rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert!(!group_alive(pid), "process group {pid} survived");
+    }
+
+    #[test]
+    fn an_app_that_ends_on_term_is_waited_for_not_killed() {
+        let mut apps = Apps::new(vec![]);
+        let spec = LaunchSpec {
+            argv: vec!["sleep".into(), "300".into()],
+            ..Default::default()
+        };
+        apps.launch(&spec, |_, _| {}).unwrap();
+        apps.signal_all();
+        assert!(apps.wait_ended(Duration::from_secs(10)));
+        assert!(apps.running().is_empty());
+    }
+
+    #[test]
+    fn an_app_gets_the_hosts_environment_not_wayrigs_own() {
+        let env = [("WAYLAND_DISPLAY".to_string(), "wayland-9".to_string())];
+        let cmd = app_command("true", &[], &env);
+        let set: Vec<(String, Option<String>)> = cmd
+            .get_envs()
+            .map(|(k, v)| {
+                let text = |s: &std::ffi::OsStr| s.to_string_lossy().into_owned();
+                (text(k), v.map(text))
+            })
+            .collect();
+        for removed in [
+            "DISPLAY",
+            "AT_SPI_BUS_ADDRESS",
+            "MYGO_AUTOMATION",
+            "NOTIFY_SOCKET",
+        ] {
+            assert!(
+                set.contains(&(removed.into(), None)),
+                "{removed} kept: {set:?}"
+            );
+        }
+        assert!(set.contains(&("WAYLAND_DISPLAY".into(), Some("wayland-9".into()))));
     }
 }
