@@ -85,6 +85,8 @@ rustPlatform.buildRustPackage {
       ../src
       ../docs
       ../host
+      ../model
+      ../agent
       ../keys
       ../desktop
       ../portal

@@ -1,7 +1,6 @@
 //! The `wayrig` command: `wayrig run -- APP` hosts apps in Wayrig's compositor,
 //! headless or nested; the other commands are the agent CLI over its socket.
 
-mod agent;
 mod attach;
 mod faces;
 mod notify;
@@ -14,6 +13,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
+use wayrig_agent as agent;
 use wayrig_compositor::{CompositorHost, Config, Decorations, Pacing};
 use wayrig_host::{Host, LaunchSpec, WindowEvent};
 use wayrig_services::{encode_capture, ImageFormat};

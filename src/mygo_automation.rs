@@ -1,12 +1,10 @@
 //! `mygo-automation`: the agent CLI under the name agents' habits and skills
 //! already use; the same commands as `wayrig`'s, over the same socket.
 
-#[path = "agent.rs"]
-mod agent;
-
 use std::process::ExitCode;
 
 use clap::Parser;
+use wayrig_agent as agent;
 
 #[derive(Parser)]
 #[command(

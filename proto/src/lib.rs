@@ -5,3 +5,6 @@
 
 pub mod abp;
 pub mod mygo;
+/// The blocking MyGo client, for clients and tests (feature `client`).
+#[cfg(feature = "client")]
+pub mod mygo_client;

@@ -8,7 +8,8 @@ pub mod access;
 pub mod bus;
 mod gtk_menus;
 mod menu_labels;
-pub mod model;
+/// The one vocabulary, from its own pure crate.
+pub use wayrig_model as model;
 pub mod session;
 pub mod sockets;
 

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Capture, Host, LaunchSpec, WindowEvent, WindowInfo, WindowWatch};
-use wayrig_proto::mygo::{parse_answer, Call, Code, ElementPick, Request, WireError};
+use wayrig_proto::mygo::{Call, Code, ElementPick, WireError};
+use wayrig_proto::mygo_client::CallError;
 use wayrig_sessions::{Live, Spec};
 
 /// Generous bound for real apps starting on a loaded 2-core machine.
@@ -571,27 +572,23 @@ fn rand_suffix() -> u64 {
 /// `raw_error` send lines written by hand, as a foreign client could (bad
 /// ones included).
 pub struct ProtocolClient {
-    stream: std::os::unix::net::UnixStream,
-    reader: BufReader<std::os::unix::net::UnixStream>,
+    client: wayrig_proto::mygo_client::Client,
 }
 
 impl ProtocolClient {
     pub fn connect(path: &std::path::Path) -> ProtocolClient {
-        let stream = std::os::unix::net::UnixStream::connect(path).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let reader = BufReader::new(stream.try_clone().unwrap());
-        ProtocolClient { stream, reader }
+        let client = wayrig_proto::mygo_client::Client::connect(path).expect("connect");
+        client
+            .answer_within(Some(Duration::from_secs(60)))
+            .expect("a read timeout");
+        ProtocolClient { client }
     }
 
     /// Write `line` (which ends in its newline) and read the answer line as sent.
     pub fn exchange(&mut self, line: &str) -> String {
-        use std::io::Write;
-        self.stream.write_all(line.as_bytes()).unwrap();
-        let mut answer = String::new();
-        self.reader.read_line(&mut answer).expect("an answer");
-        answer
+        self.client
+            .exchange(line)
+            .unwrap_or_else(|e| panic!("{line:?}: no answer: {e}"))
     }
 
     /// One line as written (the newline added), its answer as JSON.
@@ -603,12 +600,12 @@ impl ProtocolClient {
 
     /// A typed request, its result or error (the id it repeats checked).
     pub fn answer(&mut self, call: Call) -> Result<Value, WireError> {
-        let line = Request { id: json!(1), call }.to_line();
-        let answer = self.exchange(&line);
-        let (id, result) =
-            parse_answer(&answer).unwrap_or_else(|e| panic!("{line} -> {answer:?}: {e}"));
-        assert_eq!(id, json!(1), "{line} -> {answer}");
-        result
+        let method = call.method();
+        match self.client.call(call) {
+            Ok(result) => Ok(result),
+            Err(CallError::App(e)) => Err(e),
+            Err(CallError::Link(why)) => panic!("{method}: {why}"),
+        }
     }
 
     /// The result of a request that must succeed.

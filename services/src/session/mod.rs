@@ -3,7 +3,7 @@
 //!
 //! windows: the kept window list, selection and window operations; tree:
 //! reading a window's elements; seen: what of them shows, and what names an
-//! unlabeled control; reading: the order a person reads elements in; elements:
+//! unlabeled control; elements:
 //! queries and pre-order reads; snapshots: named reads and staleness; act:
 //! actions on elements; click: a pointer click on an element; menus: the
 //! app's menus; launch: starting apps and opening files as a desktop does;
@@ -27,7 +27,6 @@ mod hit;
 mod input;
 mod launch;
 mod menus;
-mod reading;
 mod screenshots;
 mod seen;
 mod snapshots;
@@ -58,7 +57,6 @@ pub use gestures::{verdicts, PassVerdicts, CLICK_DISTANCE};
 pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
-pub use reading::{reading_order, Placement};
 pub use screenshots::{
     display_of, encode_capture, primary_display, ImageFormat, LogicalRect, Screenshot, ShotRequest,
     ShotSource, DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
@@ -66,6 +64,7 @@ pub use screenshots::{
 pub use snapshots::Snapshot;
 pub use waits::Expect;
 pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};
+pub use wayrig_model::reading::{reading_order, Placement};
 pub use windows::{AppIdentity, Area, CloseOutcome, WindowFilter, WindowOp, WindowPick};
 
 /// How long a window operation may take to show in the window's state.

@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use wayrig_host::{Rect, WindowInfo};
 
 use super::elements::{is_control, is_hidden};
-use super::reading::{reading_order, Placement};
 use crate::model::{positions, LabelFallback, LabelSource, Node, Role, Tree};
+use wayrig_model::reading::{reading_order, Placement};
 
 /// How far a label may sit from the field it names, in points: left of it on
 /// the same row, or above it.

@@ -2,6 +2,9 @@
 //! (from accessibility), with roles, states and bounds in one vocabulary.
 //!
 //! Faces map these to their wire words; the AT-SPI layer maps toolkit roles to them.
+//! Pure: no bus, no compositor, so a client (the agent CLI) can use it too.
+
+pub mod reading;
 
 use std::collections::HashMap;
 

@@ -5,22 +5,21 @@
 //! cache directory; refs last while their element shows and are never reused.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use clap::{Args, Subcommand};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
+use wayrig_model::reading::{reading_order, Placement};
 use wayrig_proto::mygo::{
-    parse_answer, Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event,
-    Mods, Request, TreeAnswer, WindowsAnswer, WireError, WAIT_FOR_METHOD,
+    Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, Mods,
+    TreeAnswer, WindowsAnswer, WireError, WAIT_FOR_METHOD,
 };
-use wayrig_services::{reading_order, Placement};
+use wayrig_proto::mygo_client::{coded, CallError, Client};
 
-pub const SKILL: &str = include_str!("../docs/SKILL.md");
+pub const SKILL: &str = include_str!("../../docs/SKILL.md");
 
 /// How long `--settle` and `wait` wait by default, in ms.
 const SETTLE_MS: u64 = 5000;
@@ -284,88 +283,6 @@ fn save(path: &Path, state: &State) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// One connection to the automation socket.
-struct Client {
-    stream: UnixStream,
-    reader: BufReader<UnixStream>,
-    next_id: u64,
-}
-
-/// Why a call failed: the app's error, or no answer to read.
-enum CallError {
-    App(WireError),
-    Link(String),
-}
-
-/// An error as `code: message`, the code as the wire spells it.
-fn coded(e: WireError) -> String {
-    let code = serde_json::to_value(e.code)
-        .ok()
-        .and_then(|c| c.as_str().map(str::to_string))
-        .unwrap_or_else(|| "error".into());
-    format!("{code}: {}", without_code(&code, &e.message))
-}
-
-impl From<CallError> for String {
-    fn from(e: CallError) -> String {
-        match e {
-            CallError::App(e) => coded(e),
-            CallError::Link(e) => e,
-        }
-    }
-}
-
-/// A message without a leading repeat of its code (`unsupported: …`,
-/// `timed out: …` under `timeout`), which would read doubled after it.
-fn without_code<'m>(code: &str, message: &'m str) -> &'m str {
-    let spoken = code.replace('_', " ");
-    let repeats: &[&str] = match code {
-        "timeout" => &["timed out", "timeout"],
-        _ => &[code, spoken.as_str()],
-    };
-    repeats
-        .iter()
-        .find_map(|r| message.strip_prefix(r)?.strip_prefix(": "))
-        .unwrap_or(message)
-}
-
-impl Client {
-    fn connect(path: &Path) -> Result<Client, String> {
-        let stream = UnixStream::connect(path)
-            .map_err(|e| format!("cannot connect to {}: {e}", path.display()))?;
-        let reader = BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
-        Ok(Client {
-            stream,
-            reader,
-            next_id: 1,
-        })
-    }
-
-    /// One request, its result.
-    fn call(&mut self, call: Call) -> Result<Value, CallError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let line = Request {
-            id: json!(id),
-            call,
-        }
-        .to_line();
-        let gone = |e: std::io::Error| CallError::Link(format!("the app went away: {e}"));
-        self.stream.write_all(line.as_bytes()).map_err(gone)?;
-        let mut answer = String::new();
-        self.reader.read_line(&mut answer).map_err(gone)?;
-        let (_, result) = parse_answer(&answer)
-            .map_err(|_| CallError::Link("the app answered garbage".into()))?;
-        result.map_err(CallError::App)
-    }
-
-    /// One request, its result as its method's answer type.
-    fn call_as<T: DeserializeOwned>(&mut self, call: Call) -> Result<T, String> {
-        let result = self.call(call)?;
-        typed(result)
-    }
-}
-
 /// A result read as its method's answer type.
 fn typed<T: DeserializeOwned>(result: Value) -> Result<T, String> {
     serde_json::from_value(result).map_err(|e| format!("the app answered garbage: {e}"))
@@ -603,8 +520,8 @@ fn remember(state: &mut State, shown: &[Shown]) {
 /// Resolve @ref, key=<key> or id=<digits> to the element `act` names; a
 /// ref that names no element shown is `no_element`, as the app would say.
 fn target(state: &State, t: &str, tree: &TreeAnswer) -> Result<ElementPick, String> {
-    let invalid = |m: String| coded(WireError::new(Code::InvalidRequest, m));
-    let no_element = |m: String| coded(WireError::new(Code::NoElement, m));
+    let invalid = |m: String| coded(&WireError::new(Code::InvalidRequest, m));
+    let no_element = |m: String| coded(&WireError::new(Code::NoElement, m));
     if let Some(r) = t.strip_prefix("@e") {
         let r: u64 = r.parse().map_err(|_| invalid(format!("bad ref {t}")))?;
         let id = state
@@ -668,7 +585,7 @@ fn window_to_keep(client: &mut Client, named: Option<u64>) -> Result<Option<u64>
 
 /// An error in the protocol's `invalid_request` terms.
 fn invalid(message: String) -> String {
-    coded(WireError::new(Code::InvalidRequest, message))
+    coded(&WireError::new(Code::InvalidRequest, message))
 }
 
 /// The element `wait --ref` waits on: @ref, key=<key> or id=<digits>. A ref
@@ -683,7 +600,7 @@ fn awaited_element(state: &State, t: &str) -> Result<ElementPick, String> {
             .find(|(_, v)| **v == r)
             .map(|(k, _)| k.as_str())
             .ok_or_else(|| {
-                coded(WireError::new(
+                coded(&WireError::new(
                     Code::NoElement,
                     format!("unknown ref {t}: take a snapshot"),
                 ))
@@ -720,7 +637,7 @@ fn wait_for(
     let found = match answer {
         Ok(found) => found,
         Err(CallError::App(e)) if e.code == Code::UnknownMethod => {
-            return Err(coded(WireError::new(
+            return Err(coded(&WireError::new(
                 Code::Unsupported,
                 format!(
                     "this app's automation socket has no {WAIT_FOR_METHOD} (a Wayrig \
@@ -1290,7 +1207,7 @@ mod tests {
             acting on them, sending pointer, wheel, key and text input, choosing items of the \
             application menu, evaluating scripts in pages, or taking screenshots of a running \
             MyGo app.";
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../../README.md");
         for text in [SKILL, readme] {
             assert!(text.contains(description), "the spec's description");
         }
@@ -1371,12 +1288,6 @@ mod tests {
 
     #[test]
     fn errors_name_refs_and_say_their_code_once() {
-        assert_eq!(
-            without_code("unsupported", "unsupported: no such thing"),
-            "no such thing"
-        );
-        assert_eq!(without_code("timeout", "timed out: slow"), "slow");
-        assert_eq!(without_code("no_element", "no element 5"), "no element 5");
         let mut state = State::default();
         state.refs.insert("1234567890123456789".into(), 14);
         assert_eq!(
