@@ -4,41 +4,31 @@
 //! Press is a real pointer click at the element's visible centre: GTK 4 applies
 //! an AT-SPI click only after GtkButton's 250 ms activate delay, so a read after
 //! settle would not see it, while a pointer click takes effect in the same frame.
+//!
+//! This file chooses each action's path; pointer: clicks and scrolling into
+//! view; keyboard: focus, the focus chain, carets and typing.
+
+mod keyboard;
+mod pointer;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
-use wayrig_host::{
-    Button, FrameWait, HostError, InputEvent, InputOptions, Mods, Rect, WindowHandle, WindowInfo,
-};
+use wayrig_host::{Button, InputEvent, InputOptions, WindowHandle};
+
+use keyboard::SELECT_LIMIT;
+pub(super) use pointer::{centre, in_view};
 
 use super::elements::{offered, Offered, Query};
-use super::seen::clipping_views;
 use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
 use crate::access::Interfaces;
 use crate::model::{is_text_field, Error, Node, Role, Tree};
 
-/// How long a focus request may take to show as a focus event.
-const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Tab presses at most while looking for an element along the focus chain.
-const TAB_LIMIT: usize = 400;
-
-/// How long a toolkit may take to answer a text selection request.
-const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
-
 /// How long an element may take to report the effect of an accessibility
 /// request (an action that changes nothing waits this long).
 const EFFECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Frames at most to wait for an element to stop moving.
-const STILL_FRAMES: usize = 120;
-
-/// How long a window may take to settle after a scroll, and to draw its
-/// next frame while it draws on.
-const STILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Refuse an element no person could reach: what a page, tab or popover
 /// conceals (its actions would run unseen, and a click would land on what is
@@ -172,88 +162,6 @@ pub enum Path {
 
 /// Action names that press an element, as toolkits name them.
 pub(crate) const PRESS_ACTIONS: [&str; 4] = ["click", "activate", "press", "toggle"];
-
-/// Wheel clicks scroll this many points each (as the compositor sends them).
-const WHEEL_CLICK: f64 = 15.0;
-/// Rounds of wheeling towards an element before giving up.
-const WHEEL_ROUNDS: usize = 8;
-
-/// Rounds of wheeling a page at a time towards an element not laid out.
-const PAGE_ROUNDS: usize = 64;
-
-/// Wheel clicks to move `delta` points in a viewport `extent` long:
-/// toolkits scroll about extent^(2/3) per click (GTK's step).
-fn clicks(delta: f64, extent: i32) -> f64 {
-    let step = (extent.max(1) as f64).powf(2.0 / 3.0);
-    let n = (delta / step).round();
-    if n == 0.0 && delta != 0.0 {
-        delta.signum()
-    } else {
-        n.clamp(-40.0, 40.0)
-    }
-}
-
-/// Whether an element without bounds comes after the nearest sibling that
-/// has them (so lies further down its list), `None` when no sibling has.
-fn follows_laid_out(tree: &Tree, node: &Node) -> Option<bool> {
-    let siblings = &tree.node(node.parent?)?.children;
-    let at = siblings.iter().position(|c| *c == node.id)?;
-    let laid_out = |i: &usize| {
-        tree.node(siblings[*i])
-            .is_some_and(|n| n.bounds.is_some_and(|b| !b.is_empty()))
-    };
-    let before = (0..at).rev().find(laid_out);
-    let after = (at + 1..siblings.len()).find(laid_out);
-    match (before, after) {
-        (Some(b), Some(a)) => Some(at - b <= a - at),
-        (Some(_), None) => Some(true),
-        (None, Some(_)) => Some(false),
-        (None, None) => None,
-    }
-}
-
-/// The element's bounds where its centre shows: inside the window's content
-/// and inside the scrolled views around it (a row scrolled out of its list
-/// has bounds over whatever lies beside the list).
-pub(super) fn in_view(tree: &Tree, node: &Node) -> Option<Rect> {
-    let b = node.bounds.filter(|b| shows_in(*b, &tree.window))?;
-    let (x, y) = centre(b);
-    clipping_views(node, |id| tree.node(id))
-        .iter()
-        .all(|view| view.contains_point(x, y))
-        .then_some(b)
-}
-
-/// The element's centre lies inside the window's content.
-fn shows_in(b: Rect, window: &WindowInfo) -> bool {
-    let (x, y) = centre(b);
-    Rect::new(0, 0, window.content.width, window.content.height).contains_point(x, y)
-}
-
-/// Where a click focuses a text field and does nothing else: near the
-/// start of its text, clear of the buttons a field holds (a spin button's
-/// − and +, whose middle is its − in GTK 4; an entry's clear icon).
-fn focus_point(tree: &Tree, node: &Node, b: Rect) -> (f64, f64) {
-    let y = b.y as f64 + b.height as f64 / 2.0;
-    let inset = (b.width / 4).clamp(1, 12);
-    let buttons: Vec<Rect> = tree
-        .descendants(node)
-        .filter(|d| matches!(d.role, Role::Button | Role::ToggleButton | Role::MenuButton))
-        .filter_map(|d| d.bounds)
-        .collect();
-    [b.x + inset, b.x + b.width / 4, b.x + b.width / 2]
-        .into_iter()
-        .map(|x| (x as f64, y))
-        .find(|(x, y)| !buttons.iter().any(|r| r.contains_point(*x, *y)))
-        .unwrap_or((f64::from(b.x + inset), y))
-}
-
-pub(super) fn centre(r: Rect) -> (f64, f64) {
-    (
-        r.x as f64 + r.width as f64 / 2.0,
-        r.y as f64 + r.height as f64 / 2.0,
-    )
-}
 
 impl Session {
     /// Do `action` to an element of `window`: the window, its tree and the
@@ -599,143 +507,6 @@ impl Session {
         }
     }
 
-    /// Wheel the element's viewport (its nearest ancestor lying wholly in the
-    /// window) towards it until it shows, reading where it went each time;
-    /// answers the element and its bounds as it shows. An element the list has not laid
-    /// out yet (no bounds) is wheeled towards a page at a time, on the side
-    /// of the laid-out siblings it follows or precedes, until it is.
-    async fn scroll_by_wheel(&self, target: &Target<'_>) -> Result<(Node, Rect), Error> {
-        let id = target.node.id;
-        let mut aimed = 0;
-        for _ in 0..PAGE_ROUNDS {
-            let tree = self.when_still(target).await?;
-            let node = tree
-                .node(id)
-                .ok_or_else(|| Error::NoElement(id.to_string()))?;
-            if let Some(b) = in_view(&tree, node) {
-                return Ok((node.clone(), b));
-            }
-            let content = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
-            let mut parent = node.parent;
-            let viewport = loop {
-                let p = tree
-                    .node(parent.ok_or_else(|| {
-                        Error::Unsupported(format!("nothing scrolls element {id}"))
-                    })?)
-                    .ok_or_else(|| Error::NoElement(id.to_string()))?;
-                match p.bounds {
-                    Some(pb) if content.contains_rect(&pb) => break pb,
-                    _ => parent = p.parent,
-                }
-            };
-            let (vx, vy) = centre(viewport);
-            let (dx, dy) = match node.bounds {
-                Some(b) => {
-                    aimed += 1;
-                    if aimed > WHEEL_ROUNDS {
-                        break;
-                    }
-                    let (ex, ey) = centre(b);
-                    (
-                        clicks(ex - vx, viewport.width),
-                        clicks(ey - vy, viewport.height),
-                    )
-                }
-                None => {
-                    let forward = follows_laid_out(&tree, node).ok_or_else(|| {
-                        Error::Unsupported(format!(
-                            "element {id} is not laid out, nor is any item beside it"
-                        ))
-                    })?;
-                    let page = clicks(f64::from(viewport.height), viewport.height);
-                    (0.0, if forward { page } else { -page })
-                }
-            };
-            let wheel = InputEvent::Wheel {
-                x: vx,
-                y: vy,
-                dx: dx * WHEEL_CLICK,
-                dy: dy * WHEEL_CLICK,
-                precise: false,
-                mods: Mods::default(),
-            };
-            // The next round reads it once the scroll is still.
-            self.deliver(target, vec![wheel]).await?;
-        }
-        Err(Error::Unsupported(format!(
-            "element {id} did not come into view"
-        )))
-    }
-
-    /// Bring `node` of the window's read `tree` into view as a press would
-    /// (see `bring_into_view`), by input that may raise the window.
-    pub(super) async fn scroll_for_click(&self, tree: &Tree, node: &Node) -> Result<(), Error> {
-        let target = Target {
-            window: tree.window.handle,
-            tree,
-            node,
-            ifaces: self.interfaces_of(node.id)?,
-            delivery: &Delivered::default(),
-        };
-        self.bring_into_view(&target, tree).await.map(|_| ())
-    }
-
-    /// Scroll an element into view; an item whose list has the focus on
-    /// another item is reached with the arrow keys instead (the list keeps
-    /// its focused row in view against the wheel), scrolling as it goes.
-    async fn bring_into_view(
-        &self,
-        target: &Target<'_>,
-        tree: &Tree,
-    ) -> Result<(Node, Rect), Error> {
-        if target.node.role.is_item() && self.focus_by_arrows(target, tree).await?.is_some() {
-            let tree = self.when_still(target).await?;
-            let node = tree
-                .node(target.node.id)
-                .ok_or_else(|| Error::NoElement(target.node.id.to_string()))?;
-            if let Some(b) = in_view(&tree, node) {
-                return Ok((node.clone(), b));
-            }
-        }
-        self.scroll_by_wheel(target).await
-    }
-
-    /// The window's tree once the element stops moving (GTK animates a
-    /// list's scroll to its focused row, and its wheel scrolls): once the
-    /// window settles, or, in a window that draws on (a spinner elsewhere),
-    /// once two reads a frame apart agree on where the element is.
-    async fn when_still(&self, target: &Target<'_>) -> Result<Tree, Error> {
-        let window = target.window;
-        match self.host.settle(window, STILL_LIMIT).await {
-            Ok(_) => return self.tree(window).await,
-            Err(HostError::Timeout(..) | HostError::Unsupported(..)) => {}
-            Err(e) => return Err(e.into()),
-        }
-        let id = target.node.id;
-        let place = |tree: &Tree| tree.node(id).map(|n| n.bounds);
-        // Counted before each read: a frame committed during it is the next.
-        let mut commits = self.host.commits(window).await?;
-        let mut last = self.tree(window).await?;
-        for _ in 0..STILL_FRAMES {
-            match self
-                .host
-                .wait_frames(window, FrameWait::Past(commits), STILL_LIMIT)
-                .await
-            {
-                Ok(_) => {}
-                Err(HostError::Timeout(..)) => break,
-                Err(e) => return Err(e.into()),
-            }
-            commits = self.host.commits(window).await?;
-            let now = self.tree(window).await?;
-            if place(&now) == place(&last) {
-                return Ok(now);
-            }
-            last = now;
-        }
-        Ok(last)
-    }
-
     /// Select an item through its container's Selection, by its place among
     /// the container's children; answers whether the container took it.
     async fn select_in_container(&self, tree: &Tree, node: &Node) -> Result<bool, Error> {
@@ -749,40 +520,6 @@ impl Session {
             return Ok(false);
         };
         a11y.select_child(parent.id, index).await
-    }
-
-    async fn click(&self, target: &Target<'_>, bounds: Rect) -> Result<Path, Error> {
-        self.click_with(target, bounds, Button::Left).await
-    }
-
-    async fn click_with(
-        &self,
-        target: &Target<'_>,
-        bounds: Rect,
-        button: Button,
-    ) -> Result<Path, Error> {
-        let (x, y) = centre(bounds);
-        self.click_at(target, x, y, button).await
-    }
-
-    /// Click at `(x, y)`, once checked to land on the target.
-    async fn click_at(
-        &self,
-        target: &Target<'_>,
-        x: f64,
-        y: f64,
-        button: Button,
-    ) -> Result<Path, Error> {
-        self.check_hit(target.tree, target.node, x, y).await?;
-        let click = InputEvent::Click {
-            x,
-            y,
-            button,
-            clicks: 1,
-            mods: Mods::default(),
-        };
-        self.deliver(target, vec![click]).await?;
-        Ok(Path::Pointer)
     }
 
     /// Do the first of the element's actions named in `names` that the app
@@ -803,242 +540,6 @@ impl Session {
         Err(Error::Unsupported(format!(
             "the element has none of the actions {names:?}"
         )))
-    }
-
-    async fn focus(&self, target: &Target<'_>) -> Result<Path, Error> {
-        let Target {
-            node,
-            ifaces,
-            delivery,
-            ..
-        } = *target;
-        delivery.focus_requested.store(true, Ordering::Relaxed);
-        // Already focused, as accessibility reports: a grab would bring no
-        // focus event to wait for, and a click could move the caret.
-        if node.states.focused {
-            return Ok(Path::Accessibility);
-        }
-        if ifaces.component {
-            let since = self.a11y()?.changes();
-            // GTK 3 grabs focus this way, at once; GTK 4 answers false.
-            // AccessKit answers true and hands the request to the app's next
-            // frame, unordered with the keys that may follow: its focus event
-            // says when it is done. A text field that does not report focus
-            // in time is clicked instead, which is ordered with later keys.
-            if self.a11y()?.grab_focus(node.id).await? {
-                let reported = self.a11y()?.wait_focus(node.id, since, FOCUS_LIMIT).await;
-                tracing::debug!(node = node.id, reported, "focus granted");
-                if reported || !is_text_field(node.role) {
-                    return Ok(Path::Accessibility);
-                }
-            }
-        }
-        match node.bounds {
-            // Clicking a text field focuses it without side effects. The app
-            // may take the click in the same frame as keys sent right after
-            // (egui does): its focus event says the click was taken alone.
-            Some(b) if is_text_field(node.role) => {
-                let since = self.a11y()?.changes();
-                let (x, y) = focus_point(target.tree, node, b);
-                let path = self.click_at(target, x, y, Button::Left).await?;
-                let reported = self.a11y()?.wait_focus(node.id, since, FOCUS_LIMIT).await;
-                tracing::debug!(node = node.id, reported, "focused by a click");
-                Ok(path)
-            }
-            // A click would press anything else: go along the focus chain.
-            // A list takes the focus at its selected row (GTK), so an item
-            // is selected first, as the arrow keys that reach it would.
-            _ => {
-                if node.role.is_item() {
-                    let tree = self.tree(target.window).await?;
-                    if let Some(path) = self.focus_by_arrows(target, &tree).await? {
-                        return Ok(path);
-                    }
-                    if !node.states.selected {
-                        self.select_in_container(&tree, node).await?;
-                    }
-                }
-                self.focus_by_tab(target).await
-            }
-        }
-    }
-
-    /// An item whose list has the focus on another of its items: the arrow
-    /// keys move it there, row by row, as a keyboard user does (Tab would
-    /// leave the list and come back to the row it left). `None` when no
-    /// other item of its list has the focus.
-    async fn focus_by_arrows(
-        &self,
-        target: &Target<'_>,
-        tree: &Tree,
-    ) -> Result<Option<Path>, Error> {
-        let node = target.node;
-        let Some(siblings) = node.parent.and_then(|p| tree.node(p)).map(|p| &p.children) else {
-            return Ok(None);
-        };
-        let place = |id: u64| siblings.iter().position(|c| *c == id);
-        let Some(want) = place(node.id) else {
-            return Ok(None);
-        };
-        let Some(mut at) = tree
-            .nodes
-            .iter()
-            .find(|n| n.states.focused)
-            .and_then(|n| place(n.id))
-        else {
-            return Ok(None);
-        };
-        let a11y = self.a11y()?;
-        while at != want {
-            let key = if want > at { "Down" } else { "Up" };
-            let since = a11y.changes();
-            self.deliver(target, vec![InputEvent::Key { key: key.into() }])
-                .await?;
-            let moved = a11y
-                .wait_any_focus(since, FOCUS_LIMIT)
-                .await
-                .and_then(place);
-            match moved {
-                // Each press moves one item nearer; anything else (a row
-                // that takes no focus, a list laid out sideways) stops here.
-                Some(now) if now.abs_diff(want) < at.abs_diff(want) => at = now,
-                _ => {
-                    return Err(Error::Unsupported(format!(
-                        "element {} ({:?} {:?}) cannot be focused: {key} moves the focus no nearer",
-                        node.id, node.role, node.name
-                    )))
-                }
-            }
-        }
-        Ok(Some(Path::Keyboard))
-    }
-
-    /// Tab along the window's focus chain until the element has the focus,
-    /// as a keyboard user does: each press waits for the focus event it
-    /// brings. Out of a text view, whose Tab types a tab, Ctrl+Tab moves on.
-    async fn focus_by_tab(&self, target: &Target<'_>) -> Result<Path, Error> {
-        let node = target.node;
-        let refused = |why: &str| {
-            Error::Unsupported(format!(
-                "element {} ({:?} {:?}) cannot be focused: {why}",
-                node.id, node.role, node.name
-            ))
-        };
-        let a11y = self.a11y()?;
-        let tree = self.tree(target.window).await?;
-        // GTK 4 leaves a row scrolled into view marked offscreen: where it
-        // is laid out says it shows.
-        let shown = tree
-            .node(node.id)
-            .is_some_and(|n| in_view(&tree, n).is_some());
-        if node.states.offscreen && !shown {
-            return Err(refused("it is not shown"));
-        }
-        let types_tab = |id: Option<u64>| {
-            id.and_then(|id| tree.node(id))
-                .is_some_and(|n| n.states.multiline && n.states.editable)
-        };
-        let mut focused = tree.nodes.iter().find(|n| n.states.focused).map(|n| n.id);
-        let mut first = None;
-        for _ in 0..TAB_LIMIT {
-            let key = if types_tab(focused) {
-                "Ctrl+Tab"
-            } else {
-                "Tab"
-            };
-            let since = a11y.changes();
-            self.deliver(target, vec![InputEvent::Key { key: key.into() }])
-                .await?;
-            let Some(now) = a11y.wait_any_focus(since, FOCUS_LIMIT).await else {
-                return Err(refused("Tab moves the focus no further"));
-            };
-            if now == node.id {
-                return Ok(Path::Keyboard);
-            }
-            if first == Some(now) {
-                break;
-            }
-            first.get_or_insert(now);
-            focused = Some(now);
-        }
-        Err(refused("it is not on the window's focus chain"))
-    }
-
-    /// Where a text field has its caret, when it tells.
-    async fn caret(&self, target: &Target<'_>) -> Option<i32> {
-        if !target.ifaces.text {
-            return None;
-        }
-        let caret = self.a11y().ok()?.caret(target.node.id).await;
-        caret.ok().filter(|at| *at >= 0)
-    }
-
-    /// Put a text field's caret at `at` through its Text interface; whether
-    /// the toolkit did.
-    async fn put_caret(&self, target: &Target<'_>, at: i32) -> bool {
-        let Ok(a11y) = self.a11y() else {
-            return false;
-        };
-        let put = tokio::time::timeout(SELECT_LIMIT, a11y.set_caret(target.node.id, at)).await;
-        tracing::debug!(id = target.node.id, at, ?put, "caret put back");
-        matches!(put, Ok(Ok(true)))
-    }
-
-    /// Select characters `from..to` as a person would: focus the field, go to
-    /// its start, step right to `from`, then extend with Shift.
-    async fn select_by_keys(&self, target: &Target<'_>, from: i32, to: i32) -> Result<Path, Error> {
-        self.focus(target).await?;
-        let key = |key: &str| InputEvent::Key { key: key.into() };
-        let events: Vec<InputEvent> = std::iter::once(key("Ctrl+Home"))
-            .chain((0..from).map(|_| key("Right")))
-            .chain((from..to).map(|_| key("Shift+Right")))
-            .collect();
-        self.deliver(target, events).await?;
-        Ok(Path::Keyboard)
-    }
-
-    /// Focus a text field, optionally select all of it, and type. Typing
-    /// goes where the field had its caret: focusing by a click moves the caret
-    /// under the pointer, so it is put back, through the Text interface or
-    /// else with the keys a person would use.
-    async fn type_into(
-        &self,
-        target: &Target<'_>,
-        replace: bool,
-        text: String,
-    ) -> Result<Path, Error> {
-        let mut events = Vec::new();
-        if !target.node.states.focused {
-            let caret = match replace {
-                true => None,
-                false => self.caret(target).await,
-            };
-            self.focus(target).await?;
-            self.host
-                .wait_frames(target.window, FrameWait::Drawn, super::waits::DRAWN_LIMIT)
-                .await?;
-            if let Some(at) = caret {
-                if !self.put_caret(target, at).await {
-                    let key = |key: &str| InputEvent::Key { key: key.into() };
-                    events.push(key("Ctrl+Home"));
-                    events.extend((0..at).map(|_| key("Right")));
-                }
-            }
-        }
-        if replace {
-            events.push(InputEvent::Key {
-                key: "Ctrl+A".into(),
-            });
-        }
-        if text.is_empty() {
-            events.push(InputEvent::Key {
-                key: "BackSpace".into(),
-            });
-        } else {
-            events.push(InputEvent::Text { text });
-        }
-        self.deliver(target, events).await?;
-        Ok(Path::Keyboard)
     }
 }
 
@@ -1062,31 +563,12 @@ fn is_selectable(node: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::elements::tests::{node, tree_of};
+    use crate::session::elements::tests::node;
+    use wayrig_host::{Mods, Rect};
 
     fn at(mut n: Node, x: i32, y: i32, w: i32, h: i32) -> Node {
         n.bounds = Some(Rect::new(x, y, w, h));
         n
-    }
-
-    #[test]
-    fn a_row_scrolled_out_of_its_list_is_not_clicked_over_its_neighbours() {
-        let tree = tree_of(vec![
-            at(node(1, None, Role::Window, "Main"), 0, 0, 200, 100),
-            at(node(2, Some(1), Role::TextArea, "Notes"), 0, 0, 200, 30),
-            at(node(3, Some(1), Role::ScrollView, ""), 0, 30, 200, 70),
-            at(node(4, Some(3), Role::List, ""), 0, -400, 200, 6000),
-            // Scrolled up past the list's top: it lies over the notes.
-            at(node(5, Some(4), Role::ListItem, "row 1"), 0, 10, 200, 20),
-            at(node(6, Some(4), Role::ListItem, "row 4"), 0, 60, 200, 20),
-            // A popover opened from the list is measured apart.
-            at(node(7, Some(4), Role::Menu, ""), 0, 0, 100, 40),
-            at(node(8, Some(7), Role::MenuItem, "Copy"), 0, 5, 100, 20),
-        ]);
-        let shown = |id| in_view(&tree, tree.node(id).unwrap());
-        assert_eq!(shown(5), None, "row 1 is clipped by the list");
-        assert_eq!(shown(6), Some(Rect::new(0, 60, 200, 20)));
-        assert_eq!(shown(8), Some(Rect::new(0, 5, 100, 20)));
     }
 
     /// Unit tests of which path an action takes, over a fake app and host.
