@@ -350,7 +350,15 @@ impl Accessibility for A11y {
             .unwrap()
             .retain(|name, _| listed(name));
         self.pids.lock().unwrap().retain(|name, _| listed(name));
-        self.lasting.lock().unwrap().retain(|name, _| listed(name));
+        {
+            let mut lasting = self.lasting.lock().unwrap();
+            lasting.retain(|name, _| listed(name));
+            // An event's mark matters only to what was read (facts to read
+            // again, bounds to ask again): objects never read, and those of
+            // apps that left, are forgotten.
+            let read = |id: &u64| lasting.values().any(|store| store.contains_key(id));
+            self.dirty.lock().unwrap().retain(|id, _| read(id));
+        }
         self.coords.lock().unwrap().retain(|name, _| listed(name));
         self.objects
             .lock()
