@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::application::ApplicationProxy;
 use atspi::{CacheItem, CoordType, InterfaceSet, ObjectRefOwned};
 use futures_util::stream::StreamExt;
 use wayrig_host::Rect;
@@ -72,6 +73,9 @@ pub struct A11y {
     spans: std::sync::Mutex<Vec<Span>>,
     /// The coordinates each app (by unique bus name) is asked places in.
     coords: std::sync::Mutex<HashMap<String, CoordType>>,
+    /// Apps (by unique bus name) whose cache holds stale copies of what
+    /// they show (Chromium's pages): walked instead of read from it.
+    uncached: std::sync::Mutex<HashSet<String>>,
 }
 
 impl Drop for A11y {
@@ -159,7 +163,29 @@ impl A11y {
             events,
             spans: Default::default(),
             coords: Default::default(),
+            uncached: Default::default(),
         })
+    }
+
+    /// Ask a newly seen app for its whole tree where it builds one only for
+    /// a screen reader: Chromium (and Electron) builds its pages' trees once
+    /// a client asks an object's attributes, as Orca does. Its cache keeps
+    /// stale copies of page objects (no bounds, an old parent): it is
+    /// walked instead.
+    async fn turn_on_tree(&self, root: &ObjectRefOwned) {
+        let Ok(app) = objects::object_proxy::<ApplicationProxy>(&self.conn, root).await else {
+            return;
+        };
+        if app.toolkit_name().await.ok().as_deref() != Some("Chromium") {
+            return;
+        }
+        if let Some(name) = root.name_as_str() {
+            self.uncached.lock().unwrap().insert(name.to_string());
+        }
+        if let Ok(root) = objects::object_proxy::<AccessibleProxy>(&self.conn, root).await {
+            let asked = root.get_attributes().await;
+            tracing::debug!(ok = asked.is_ok(), "asked Chromium for its tree");
+        }
     }
 
     /// `sync`, returning where on the connection the app's answer arrived:
@@ -334,6 +360,7 @@ impl Accessibility for A11y {
                     if let Some(pid) = pid {
                         self.pids.lock().unwrap().insert(name.to_string(), pid);
                     }
+                    self.turn_on_tree(&child).await;
                     pid
                 }
             };
@@ -360,6 +387,7 @@ impl Accessibility for A11y {
             self.dirty.lock().unwrap().retain(|id, _| read(id));
         }
         self.coords.lock().unwrap().retain(|name, _| listed(name));
+        self.uncached.lock().unwrap().retain(|name| listed(name));
         self.objects
             .lock()
             .unwrap()

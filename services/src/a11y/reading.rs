@@ -141,9 +141,10 @@ impl A11y {
     ) -> Result<(bool, Arc<Vec<CacheItem>>, Option<zbus::message::Sequence>), Error> {
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
         let began = std::time::Instant::now();
+        let uncached = self.uncached.lock().unwrap().contains(&app.bus_name);
         let cached = match how {
-            Read::Bulk | Read::BulkAnew => self.cached_items(app).await?,
-            Read::NodeByNode => None,
+            Read::Bulk | Read::BulkAnew if !uncached => self.cached_items(app).await?,
+            _ => None,
         };
         let Some((as_of, items)) = cached else {
             // No events tell when a walked tree changed: it is walked each time.
@@ -158,7 +159,7 @@ impl A11y {
         let began = std::time::Instant::now();
         let asked = self.realize_missing(&items).await;
         self.span("children the cache lacks", began, asked);
-        let (as_of, items) = if asked > 0 {
+        let (as_of, mut items) = if asked > 0 {
             let began = std::time::Instant::now();
             let again = self
                 .get_items(app)
@@ -169,11 +170,29 @@ impl A11y {
         } else {
             (as_of, items)
         };
+        // Some toolkits never cache part of their tree (Chromium keeps its
+        // pages out): what asking did not bring into the cache is walked.
+        let mut walked_any = false;
+        if asked > 0 {
+            let began = std::time::Instant::now();
+            let walked = self.walk_what_the_cache_lacks(app, &items).await?;
+            if !walked.is_empty() {
+                tracing::debug!(app = %app.bus_name, walked = walked.len(), "walked what the cache lacks");
+                self.span("objects the cache never holds", began, walked.len() * 6);
+                items.extend(walked);
+                walked_any = true;
+            }
+        }
         let items = Arc::new(items);
-        self.kept_items
-            .lock()
-            .unwrap()
-            .insert(app.bus_name.clone(), (as_of, items.clone()));
+        // What was walked is not kept: the events such a toolkit sends do not
+        // say all that changes in it (an element moved to another parent).
+        let mut kept = self.kept_items.lock().unwrap();
+        if walked_any {
+            kept.remove(&app.bus_name);
+        } else {
+            kept.insert(app.bus_name.clone(), (as_of, items.clone()));
+        }
+        drop(kept);
         Ok((true, items, (asked > 0).then_some(as_of)))
     }
 
@@ -433,6 +452,58 @@ impl A11y {
             .await
             .map_err(|e| call_failed("accessibility round trip", e))?;
         Ok(reply.recv_position())
+    }
+
+    /// The objects below cached ones that the cache lacks, read by a walk
+    /// from the cached parents that list more children than it holds.
+    async fn walk_what_the_cache_lacks(
+        &self,
+        app: &App,
+        items: &[CacheItem],
+    ) -> Result<Vec<CacheItem>, Error> {
+        let known: std::collections::HashSet<u64> =
+            items.iter().filter_map(|it| ref_id(&it.object)).collect();
+        let mut cached_children: HashMap<u64, i32> = HashMap::new();
+        for it in items {
+            if let Some(parent) = ref_id(&it.parent) {
+                *cached_children.entry(parent).or_default() += 1;
+            }
+        }
+        let lacking: Vec<ObjectRefOwned> = items
+            .iter()
+            .filter(|it| {
+                ref_id(&it.object)
+                    .is_some_and(|id| cached_children.get(&id).copied().unwrap_or(0) < it.children)
+            })
+            .map(|it| it.object.clone())
+            .collect();
+        if lacking.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = &self.conn;
+        let listed: Vec<(ObjectRefOwned, Vec<ObjectRefOwned>)> = stream::iter(lacking)
+            .map(|object| async move {
+                let children = children_of(conn, &object).await;
+                (object, children)
+            })
+            .buffered(EXTENTS_IN_FLIGHT)
+            .collect()
+            .await;
+        let start: Vec<(ObjectRefOwned, ObjectRefOwned, i32)> = listed
+            .into_iter()
+            .flat_map(|(parent, children)| {
+                children
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(i, c)| (c, parent.clone(), i as i32))
+            })
+            .filter(|(c, _, _)| ref_id(c).is_some_and(|id| !known.contains(&id)))
+            .collect();
+        if start.is_empty() {
+            return Ok(Vec::new());
+        }
+        let root = app_root(app)?;
+        Ok(self.walk_from(&root, start).await)
     }
 
     /// Ask for the children the cache lacks, level by level and concurrently, so

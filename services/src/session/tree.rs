@@ -357,6 +357,16 @@ impl Session {
             // What holds what is there: a claimant, or (for a middle) the
             // element asked about or anything known.
             let known = |id: &u64| parents.contains_key(id) || *id == place.container;
+            let holds = |outer: u64, inner: u64| {
+                let mut at = parents.get(&inner).copied();
+                while let Some(id) = at {
+                    if id == outer {
+                        return true;
+                    }
+                    at = parents.get(&id).copied();
+                }
+                false
+            };
             let mut at = Some(hit);
             let mut named = None;
             while let Some(id) = at {
@@ -366,6 +376,13 @@ impl Session {
                 }
                 at = parents.get(&id).copied();
             }
+            tracing::debug!(
+                claim = ?place.claim,
+                items = ?place.items,
+                hit,
+                ?named,
+                "asked the app what shows where elements share a place"
+            );
             match (&place.claim, named) {
                 (Claim::OneOf, Some(shown)) => {
                     there.insert(shown);
@@ -382,6 +399,12 @@ impl Session {
                 (Claim::Page, None) => {}
                 (Claim::Middle, Some(shown)) if shown == item => {
                     there.insert(shown);
+                    verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
+                }
+                // An element around the item: the app did not look deeper
+                // (Chromium answers from what it last hit-tested); an
+                // element lying over another is never one that holds it.
+                (Claim::Middle, _) if holds(hit, item) => {
                     verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
                 }
                 // Something the read holds is at the middle, not the item.
