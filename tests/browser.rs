@@ -74,6 +74,7 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     let url = format!("file://{}", page.display());
     // As root Chromium needs --no-sandbox; --test-type drops the bar that
     // says so. Nothing asks for accessibility: Wayrig turns it on.
+    let reports_before = crash_reports();
     let wayrig = Wayrig::start_app(&["chromium", "--no-sandbox", "--test-type", &profile, &url]);
     let mut c = Client::connect(&wayrig.socket);
     let window = c.first_window()["id"].as_u64().unwrap();
@@ -135,6 +136,30 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
         .count();
     let all = (image.width * image.height) as usize;
     assert!(light > all / 2, "{light} light pixels of {all}");
+
+    // Stopped as a browser should be: the browser first, then its helpers,
+    // so that it does not abort on a helper it lost (and leave a crash
+    // report behind, where Chromium keeps them whatever its profile).
+    drop(c);
+    drop(wayrig);
+    assert_eq!(
+        crash_reports(),
+        reports_before,
+        "Chromium aborted as Wayrig stopped"
+    );
+}
+
+/// The crash reports Chromium has left for this user.
+fn crash_reports() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let pending = home.join(".config/chromium/Crash Reports/pending");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(pending)
+        .map(|dir| dir.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.sort();
+    found
 }
 
 /// A capture's base64 text as its bytes.

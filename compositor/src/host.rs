@@ -493,18 +493,26 @@ impl Runner {
                 tracing::debug!(%e, "flushing clients failed");
             }
         }
-        // Let apps end cleanly while their Wayland connections are still served.
-        state.rig.apps.signal_all();
-        let deadline = Instant::now() + APP_GRACE;
-        while !state.rig.apps.running().is_empty() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
+        // Let apps end cleanly while their Wayland connections are still
+        // served: each app first (a browser ends its own helpers), then what
+        // is left of their groups (a terminal's shell), then SIGKILL.
+        let signals: [fn(&wayrig_host::launch::Apps); 2] = [
+            wayrig_host::launch::Apps::signal_apps,
+            wayrig_host::launch::Apps::signal_all,
+        ];
+        for signal in signals {
+            signal(&state.rig.apps);
+            let deadline = Instant::now() + APP_GRACE / 2;
+            while !state.rig.apps.running().is_empty() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                if event_loop.dispatch(Some(left), &mut state).is_err() {
+                    break;
+                }
+                let _ = state.rig.display_handle.flush_clients();
             }
-            if event_loop.dispatch(Some(left), &mut state).is_err() {
-                break;
-            }
-            let _ = state.rig.display_handle.flush_clients();
         }
         state.rig.apps.kill_remaining();
         state.rig.frames.abandon_settle_waiters();

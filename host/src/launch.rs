@@ -130,6 +130,16 @@ impl Apps {
             .collect()
     }
 
+    /// Ask every launched app still running to end, the app alone: SIGTERM.
+    /// An app that ends its own helpers (a browser its GPU and page
+    /// processes) must not see them killed under it first.
+    pub fn signal_apps(&self) {
+        let running = self.exits.running.lock().unwrap();
+        for &pid in self.launched.iter().filter(|p| running.contains(p)) {
+            signal_process(pid, libc::SIGTERM);
+        }
+    }
+
     /// Ask every launched app's process group to end: SIGHUP (interactive shells
     /// under terminals ignore SIGTERM) and SIGTERM.
     pub fn signal_all(&self) {
@@ -155,11 +165,14 @@ impl Apps {
         true
     }
 
-    /// End every launched app: SIGHUP and SIGTERM, `grace` to end, then
-    /// SIGKILL for what is left of their process groups.
+    /// End every launched app: SIGTERM to each app, then SIGHUP and SIGTERM
+    /// to what is left of their groups, each given half of `grace`, then
+    /// SIGKILL for what still is.
     pub fn end_all(&self, grace: Duration) {
+        self.signal_apps();
+        self.wait_ended(grace / 2);
         self.signal_all();
-        self.wait_ended(grace);
+        self.wait_ended(grace / 2);
         self.kill_remaining();
     }
 
@@ -287,6 +300,34 @@ mod tests {
         apps.end_all(Duration::from_millis(200));
         rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert!(!group_alive(pid), "process group {pid} survived");
+    }
+
+    #[test]
+    fn an_app_is_asked_to_end_before_its_helpers_are() {
+        let mut apps = Apps::new(vec![]);
+        // The app says through a fifo when its trap is set and its helper runs.
+        let fifo = std::env::temp_dir().join(format!("wayrig-launch-{}", std::process::id()));
+        let path = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        // An app that ends on TERM and leaves a helper in its group.
+        let script = format!(
+            "trap 'exit 0' TERM; sleep 300 & echo up > '{}'; wait",
+            fifo.display()
+        );
+        let spec = LaunchSpec {
+            argv: vec!["sh".into(), "-c".into(), script],
+            ..Default::default()
+        };
+        let pid = apps.launch(&spec, |_, _| {}).unwrap();
+        let said = std::fs::read_to_string(&fifo).unwrap();
+        let _ = std::fs::remove_file(&fifo);
+        assert_eq!(said, "up\n");
+        apps.signal_apps();
+        assert!(apps.wait_ended(Duration::from_secs(10)), "the app ended");
+        assert!(group_alive(pid), "its helper was not signalled with it");
+        apps.kill_remaining();
+        assert!(!group_alive(pid));
     }
 
     #[test]
