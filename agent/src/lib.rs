@@ -239,6 +239,9 @@ struct State {
     /// diff line for the window if the action closes it.
     #[serde(skip)]
     acting_on: Option<String>,
+    /// The windows the session has told of (`None` before it first looked).
+    #[serde(default)]
+    windows_seen: Option<Vec<u64>>,
 }
 
 impl State {
@@ -737,7 +740,12 @@ fn settle_and_diff(client: &mut Client, state: &mut State, how: Settle) -> Resul
         .filter(|s| !s.hidden)
         .map(|s| (s.id, s.line))
         .collect();
-    let lines = diff(&state.last, &now, how.context);
+    // The first read of a window (`--window` just moved the session) is a
+    // snapshot, not a change.
+    let lines = match state.last.is_empty() {
+        true => now.iter().map(|(_, line)| line.clone()).collect(),
+        false => diff(&state.last, &now, how.context),
+    };
     if lines.is_empty() {
         state.print("(no change)".to_string());
     }
@@ -747,6 +755,22 @@ fn settle_and_diff(client: &mut Client, state: &mut State, how: Settle) -> Resul
 }
 
 /// Note the title of the window an action goes to.
+/// Print `+ window N "Title"` for each window the session has not seen, if
+/// `tell`; remember the windows there are now.
+fn tell_new_windows(client: &mut Client, state: &mut State, tell: bool) -> Result<(), String> {
+    let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    if let (Some(seen), true) = (&state.windows_seen, tell) {
+        let new: Vec<String> = windows
+            .iter()
+            .filter(|w| !seen.contains(&w.id))
+            .map(|w| format!("+ window {} {:?}", w.id, w.title))
+            .collect();
+        state.out.extend(new);
+    }
+    state.windows_seen = Some(windows.iter().map(|w| w.id).collect());
+    Ok(())
+}
+
 fn note_title(client: &mut Client, state: &mut State) -> Result<(), String> {
     let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
     state.acting_on = windows
@@ -833,11 +857,12 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
     if let AgentCommand::Open { socket } = command {
         let mut client = Client::connect(&socket)?;
         let window = window_to_keep(&mut client, common.window)?;
-        let state = State {
+        let mut state = State {
             socket: socket.clone(),
             window,
             ..State::default()
         };
+        tell_new_windows(&mut client, &mut state, false)?;
         save(&path, &state)?;
         let on = window.map_or("the first window it maps".into(), |w| format!("window {w}"));
         println!("session {name}: {} on {on}", socket.display());
@@ -856,7 +881,14 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
         state.last.clear();
     }
     state.window = window_to_keep(&mut client, common.window.or(state.window))?;
-    let result = command_on(&mut client, &mut state, command);
+    let lists_windows = matches!(command, AgentCommand::Windows);
+    let mut result = command_on(&mut client, &mut state, command);
+    // A window that opened since the session last looked is told once, by
+    // the command that first sees it (the one whose action opened it, when
+    // it has mapped by the answer).
+    if result.is_ok() {
+        result = tell_new_windows(&mut client, &mut state, !lists_windows);
+    }
     save(&path, &state)?;
     for line in &state.out {
         println!("{line}");
