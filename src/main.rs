@@ -176,7 +176,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info,smithay=warn")),
+                .unwrap_or_else(|_| EnvFilter::new("info,smithay=warn,wayland_backend=off")),
         )
         .with_writer(std::io::stderr)
         // A closed stderr (the reader went away) must not panic the compositor.
