@@ -1042,14 +1042,7 @@ fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
     // Hidden windows throttled: the queued input must still drain.
     let hosted = Hosted::fixture(&["--bus-name", "fx", "--throttle-hidden"]);
     let app = hosted.first_name();
-    let pid: i32 = hosted
-        .stderr
-        .wait_for(BUS_NAME_LINE, "the app's pid")
-        .split(" for pid ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|pid| pid.parse().ok())
-        .expect("wayrig prints the app's pid");
+    let pid = app_pid(&hosted);
     runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         let tree = c.tree(&app, json!({})).await;
@@ -1234,14 +1227,7 @@ fn an_app_that_exited_is_let_go_and_its_name_says_so() {
     // Wayrig outlives its app here, as it does beside other apps.
     let hosted = Hosted::fixture(&["--bus-name", "fx", "--keep-running"]);
     let app = hosted.first_name();
-    let pid: i32 = hosted
-        .stderr
-        .wait_for(BUS_NAME_LINE, "the app's pid")
-        .split(" for pid ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|pid| pid.parse().ok())
-        .expect("wayrig prints the app's pid");
+    let pid = app_pid(&hosted);
     runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         c.ok(&app, "window.state", json!({})).await;
@@ -1271,6 +1257,18 @@ fn an_app_that_exited_is_let_go_and_its_name_says_so() {
             );
         }
     });
+}
+
+/// The pid of the app wayrig named on the Bus, as it prints it.
+fn app_pid(hosted: &Hosted) -> i32 {
+    hosted
+        .stderr
+        .wait_for(BUS_NAME_LINE, "the app's pid")
+        .split(" for pid ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|pid| pid.parse().ok())
+        .expect("wayrig prints the app's pid")
 }
 
 /// How many clicks the fixture has reported.

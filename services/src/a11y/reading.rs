@@ -463,20 +463,7 @@ impl A11y {
     ) -> Result<Vec<CacheItem>, Error> {
         let known: std::collections::HashSet<u64> =
             items.iter().filter_map(|it| ref_id(&it.object)).collect();
-        let mut cached_children: HashMap<u64, i32> = HashMap::new();
-        for it in items {
-            if let Some(parent) = ref_id(&it.parent) {
-                *cached_children.entry(parent).or_default() += 1;
-            }
-        }
-        let lacking: Vec<ObjectRefOwned> = items
-            .iter()
-            .filter(|it| {
-                ref_id(&it.object)
-                    .is_some_and(|id| cached_children.get(&id).copied().unwrap_or(0) < it.children)
-            })
-            .map(|it| it.object.clone())
-            .collect();
+        let lacking = lacking_children(items);
         if lacking.is_empty() {
             return Ok(Vec::new());
         }
@@ -511,20 +498,7 @@ impl A11y {
     async fn realize_missing(&self, items: &[CacheItem]) -> usize {
         let mut known: std::collections::HashSet<u64> =
             items.iter().filter_map(|it| ref_id(&it.object)).collect();
-        let mut cached_children: HashMap<u64, i32> = HashMap::new();
-        for it in items {
-            if let Some(parent) = ref_id(&it.parent) {
-                *cached_children.entry(parent).or_default() += 1;
-            }
-        }
-        let mut frontier: Vec<ObjectRefOwned> = items
-            .iter()
-            .filter(|it| {
-                ref_id(&it.object)
-                    .is_some_and(|id| cached_children.get(&id).copied().unwrap_or(0) < it.children)
-            })
-            .map(|it| it.object.clone())
-            .collect();
+        let mut frontier = lacking_children(items);
         let mut asked = 0;
         while !frontier.is_empty() {
             asked += frontier.len();
@@ -685,6 +659,24 @@ impl A11y {
         self.span("bounds ahead", began, asked);
         measured
     }
+}
+
+/// The cached objects that list more children than the cache holds.
+fn lacking_children(items: &[CacheItem]) -> Vec<ObjectRefOwned> {
+    let mut cached_children: HashMap<u64, i32> = HashMap::new();
+    for it in items {
+        if let Some(parent) = ref_id(&it.parent) {
+            *cached_children.entry(parent).or_default() += 1;
+        }
+    }
+    items
+        .iter()
+        .filter(|it| {
+            ref_id(&it.object)
+                .is_some_and(|id| cached_children.get(&id).copied().unwrap_or(0) < it.children)
+        })
+        .map(|it| it.object.clone())
+        .collect()
 }
 
 /// The children of an object that manages its descendants: GTK 3's bridge

@@ -584,6 +584,16 @@ mod tests {
 
         const WINDOW: WindowHandle = WindowHandle { id: 1, epoch: 1 };
 
+        /// A text field's interfaces: its text, replaceable whole.
+        const EDITABLE: Interfaces = Interfaces {
+            action: false,
+            component: true,
+            editable_text: true,
+            selection: false,
+            text: true,
+            value: false,
+        };
+
         /// A window (1) holding a button (2), an entry (3), a slider (4), a
         /// list (5) whose row 6 shows and row 7 lies scrolled out of the
         /// window, and a disabled button (8).
@@ -732,13 +742,7 @@ mod tests {
 
         #[tokio::test(start_paused = true)]
         async fn text_the_app_takes_whole_is_set_without_typing() {
-            let editable = Interfaces {
-                component: true,
-                editable_text: true,
-                text: true,
-                ..Interfaces::default()
-            };
-            let app = app().offers(3, editable).setting_text();
+            let app = app().offers(3, EDITABLE).setting_text();
             let (session, host, app) = session(app).await;
             let set = Action::SetValue { text: "Ada".into() };
             assert_eq!(act(&session, 3, set).await, Ok(Path::Accessibility));
@@ -750,13 +754,7 @@ mod tests {
         async fn text_the_app_will_not_set_is_typed_once_a_click_focuses_the_field() {
             // GTK 4: EditableText refuses an unfocused field and grab_focus
             // answers false, so the field is clicked near its start.
-            let editable = Interfaces {
-                component: true,
-                editable_text: true,
-                text: true,
-                ..Interfaces::default()
-            };
-            let (session, host, app) = session(app().offers(3, editable)).await;
+            let (session, host, app) = session(app().offers(3, EDITABLE)).await;
             let set = Action::SetValue { text: "Ada".into() };
             assert_eq!(act(&session, 3, set).await, Ok(Path::Keyboard));
             assert_eq!(app.asked(), ["set text \"Ada\" 3", "focus 3"]);
