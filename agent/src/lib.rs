@@ -541,19 +541,33 @@ fn remember(state: &mut State, shown: &[Shown]) {
         .collect();
 }
 
+/// The element id a ref (`@eN`) was given to; `no_element` for a ref the
+/// session never gave.
+fn id_of_ref<'s>(state: &'s State, t: &str) -> Result<&'s str, String> {
+    let r: u64 = t
+        .strip_prefix("@e")
+        .and_then(|r| r.parse().ok())
+        .ok_or_else(|| invalid(format!("bad ref {t}")))?;
+    state
+        .refs
+        .iter()
+        .find(|(_, v)| **v == r)
+        .map(|(k, _)| k.as_str())
+        .ok_or_else(|| {
+            coded(&WireError::new(
+                Code::NoElement,
+                format!("unknown ref {t}: take a snapshot"),
+            ))
+        })
+}
+
 /// Resolve @ref, key=<key> or id=<digits> to the element `act` names; a
 /// ref that names no element shown is `no_element`, as the app would say.
 fn target(state: &State, t: &str, tree: &TreeAnswer) -> Result<ElementPick, String> {
     let invalid = |m: String| coded(&WireError::new(Code::InvalidRequest, m));
     let no_element = |m: String| coded(&WireError::new(Code::NoElement, m));
-    if let Some(r) = t.strip_prefix("@e") {
-        let r: u64 = r.parse().map_err(|_| invalid(format!("bad ref {t}")))?;
-        let id = state
-            .refs
-            .iter()
-            .find(|(_, v)| **v == r)
-            .map(|(k, _)| k.as_str())
-            .ok_or_else(|| no_element(format!("unknown ref {t}: take a snapshot")))?;
+    if t.starts_with("@e") {
+        let id = id_of_ref(state, t)?;
         if !tree.nodes.iter().any(|n| n.id == id) {
             return Err(no_element(format!(
                 "stale ref {t}: its element went; take a new snapshot"
@@ -616,19 +630,8 @@ fn invalid(message: String) -> String {
 /// is not checked against the tree: the element it names may be gone already,
 /// which is what `--gone` waits for.
 fn awaited_element(state: &State, t: &str) -> Result<ElementPick, String> {
-    if let Some(r) = t.strip_prefix("@e") {
-        let r: u64 = r.parse().map_err(|_| invalid(format!("bad ref {t}")))?;
-        let id = state
-            .refs
-            .iter()
-            .find(|(_, v)| **v == r)
-            .map(|(k, _)| k.as_str())
-            .ok_or_else(|| {
-                coded(&WireError::new(
-                    Code::NoElement,
-                    format!("unknown ref {t}: take a snapshot"),
-                ))
-            })?;
+    if t.starts_with("@e") {
+        let id = id_of_ref(state, t)?;
         return id
             .parse()
             .map(ElementPick::Id)

@@ -357,10 +357,11 @@ impl Accessibility for A11y {
                         .get_connection_unix_process_id(name.clone().into())
                         .await
                         .ok();
+                    // Once per app: its pid is known from here on.
                     if let Some(pid) = pid {
                         self.pids.lock().unwrap().insert(name.to_string(), pid);
+                        self.turn_on_tree(&child).await;
                     }
-                    self.turn_on_tree(&child).await;
                     pid
                 }
             };

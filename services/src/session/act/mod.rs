@@ -813,7 +813,7 @@ mod tests {
         }
 
         #[tokio::test(start_paused = true)]
-        async fn an_element_never_read_is_stale() {
+        async fn an_element_the_window_does_not_hold_is_refused_unsent() {
             let (session, host, _) = session(app()).await;
             let refused = session
                 .act(
