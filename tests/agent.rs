@@ -232,21 +232,34 @@ fn a_session_keeps_its_window_when_a_press_opens_another() {
         .find(|l| l.contains("wayrig-gtk4-second"))
         .unwrap();
     assert!(second.contains("focused"), "{windows}");
+    let first_line = windows.lines().find(|l| l.contains("fixture")).unwrap();
+    assert!(first_line.contains(" session"), "{windows}");
+    assert!(!second.contains(" session"), "{windows}");
+    // Reading another window with --window leaves the session where it is.
+    let id = second.split_whitespace().next().unwrap();
+    let shot = cache.join("second.png");
+    ok(&cache, &["--window", id, "screenshot", shot.to_str().unwrap()]);
+    let other = ok(&cache, &["--window", id, "snapshot", "-i"]);
+    assert!(!other.contains("\"Press\""), "{other}");
     // Still the first window: its ref acts, its snapshot is its own.
     ok(&cache, &["press", &press]);
     assert!(ok(&cache, &["snapshot"]).contains("\"Press\""));
-    // --window moves the session, and it stays there; its first read there
-    // is a snapshot of the window, not a diff against the other.
-    let id = second.split_whitespace().next().unwrap();
+    // --window on an action moves the session, and it stays there; its
+    // first read there is a snapshot of the window, not a diff against the
+    // other.
     let first = ok(&cache, &["--window", id, "key", "Escape", "--settle"]);
     assert!(first.contains("Second window label"), "{first}");
     assert!(!first.lines().any(|l| l.starts_with("+ @")), "{first}");
     assert!(ok(&cache, &["snapshot"]).contains("Second window label"));
     assert!(ok(&cache, &["snapshot"]).contains("Second window label"));
-    let stale = err(&cache, &["press", &press]);
+    // A ref of the first window says where it belongs.
+    let elsewhere = err(&cache, &["press", &press]);
+    let home = first_line.split_whitespace().next().unwrap();
     assert!(
-        stale.starts_with("wayrig: no_element: stale ref"),
-        "{stale}"
+        elsewhere.contains(&format!(
+            "{press} is an element of window {home}, not of window {id}: add --window {home}"
+        )),
+        "{elsewhere}"
     );
 }
 
@@ -492,8 +505,13 @@ fn settle_prints_only_what_changed() {
         ok(&cache, &["press", &press, "--settle"]).trim(),
         "(no change)"
     );
-    // With context, the unchanged neighbours of a change.
+    // A diff is the action's own: what changed before it (a fill without
+    // --settle) is not in it.
     let second = ref_of(&snap, &["[textField]", "\"Second\""]);
+    ok(&cache, &["fill", &second, "Bob"]);
+    let own = ok(&cache, &["press", &press, "--settle"]);
+    assert!(!own.contains("Bob"), "{own}");
+    // With context, the unchanged neighbours of a change.
     let diff = ok(
         &cache,
         &["fill", &second, "Ada", "--settle", "--context", "1"],
@@ -549,10 +567,8 @@ fn a_press_that_closes_its_window_is_done() {
         .unwrap()
         .to_string();
     let dialog = ok(&cache, &["--window", &id, "snapshot", "-i"]);
-    let answer = ok(
-        &cache,
-        &["press", &ref_of(&dialog, &["\"OK\""]), "--settle"],
-    );
+    let ok_button = ref_of(&dialog, &["\"OK\""]);
+    let answer = ok(&cache, &["--window", &id, "press", &ok_button, "--settle"]);
     assert_eq!(
         answer,
         format!("- window {id} \"wayrig-gtk4-second\"\nwindow closed\n")

@@ -228,6 +228,10 @@ struct State {
     window: Option<u64>,
     /// Element id -> ref number; refs are never given to another element.
     refs: BTreeMap<String, u64>,
+    /// Element id -> the window it last showed in, to tell a ref of another
+    /// window from one whose element went.
+    #[serde(default)]
+    windows_of: BTreeMap<String, u64>,
     next_ref: u64,
     /// The last snapshot's lines by element id, for diffs.
     last: Vec<(String, String)>,
@@ -242,9 +246,18 @@ struct State {
     /// The windows the session has told of (`None` before it first looked).
     #[serde(default)]
     windows_seen: Option<Vec<u64>>,
+    /// Another window a command only reads (`--window` on `snapshot`,
+    /// `screenshot`, `wait`): the session stays on its own.
+    #[serde(skip)]
+    viewing: Option<u64>,
 }
 
 impl State {
+    /// The window the command reads: the one it views, else the session's.
+    fn shown_window(&self) -> Option<u64> {
+        self.viewing.or(self.window)
+    }
+
     fn print(&mut self, line: String) {
         self.out.push(line);
     }
@@ -416,6 +429,9 @@ fn line(r: u64, n: &Element, focused: bool, full: bool) -> String {
 
 /// The ref of an element, given when it is first printed and never reused.
 fn ref_of(state: &mut State, id: &str) -> u64 {
+    if let Some(window) = state.shown_window() {
+        state.windows_of.insert(id.to_string(), window);
+    }
     if let Some(r) = state.refs.get(id) {
         return *r;
     }
@@ -505,9 +521,15 @@ fn snapshot(
     full: bool,
 ) -> Result<(Value, Vec<Shown>), String> {
     let raw = client.call(Call::Tree {
-        window: state.window,
+        window: state.shown_window(),
     })?;
     let tree: TreeAnswer = typed(raw.clone())?;
+    let shown = shown_of(state, &tree, hidden, full);
+    Ok((raw, shown))
+}
+
+/// The elements of a tree worth a line, in reading order (see `snapshot`).
+fn shown_of(state: &mut State, tree: &TreeAnswer, hidden: bool, full: bool) -> Vec<Shown> {
     let wrappers = wrappers(&tree.nodes);
     let mut shown = Vec::new();
     for n in in_reading_order(&tree.nodes) {
@@ -529,11 +551,24 @@ fn snapshot(
             hidden: offscreen,
         });
     }
-    Ok((raw, shown))
+    shown
+}
+
+/// The lines of what shows, as a diff compares them.
+fn showing(shown: Vec<Shown>) -> Vec<(String, String)> {
+    shown
+        .into_iter()
+        .filter(|s| !s.hidden)
+        .map(|s| (s.id, s.line))
+        .collect()
 }
 
 /// What the next diff compares with: the lines of what shows.
 fn remember(state: &mut State, shown: &[Shown]) {
+    // A snapshot of another window (`--window` on a read) is no baseline.
+    if state.viewing.is_some() {
+        return;
+    }
     state.last = shown
         .iter()
         .filter(|s| !s.hidden)
@@ -569,6 +604,13 @@ fn target(state: &State, t: &str, tree: &TreeAnswer) -> Result<ElementPick, Stri
     if t.starts_with("@e") {
         let id = id_of_ref(state, t)?;
         if !tree.nodes.iter().any(|n| n.id == id) {
+            let home = state.windows_of.get(id).copied();
+            if let Some(home) = home.filter(|w| Some(*w) != state.window) {
+                return Err(no_element(format!(
+                    "{t} is an element of window {home}, not of window {}: add --window {home}",
+                    tree.window
+                )));
+            }
             return Err(no_element(format!(
                 "stale ref {t}: its element went; take a new snapshot"
             )));
@@ -656,7 +698,7 @@ fn wait_for(
     timeout: u64,
 ) -> Result<(), String> {
     let answer = client.call(Call::WaitFor {
-        window: state.window,
+        window: state.shown_window(),
         awaited,
         gone,
         timeout_ms: Some(timeout),
@@ -740,9 +782,40 @@ fn diff(before: &[(String, String)], now: &[(String, String)], context: usize) -
     out
 }
 
-/// Wait to settle, then print what changed since the last snapshot among
-/// the elements that show; `(no change)` when nothing did.
-fn settle_and_diff(client: &mut Client, state: &mut State, how: Settle) -> Result<(), String> {
+/// What an action's diff compares with: the window as it showed just before
+/// the action (read now, or from the tree the action was aimed by); none when
+/// the session never read this window, whose first read is a snapshot.
+fn before_action(
+    client: &mut Client,
+    state: &mut State,
+    how: Settle,
+    tree: Option<&TreeAnswer>,
+) -> Result<Option<Vec<(String, String)>>, String> {
+    if !how.settle || state.last.is_empty() {
+        return Ok(None);
+    }
+    let read;
+    let tree = match tree {
+        Some(tree) => tree,
+        None => {
+            read = client.call_as(Call::Tree {
+                window: state.window,
+            })?;
+            &read
+        }
+    };
+    Ok(Some(showing(shown_of(state, tree, false, how.full))))
+}
+
+/// Wait to settle, then print what changed among the elements that show
+/// since `before` (the window just before the action); `(no change)` when
+/// nothing did.
+fn settle_and_diff(
+    client: &mut Client,
+    state: &mut State,
+    how: Settle,
+    before: Option<Vec<(String, String)>>,
+) -> Result<(), String> {
     // A window that animates forever never settles: after the wait, what
     // changed is still the answer, with a note that it may go on changing.
     let idle = Call::Idle {
@@ -759,16 +832,12 @@ fn settle_and_diff(client: &mut Client, state: &mut State, how: Settle) -> Resul
         eprintln!("note: the window did not settle within {SETTLE_MS} ms; changes since then are not shown");
     }
     let (_, shown) = snapshot(client, state, false, how.full)?;
-    let now: Vec<(String, String)> = shown
-        .into_iter()
-        .filter(|s| !s.hidden)
-        .map(|s| (s.id, s.line))
-        .collect();
+    let now = showing(shown);
     // The first read of a window (`--window` just moved the session) is a
     // snapshot, not a change.
-    let lines = match state.last.is_empty() {
-        true => now.iter().map(|(_, line)| line.clone()).collect(),
-        false => diff(&state.last, &now, how.context),
+    let lines = match before {
+        None => now.iter().map(|(_, line)| line.clone()).collect(),
+        Some(before) => diff(&before, &now, how.context),
     };
     if lines.is_empty() {
         state.print("(no change)".to_string());
@@ -899,12 +968,29 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
     }
     let mut state = load(&path)?;
     let mut client = Client::connect(&state.socket)?;
-    // Opened before the app mapped a window: the session keeps the first
-    // window it sees. A diff compares snapshots of one window only.
-    if common.window.is_some_and(|w| state.window != Some(w)) {
-        state.last.clear();
+    // `--window` on a command that only reads looks at that window; on an
+    // action it moves the session there. A diff compares snapshots of one
+    // window only.
+    let reads_only = matches!(
+        command,
+        AgentCommand::Snapshot { .. }
+            | AgentCommand::Screenshot { .. }
+            | AgentCommand::Wait { .. }
+            | AgentCommand::Eval { .. }
+            | AgentCommand::Windows
+    );
+    match common.window {
+        Some(w) if state.window == Some(w) => {}
+        Some(w) if reads_only => state.viewing = Some(w),
+        Some(w) => {
+            state.last.clear();
+            state.window = Some(w);
+        }
+        None => {}
     }
-    state.window = window_to_keep(&mut client, common.window.or(state.window))?;
+    // Opened before the app mapped a window: the session keeps the first
+    // window it sees.
+    state.window = window_to_keep(&mut client, state.window)?;
     let lists_windows = matches!(command, AgentCommand::Windows);
     let mut result = command_on(&mut client, &mut state, command);
     // A window that opened since the session last looked is told once, by
@@ -921,9 +1007,14 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
 }
 
 /// After an action: the diff once settled, or just "ok".
-fn finish(client: &mut Client, state: &mut State, how: Settle) -> Result<(), String> {
+fn finish(
+    client: &mut Client,
+    state: &mut State,
+    how: Settle,
+    before: Option<Vec<(String, String)>>,
+) -> Result<(), String> {
     if how.settle {
-        settle_and_diff(client, state, how)
+        settle_and_diff(client, state, how, before)
     } else {
         state.print("ok".to_string());
         Ok(())
@@ -952,6 +1043,7 @@ fn act(
             }),
         _ => None,
     };
+    let before = before_action(client, state, how, Some(&tree))?;
     note_title(client, state)?;
     let act = client.call(Call::Act {
         window,
@@ -969,10 +1061,11 @@ fn act(
             return Ok(());
         }
     }
-    finish(client, state, how)
+    finish(client, state, how, before)
 }
 
 fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> Result<(), String> {
+    let before = before_action(client, state, how, None)?;
     note_title(client, state)?;
     let sent = client.call(Call::Input {
         window: state.window,
@@ -982,12 +1075,12 @@ fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> R
         return Ok(());
     }
     sent?;
-    finish(client, state, how)
+    finish(client, state, how, before)
 }
 
 fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> Result<(), String> {
     use AgentCommand as C;
-    let window = state.window;
+    let window = state.shown_window();
     let pointer = |x, y, button, clicks| Event::Click {
         x,
         y,
@@ -1109,8 +1202,9 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         C::Type { text, settle } => input(client, state, Event::Text { text }, settle),
         C::Key { key, settle } => input(client, state, Event::Key { key }, settle),
         C::Menu { path, settle } => {
+            let before = before_action(client, state, settle, None)?;
             client.call(Call::Menu { window, path })?;
-            finish(client, state, settle)
+            finish(client, state, settle, before)
         }
         C::Eval { script } => {
             let result = client.call(Call::Eval { window, script })?;
@@ -1164,9 +1258,14 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
             let answer: WindowsAnswer = client.call_as(Call::Windows)?;
             for w in answer.windows {
                 state.print(format!(
-                    "{} {}{}{}",
+                    "{} {}{}{}{}",
                     w.id,
                     quote(&w.title),
+                    if Some(w.id) == state.window {
+                        " session"
+                    } else {
+                        ""
+                    },
                     if w.focused { " focused" } else { "" },
                     if w.visible { "" } else { " hidden" }
                 ));

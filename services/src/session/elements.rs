@@ -295,8 +295,10 @@ impl Query {
                 .value_contains
                 .as_deref()
                 .is_none_or(|x| shown_value(n).is_some_and(|v| contains(&v, x)))
+            // The window's title names its root: a title is not content.
             && self.text_contains.as_deref().is_none_or(|x| {
-                contains(&n.name, x) || shown_value(n).is_some_and(|v| contains(&v, x))
+                n.parent.is_some()
+                    && (contains(&n.name, x) || shown_value(n).is_some_and(|v| contains(&v, x)))
             })
             && self
                 .key
@@ -563,6 +565,21 @@ pub(crate) mod tests {
             ..Query::default()
         };
         assert_eq!(q.find_one(&tree).unwrap().id, 3);
+    }
+
+    #[test]
+    fn text_in_the_window_title_is_not_text_the_window_shows() {
+        let tree = tree_of(vec![
+            node(1, None, Role::Window, "Contacts - Address book"),
+            node(2, Some(1), Role::ListItem, "Addresses of friends"),
+        ]);
+        let q = |text: &str| Query {
+            text_contains: Some(text.into()),
+            ..Query::default()
+        };
+        let found = |text| -> Vec<u64> { q(text).find(&tree).iter().map(|n| n.id).collect() };
+        assert_eq!(found("address"), [2]);
+        assert!(found("contacts").is_empty());
     }
 
     #[test]
