@@ -34,7 +34,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Commands {
-    /// Host APP (and later more apps) in a compositor of its own.
+    /// Host APP in a compositor of its own (`wayrig launch` starts more).
     Run(Box<RunArgs>),
     /// Serve the faces for the windows of the desktop this runs in (sway and
     /// other wlroots compositors), instead of hosting apps in Wayrig's own.

@@ -238,7 +238,10 @@ fn a_session_keeps_its_window_when_a_press_opens_another() {
     // Reading another window with --window leaves the session where it is.
     let id = second.split_whitespace().next().unwrap();
     let shot = cache.join("second.png");
-    ok(&cache, &["--window", id, "screenshot", shot.to_str().unwrap()]);
+    ok(
+        &cache,
+        &["--window", id, "screenshot", shot.to_str().unwrap()],
+    );
     let other = ok(&cache, &["--window", id, "snapshot", "-i"]);
     assert!(!other.contains("\"Press\""), "{other}");
     // Still the first window: its ref acts, its snapshot is its own.
@@ -590,4 +593,46 @@ fn fixture_session() -> (Wayrig, std::path::PathBuf) {
     wait_for_window(&cache, "wayrig-gtk4-fixture");
     ok(&cache, &["wait"]);
     (wayrig, cache)
+}
+
+/// `launch` starts another app in the running session, on its display and
+/// buses, and tells its window once; the session stays on its own window.
+#[test]
+fn launch_starts_a_second_app_and_tells_its_window() {
+    let (_wayrig, cache) = fixture_session();
+    let keypads =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-keypads.py");
+    let started = ok(
+        &cache,
+        &[
+            "launch",
+            "--",
+            "/usr/bin/python3",
+            keypads.to_str().unwrap(),
+        ],
+    );
+    assert!(started.starts_with("started pid "), "{started}");
+    let told = started
+        .lines()
+        .find(|l| l.starts_with("+ window ") && l.ends_with("\"wayrig-keypads\""))
+        .unwrap_or_else(|| panic!("no window told: {started}"));
+    let id = told.split_whitespace().nth(2).unwrap();
+    // Told once; the session stays where it was.
+    let windows = ok(&cache, &["windows"]);
+    assert!(!windows.contains("+ window"), "{windows}");
+    let session_line = windows.lines().find(|l| l.contains(" session")).unwrap();
+    assert!(session_line.contains("wayrig-gtk4-fixture"), "{windows}");
+    // It is an app of the session: its tree reads, under the private buses.
+    let keys = ok(&cache, &["--window", id, "snapshot", "-i"]);
+    assert!(keys.contains("[button]"), "{keys}");
+    assert!(ok(&cache, &["snapshot", "-i"]).contains("\"Press\""));
+
+    // The desktop id form; what cannot start says why.
+    let unknown = err(&cache, &["launch", "--desktop", "org.example.Nothing"]);
+    assert!(unknown.contains("org.example.Nothing"), "{unknown}");
+    let missing = err(&cache, &["launch", "--", "no-such-program-here"]);
+    assert!(missing.contains("no-such-program-here"), "{missing}");
+    assert!(err(&cache, &["launch"]).contains("launch what?"));
+    let ended = ok(&cache, &["launch", "--", "/bin/false"]);
+    assert!(ended.contains("it ended without a window"), "{ended}");
 }

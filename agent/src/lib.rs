@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wayrig_model::reading::{reading_order, Placement};
 use wayrig_proto::mygo::{
-    Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, Mods,
-    TreeAnswer, WindowsAnswer, WireError, WAIT_FOR_METHOD,
+    Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, LaunchAnswer,
+    LaunchApp, Mods, TreeAnswer, WindowsAnswer, WireError, LAUNCH_METHOD, WAIT_FOR_METHOD,
 };
 use wayrig_proto::mygo_client::{coded, CallError, Client};
 
@@ -49,7 +49,9 @@ pub struct Common {
     /// Session name (default: MYGO_AUTOMATION_SESSION, else "default").
     #[arg(long, global = true, env = "MYGO_AUTOMATION_SESSION")]
     pub session: Option<String>,
-    /// Window id: the session uses it from now on (default: the window it opened).
+    /// Window id: an action moves the session there; a read (snapshot,
+    /// screenshot, wait, eval, windows) only looks at it (default: the
+    /// session's window, the one it opened).
     #[arg(long, global = true)]
     pub window: Option<u64>,
 }
@@ -210,6 +212,21 @@ pub enum AgentCommand {
     },
     /// Save a PNG of the window.
     Screenshot { file: PathBuf },
+    /// Start another app in the running session, on its display and private
+    /// buses: `launch -- PROGRAM ARGS...` or `launch --desktop ID [-- ARGS...]`.
+    /// Prints its windows once mapped; the session stays on its window.
+    Launch {
+        /// An installed app's desktop id (org.gnome.Calculator) to start
+        /// by its Exec line; what follows `--` is added to it.
+        #[arg(long, value_name = "ID")]
+        desktop: Option<String>,
+        /// How long to wait for its first window, in ms.
+        #[arg(long, default_value_t = FIRST_WINDOW_MS)]
+        timeout: u64,
+        /// The program and its arguments (with --desktop, the arguments).
+        #[arg(last = true, value_name = "PROGRAM ARGS")]
+        command: Vec<String>,
+    },
     /// List the app's windows.
     Windows,
     /// End the session (the app keeps running).
@@ -1078,6 +1095,63 @@ fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> R
     finish(client, state, how, before)
 }
 
+/// `launch`: Wayrig's `wayrig.launch`, then a line for the app's process and
+/// one for each window it mapped, told once as any window that opens is.
+fn launch(
+    client: &mut Client,
+    state: &mut State,
+    desktop: Option<String>,
+    command: Vec<String>,
+    timeout: u64,
+) -> Result<(), String> {
+    let app = match desktop {
+        Some(id) => LaunchApp::DesktopId { id, args: command },
+        None if command.is_empty() => {
+            return Err(invalid(
+                "launch what? `launch -- PROGRAM ARGS...` or `launch --desktop ID`".into(),
+            ))
+        }
+        None => LaunchApp::Command(command),
+    };
+    let answer = client.call(Call::Launch {
+        app,
+        timeout_ms: Some(timeout),
+    });
+    let launched: LaunchAnswer = match answer {
+        Ok(answer) => typed(answer)?,
+        Err(CallError::App(e)) if e.code == Code::UnknownMethod => {
+            return Err(coded(&WireError::new(
+                Code::Unsupported,
+                format!(
+                    "this app's automation socket has no {LAUNCH_METHOD} (a Wayrig \
+                     extension): only a session of `wayrig run` starts apps"
+                ),
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    state.print(format!("started pid {}", launched.pid));
+    if launched.ended {
+        state.print(
+            "(it ended without a window: its output is on the stderr of `wayrig run`)".into(),
+        );
+    } else if launched.windows.is_empty() {
+        state.print(format!(
+            "(no window within {timeout} ms: the next command tells it when it maps)"
+        ));
+    }
+    let seen = state.windows_seen.get_or_insert_with(Vec::new);
+    for w in &launched.windows {
+        if !seen.contains(&w.id) {
+            seen.push(w.id);
+            state
+                .out
+                .push(format!("+ window {} {}", w.id, quote(&w.title)));
+        }
+    }
+    Ok(())
+}
+
 fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> Result<(), String> {
     use AgentCommand as C;
     let window = state.shown_window();
@@ -1254,6 +1328,11 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
             state.print(format!("{} {}x{}", file.display(), shot.width, shot.height));
             Ok(())
         }
+        C::Launch {
+            desktop,
+            timeout,
+            command,
+        } => launch(client, state, desktop, command, timeout),
         C::Windows => {
             let answer: WindowsAnswer = client.call_as(Call::Windows)?;
             for w in answer.windows {

@@ -141,11 +141,42 @@ pub enum Call {
         gone: bool,
         timeout_ms: Option<u64>,
     },
+    /// Wayrig's extension `wayrig.launch`, no MyGo method: start another
+    /// app in the session, under its display and private buses, and answer
+    /// once it mapped its first window (or `timeout_ms` ran out: 10 s when
+    /// left out, at once when 0).
+    Launch {
+        app: LaunchApp,
+        timeout_ms: Option<u64>,
+    },
 }
 
 /// The name of Wayrig's `WaitFor` extension on the wire: namespaced, so that
 /// it can never be a method MyGo defines.
 pub const WAIT_FOR_METHOD: &str = "wayrig.waitFor";
+
+/// The name of Wayrig's `Launch` extension on the wire.
+pub const LAUNCH_METHOD: &str = "wayrig.launch";
+
+/// What `wayrig.launch` starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchApp {
+    /// A program (on PATH, or a path) and its arguments: `command`.
+    Command(Vec<String>),
+    /// An installed app by its desktop id, with arguments after its Exec
+    /// line's: `desktopId`, `args`.
+    DesktopId { id: String, args: Vec<String> },
+}
+
+/// `wayrig.launch`'s answer: the app's process and the windows it mapped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchAnswer {
+    pub pid: u32,
+    pub windows: Vec<Window>,
+    /// The app ended before its wait did (its output is `wayrig run`'s).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
+}
 
 /// What `wayrig.waitFor` waits for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,13 +350,14 @@ impl Call {
             Call::Eval { .. } => "eval",
             Call::Idle { .. } => "idle",
             Call::WaitFor { .. } => WAIT_FOR_METHOD,
+            Call::Launch { .. } => LAUNCH_METHOD,
         }
     }
 
     /// The window the call names, if any.
     pub fn window(&self) -> Option<u64> {
         match self {
-            Call::Windows => None,
+            Call::Windows | Call::Launch { .. } => None,
             Call::Tree { window }
             | Call::Act { window, .. }
             | Call::Input { window, .. }
@@ -465,6 +497,55 @@ impl Call {
                     timeout_ms: p.timeout()?,
                 }
             }
+            LAUNCH_METHOD => {
+                p.only(&["command", "desktopId", "args", "timeout"])?;
+                let strings = |name: &str| -> Result<Option<Vec<String>>, WireError> {
+                    match params.get(name) {
+                        None | Some(Value::Null) => Ok(None),
+                        Some(Value::Array(items)) => items
+                            .iter()
+                            .map(|v| v.as_str().map(str::to_string))
+                            .collect::<Option<Vec<String>>>()
+                            .map(Some)
+                            .ok_or_else(|| {
+                                WireError::invalid(format!("{name} is a list of strings"))
+                            }),
+                        Some(_) => Err(WireError::invalid(format!("{name} is a list of strings"))),
+                    }
+                };
+                let app = match (strings("command")?, params.get("desktopId")) {
+                    (Some(_), Some(_)) => {
+                        return Err(WireError::invalid("give command or desktopId, not both"))
+                    }
+                    (Some(_), None) if params.contains_key("args") => {
+                        return Err(WireError::invalid(
+                            "args go with desktopId; a command holds its own arguments",
+                        ))
+                    }
+                    (Some(command), None) if command.first().is_none_or(|p| p.is_empty()) => {
+                        return Err(WireError::invalid(
+                            "command is the program and its arguments: its first is the program",
+                        ))
+                    }
+                    (Some(command), None) => LaunchApp::Command(command),
+                    (None, Some(Value::String(id))) if !id.is_empty() => LaunchApp::DesktopId {
+                        id: id.clone(),
+                        args: strings("args")?.unwrap_or_default(),
+                    },
+                    (None, Some(_)) => {
+                        return Err(WireError::invalid(
+                            "desktopId is an app's desktop id, as org.gnome.Calculator",
+                        ))
+                    }
+                    (None, None) => return Err(WireError::invalid(format!(
+                        "{LAUNCH_METHOD} needs command (a list: program, arguments) or desktopId"
+                    ))),
+                };
+                Call::Launch {
+                    app,
+                    timeout_ms: p.timeout()?,
+                }
+            }
             other => {
                 return Err(WireError::new(
                     Code::UnknownMethod,
@@ -535,6 +616,20 @@ impl Call {
                 if *gone {
                     o.insert("gone".into(), json!(true));
                 }
+                if let Some(t) = timeout_ms {
+                    o.insert("timeout".into(), json!(t));
+                }
+            }
+            Call::Launch { app, timeout_ms } => {
+                match app {
+                    LaunchApp::Command(command) => o.insert("command".into(), json!(command)),
+                    LaunchApp::DesktopId { id, args } => {
+                        if !args.is_empty() {
+                            o.insert("args".into(), json!(args));
+                        }
+                        o.insert("desktopId".into(), json!(id))
+                    }
+                };
                 if let Some(t) = timeout_ms {
                     o.insert("timeout".into(), json!(t));
                 }
@@ -1188,6 +1283,17 @@ mod tests {
                 gone: true,
                 timeout_ms: None,
             },
+            Call::Launch {
+                app: LaunchApp::Command(vec!["foot".into(), "-e".into(), "sh".into()]),
+                timeout_ms: Some(0),
+            },
+            Call::Launch {
+                app: LaunchApp::DesktopId {
+                    id: "org.gnome.Calculator".into(),
+                    args: vec!["--mode=advanced".into()],
+                },
+                timeout_ms: None,
+            },
         ];
         for call in calls {
             let line = Request {
@@ -1208,6 +1314,24 @@ mod tests {
             r#"{"id":1,"method":"wayrig.waitFor","params":{"text":"a","id":"1"}}"#,
             r#"{"id":1,"method":"wayrig.waitFor","params":{"text":""}}"#,
             r#"{"id":1,"method":"wayrig.waitFor","params":{"text":"a","gone":1}}"#,
+        ] {
+            assert_eq!(parse(bad).unwrap_err().code, Code::InvalidRequest, "{bad}");
+        }
+    }
+
+    #[test]
+    fn launch_takes_a_command_or_a_desktop_id() {
+        for bad in [
+            r#"{"id":1,"method":"wayrig.launch","params":{}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"command":[]}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"command":[""]}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"command":"foot"}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"command":["foot", 1]}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"command":["foot"],"args":["x"]}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"command":["a"],"desktopId":"b"}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"desktopId":""}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"desktopId":"a","window":1}}"#,
+            r#"{"id":1,"method":"wayrig.launch","params":{"desktopId":"a","timeout":-1}}"#,
         ] {
             assert_eq!(parse(bad).unwrap_err().code, Code::InvalidRequest, "{bad}");
         }

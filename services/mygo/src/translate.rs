@@ -16,12 +16,15 @@ use wayrig_proto::mygo::{
 use wayrig_services::model::{LabelFallback, Place, Sort};
 use wayrig_services::session::{offered, Expect, Offered};
 use wayrig_services::{
-    encode_capture, ActOptions, Action, AnnouncementsRead, Element, ElementRef, Error, ImageFormat,
-    Node, Query, ReadOptions, Role, Session, Step, WindowFilter, WindowPick,
+    encode_capture, ActOptions, Action, AnnouncementsRead, AppSpec, Element, ElementRef, Error,
+    ImageFormat, Launch, Node, Query, ReadOptions, Role, Session, Step, WindowFilter, WindowPick,
 };
 
 /// `idle` without a timeout waits this long at most.
 const IDLE_FOREVER: Duration = Duration::from_secs(24 * 3600);
+
+/// `wayrig.launch` without a timeout waits this long for the app's window.
+const LAUNCH_WAIT: Duration = Duration::from_secs(10);
 
 /// The session's errors as MyGo's codes.
 fn wire_error(e: Error) -> WireError {
@@ -166,6 +169,30 @@ async fn run(
         Call::Menu { path, .. } => {
             session.menu(window().await?.handle, &path).await?;
             Ok(json!({}))
+        }
+        Call::Launch { app, timeout_ms } => {
+            let (app, args) = match app {
+                wire::LaunchApp::Command(mut command) => {
+                    let program = command.remove(0);
+                    (AppSpec::Executable(program), command)
+                }
+                wire::LaunchApp::DesktopId { id, args } => (AppSpec::DesktopId(id), args),
+            };
+            let launched = session
+                .launch(Launch {
+                    app: Some(app),
+                    args,
+                    env: Vec::new(),
+                    cwd: None,
+                    background: false,
+                    wait_for_window: Some(timeout_ms.map_or(LAUNCH_WAIT, Duration::from_millis)),
+                })
+                .await?;
+            Ok(value(wire::LaunchAnswer {
+                pid: launched.pid,
+                windows: launched.windows.iter().map(window_wire).collect(),
+                ended: launched.ended,
+            }))
         }
     }
 }

@@ -58,6 +58,9 @@ pub struct Launched {
     pub pid: u32,
     /// The top-level windows that mapped within the wait, front to back.
     pub windows: Vec<WindowInfo>,
+    /// The app ended within the wait (a command-line tool, a crash, an app
+    /// that handed its work to a running instance).
+    pub ended: bool,
 }
 
 /// What to open.
@@ -277,13 +280,14 @@ impl Session {
             })
             .await?;
         let mut windows = Vec::new();
+        let mut ended = false;
         if let Some(limit) = wait_for_window {
             let limit = limit.min(WINDOW_WAIT_LIMIT);
             let mine = |w: &WindowInfo| w.pid == Some(app.pid) && is_top_level(w);
             // An app that exits without a window ends the wait at once.
             tokio::select! {
                 _ = self.windows.wait_for(limit, |list| list.iter().any(mine)) => {}
-                _ = exited(app.pid) => {}
+                _ = exited(app.pid) => ended = true,
             }
             windows = self
                 .windows
@@ -296,6 +300,7 @@ impl Session {
         Ok(Launched {
             pid: app.pid,
             windows,
+            ended,
         })
     }
 }
