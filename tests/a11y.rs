@@ -450,6 +450,29 @@ async fn gtk3_widget_factory_tree_is_read_and_placed() {
         .iter()
         .filter_map(|n| n.bounds)
         .all(|r| r.x > -10_000 && r.y > -10_000));
+    // From page 2 to page 3, GTK 3 reports the places of page 3's widgets
+    // as they slide in from near i32::MIN: the page still reads, those
+    // places as none.
+    for page in ["Page 2", "Page 3"] {
+        let switcher = tree.find(Role::RadioButton, page).next().expect(page).id;
+        session
+            .act(
+                mapped.handle,
+                wayrig_services::ElementRef::Id(switcher),
+                wayrig_services::Action::Press,
+                wayrig_services::ActOptions::default(),
+            )
+            .await
+            .unwrap();
+    }
+    let shown = session.tree(mapped.handle).await.unwrap();
+    assert!(shown.find(Role::Cell, "Charlemagne").next().is_some());
+    let screen = 1 << 24;
+    assert!(shown
+        .nodes
+        .iter()
+        .filter_map(|n| n.bounds)
+        .all(|r| r.x.abs() < screen && r.y.abs() < screen && r.width < screen));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

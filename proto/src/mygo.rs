@@ -537,9 +537,11 @@ impl Call {
                             "desktopId is an app's desktop id, as org.gnome.Calculator",
                         ))
                     }
-                    (None, None) => return Err(WireError::invalid(format!(
+                    (None, None) => {
+                        return Err(WireError::invalid(format!(
                         "{LAUNCH_METHOD} needs command (a list: program, arguments) or desktopId"
-                    ))),
+                    )))
+                    }
                 };
                 Call::Launch {
                     app,

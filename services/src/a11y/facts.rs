@@ -333,14 +333,38 @@ async fn text_and_selection(
 async fn extents(conn: &zbus::Connection, obj: &ObjectRefOwned, coords: CoordType) -> Option<Rect> {
     let proxy = object_proxy::<ComponentProxy>(conn, obj).await.ok()?;
     let (x, y, w, h) = proxy.get_extents(coords).await.ok()?;
-    // Zero size or the minimum coordinate: not laid out, on a hidden page or
-    // in a closed menu (GTK 4 reports 0x0, GTK 3 i32::MIN there).
-    (w > 0 && h > 0 && x != i32::MIN && y != i32::MIN).then(|| Rect::new(x, y, w, h))
+    laid_out(x, y, w, h)
+}
+
+/// Where an element an app reports lies, if it was laid out: no size, or
+/// a place no screen reaches, is nowhere (GTK 4 reports 0x0 on a hidden
+/// page; GTK 3 i32::MIN in a closed menu, and just above it for a page a
+/// stack slides in). Every sum of places and sizes then fits an i32.
+fn laid_out(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
+    const FAR: i32 = 1 << 24;
+    let reachable = |v: i32| (-FAR..=FAR).contains(&v);
+    (w > 0 && h > 0 && [x, y, w, h].into_iter().all(reachable)).then(|| Rect::new(x, y, w, h))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn places_no_screen_reaches_are_nowhere() {
+        assert_eq!(laid_out(10, 20, 30, 40), Some(Rect::new(10, 20, 30, 40)));
+        assert_eq!(laid_out(-5, -5, 30, 40), Some(Rect::new(-5, -5, 30, 40)));
+        for (x, y, w, h) in [
+            (0, 0, 0, 10),
+            (0, 0, 10, -1),
+            (i32::MIN, i32::MIN, 10, 10),
+            (i32::MAX - 5, 0, 10, 10),
+            (0, i32::MAX, 1, 1),
+            (0, 0, i32::MAX, 10),
+        ] {
+            assert_eq!(laid_out(x, y, w, h), None, "{x} {y} {w} {h}");
+        }
+    }
 
     #[test]
     fn accelerators_read_as_menus_write_them() {
