@@ -392,13 +392,16 @@ fn snapshot_lists_the_page_as_a_person_reads_it() {
     );
     // The bottom row's notebooks come last, after the right-hand column.
     assert!(first(&["[textField]", "Lorem ipsum"]) < first(&["[tab] ~\"Sunset\""]));
-    // A label names the control read just after it: the video's time its
-    // seek slider, not the volume button past that, nor the next column's
-    // text view the last line of "Text Styles".
+    // A label names only the control read just after it, and a value
+    // names none: the video's time neither its seek slider nor the volume
+    // button, the last line of "Text Styles" not the next column's text
+    // view. A button is read by the caption it shows (the font button, the
+    // list's column headers).
     let named = |text: &str| lines.iter().filter(|l| l.contains(text)).count();
-    assert_eq!(named("[slider] ~\"0:00\""), 1, "{snap}");
-    assert_eq!(named("~\"0:00\""), 1, "{snap}");
+    assert_eq!(named("~\"0:00\""), 0, "{snap}");
     assert_eq!(named("~\"Heading\""), 0, "{snap}");
+    assert_eq!(named("[button] ~\"Sans Regular 12\""), 1, "{snap}");
+    assert_eq!(named("[button] ~\"Cool\""), 1, "{snap}");
 
     let all = ok(&cache, &["snapshot"]);
     let lines: Vec<&str> = all.lines().collect();
@@ -408,7 +411,10 @@ fn snapshot_lists_the_page_as_a_person_reads_it() {
             .position(|l| parts.iter().all(|p| l.contains(p)))
             .unwrap_or_else(|| panic!("no line with {parts:?} in:\n{all}"))
     };
-    let headers = ["\"Cool\"", "\"Icon\"", "\"Name\"", "\"Nick\""].map(|h| at(&["[text]", h]));
+    // The headers' captions are their buttons' names, said once.
+    let headers =
+        ["~\"Cool\"", "~\"Icon\"", "~\"Name\"", "~\"Nick\""].map(|h| at(&["[button]", h]));
+    assert!(!all.contains("[text] \"Cool\""), "{all}");
     assert!(headers.is_sorted(), "{headers:?}:\n{all}");
     assert!(
         at(&["[text] \"label\""]) < at(&["[stepper] ~\"label\""]),

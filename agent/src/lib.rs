@@ -479,29 +479,73 @@ fn worth_a_line(n: &Element) -> bool {
     (has(&n.label) && !n.label_is_class_name) || has(&n.value) || has(&n.key) || is_control(n)
 }
 
-/// Controls that wrap a control read by the same words (GTK 4's menu
-/// button and the toggle button inside it): one thing to a person, so one
-/// line, the inner one's, which is the one that acts (as the session's
-/// `find_one` takes it).
-fn wrappers(nodes: &[Element]) -> HashSet<&str> {
-    fn read_as(n: &Element) -> Option<&str> {
-        n.label
-            .as_deref()
-            .filter(|l| !l.is_empty() && !n.label_is_class_name)
-            .or(n.label_fallback.as_ref().map(|f| f.text.as_str()))
-    }
+/// The words an element is read by: its label, else what stands in for it.
+fn read_as(n: &Element) -> Option<&str> {
+    n.label
+        .as_deref()
+        .filter(|l| !l.is_empty() && !n.label_is_class_name)
+        .or(n.label_fallback.as_ref().map(|f| f.text.as_str()))
+}
+
+fn shows(n: &Element) -> bool {
+    !n.states.iter().any(|s| s == "offscreen")
+}
+
+/// Lines that say nothing a line inside them does not, left out:
+/// - a control wrapping a control that shows and is read by the same words
+///   (GTK 4's menu button and the toggle button inside it), or wrapping
+///   just one control that shows where neither has words (an icon's menu
+///   button): one thing to a person, so one line, the inner one's, which
+///   is the one that acts (as the session's `find_one` takes it); never a
+///   drop-down's own items (a GTK 3 combo is named after its chosen item);
+/// - a view with no words of its own (a scrolled view, a list, a table)
+///   that holds controls that show, unless it has the focus;
+/// - text that says what the control holding it is read by (a menu item's
+///   label, a button's caption).
+fn wrappers<'n>(nodes: &'n [Element], focus: Option<&str>) -> HashSet<&'n str> {
     let by_id: HashMap<&str, &Element> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let ancestors = |n: &'n Element| {
+        std::iter::successors(n.parent.as_deref().and_then(|p| by_id.get(p)), |up| {
+            up.parent.as_deref().and_then(|p| by_id.get(p))
+        })
+        .copied()
+    };
+    let is_item = |n: &Element| n.role.starts_with("menuItem");
     let mut out = HashSet::new();
-    for inner in nodes.iter().filter(|n| is_control(n)) {
-        let Some(words) = read_as(inner) else {
-            continue;
-        };
-        let mut up = inner.parent.as_deref().and_then(|p| by_id.get(p));
-        while let Some(outer) = up {
-            if is_control(outer) && read_as(outer) == Some(words) {
+    // Showing controls below each element, by id.
+    let mut held: HashMap<&str, Vec<&Element>> = HashMap::new();
+    for inner in nodes
+        .iter()
+        .filter(|n| is_control(n) && shows(n) && !is_item(n))
+    {
+        for outer in ancestors(inner) {
+            held.entry(outer.id.as_str()).or_default().push(inner);
+            if is_control(outer) && read_as(inner).is_some() && read_as(outer) == read_as(inner) {
                 out.insert(outer.id.as_str());
             }
-            up = outer.parent.as_deref().and_then(|p| by_id.get(p));
+        }
+    }
+    for outer in nodes.iter().filter(|n| read_as(n).is_none()) {
+        let Some(inner) = held.get(outer.id.as_str()) else {
+            continue;
+        };
+        let view = matches!(
+            outer.role.as_str(),
+            "scroll" | "list" | "tabList" | "table" | "tree" | "treeGrid" | "grid"
+        );
+        // Buttons both: a combo box around its entry is two controls.
+        let button = |n: &Element| n.role.ends_with("utton");
+        let lone_twin = is_control(outer)
+            && button(outer)
+            && matches!(inner.as_slice(), [one] if read_as(one).is_none() && button(one));
+        if (view && focus != Some(outer.id.as_str())) || (lone_twin && !view) {
+            out.insert(outer.id.as_str());
+        }
+    }
+    for text in nodes.iter().filter(|n| !is_control(n) && n.value.is_none()) {
+        let holder = ancestors(text).find(|up| is_control(up));
+        if holder.is_some_and(|h| read_as(text).is_some() && read_as(h) == read_as(text)) {
+            out.insert(text.id.as_str());
         }
     }
     out
@@ -547,7 +591,7 @@ fn snapshot(
 
 /// The elements of a tree worth a line, in reading order (see `snapshot`).
 fn shown_of(state: &mut State, tree: &TreeAnswer, hidden: bool, full: bool) -> Vec<Shown> {
-    let wrappers = wrappers(&tree.nodes);
+    let wrappers = wrappers(&tree.nodes, tree.focus.as_deref());
     let mut shown = Vec::new();
     for n in in_reading_order(&tree.nodes) {
         if !worth_a_line(n) || wrappers.contains(n.id.as_str()) {
@@ -1380,8 +1424,49 @@ mod tests {
             el("4", Some("1"), "Open"),
             el("5", Some("4"), "Recent"),
         ];
-        let wrappers = wrappers(&nodes);
+        let wrappers = wrappers(&nodes, None);
         assert_eq!(wrappers, HashSet::from(["2"]));
+    }
+
+    #[test]
+    fn a_combo_named_after_its_hidden_item_stays_and_bare_pairs_are_one_line() {
+        let el = |id: &str, parent: Option<&str>, role: &str, label: &str| Element {
+            id: id.into(),
+            parent: parent.map(Into::into),
+            role: role.into(),
+            label: (!label.is_empty()).then(|| label.into()),
+            actions: vec!["press".into()],
+            ..Element::default()
+        };
+        let mut item = el("4", Some("3"), "menuItem", "Left");
+        item.states = vec!["offscreen".into()];
+        let nodes = vec![
+            el("1", None, "group", "Window"),
+            // GTK 3's combo, named after the item it shows, in its closed menu.
+            el("2", Some("1"), "popUpButton", "Left"),
+            el("3", Some("2"), "menu", ""),
+            item,
+            // An icon's menu button around its toggle: neither has words.
+            el("5", Some("1"), "menuButton", ""),
+            el("6", Some("5"), "button", ""),
+            // A list around its rows, and an unnamed one that has the focus.
+            el("7", Some("1"), "list", ""),
+            el("8", Some("7"), "listItem", "Row 1"),
+            el("9", Some("1"), "list", ""),
+            el("10", Some("9"), "listItem", "Row 2"),
+            // A menu item's label says the item's name again.
+            el("11", Some("1"), "menuItem", "New Window"),
+            Element {
+                actions: Vec::new(),
+                ..el("12", Some("11"), "text", "New Window")
+            },
+            Element {
+                actions: Vec::new(),
+                ..el("13", Some("11"), "text", "Ctrl+N")
+            },
+        ];
+        let wrappers = wrappers(&nodes, Some("9"));
+        assert_eq!(wrappers, HashSet::from(["5", "7", "12"]));
     }
 
     #[test]

@@ -22,13 +22,20 @@ const ABOVE_GAP: i32 = 40;
 pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
     gizmo_tabs_are_tabs(tree);
     mark_offscreen(tree, popup_open);
+    for n in &mut tree.nodes {
+        if let Some(plain) = plain_text(&n.name) {
+            n.name = plain;
+        }
+    }
     named_once(tree);
     let reading = Reading::of(tree);
     let fallbacks: Vec<(usize, LabelFallback)> = tree
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| n.label().is_none() && is_control(n))
+        // A control, or anything else that takes the keyboard focus (GTK
+        // 3's calendar is a focusable grid).
+        .filter(|(_, n)| n.label().is_none() && (is_control(n) || n.states.focusable))
         .filter_map(|(i, _)| Some((i, label_fallback(tree, &reading, i)?)))
         .collect();
     for (i, fallback) in fallbacks {
@@ -84,6 +91,86 @@ fn named_once(tree: &mut Tree) {
     }
 }
 
+/// A name written in rich text (Qt's labels: `x<sup>y</sup>`) as a person
+/// reads it: `xʸ`, superscripts and subscripts as such characters where
+/// every one has one, else after `^` and `_`; other inline tags dropped,
+/// entities read. `None` for a name with no markup: one with no closing tag
+/// of these is plain text, `<` and all.
+fn plain_text(name: &str) -> Option<String> {
+    const INLINE: [&str; 9] = ["sup", "sub", "small", "b", "i", "u", "span", "font", "big"];
+    let tag_of = |tag: &str| {
+        let tag = tag.trim_start_matches('/');
+        let end = tag.find([' ', '/']).unwrap_or(tag.len());
+        tag[..end].to_ascii_lowercase()
+    };
+    let closes = INLINE.iter().any(|t| name.contains(&format!("</{t}>")));
+    if !closes {
+        return None;
+    }
+    let mut out = String::new();
+    let mut inner: Option<(bool, String)> = None;
+    let mut rest = name;
+    while let Some(open) = rest.find('<') {
+        let text = &rest[..open];
+        match &mut inner {
+            Some((_, held)) => held.push_str(text),
+            None => out.push_str(text),
+        }
+        let Some(close) = rest[open..].find('>') else {
+            rest = &rest[open..];
+            break;
+        };
+        let tag = &rest[open + 1..open + close];
+        let name = tag_of(tag);
+        match (tag.starts_with('/'), name.as_str()) {
+            (false, "sup" | "sub") => inner = Some((name == "sup", String::new())),
+            (true, "sup" | "sub") => {
+                if let Some((up, held)) = inner.take() {
+                    out.push_str(&script(&entities(&held), up));
+                }
+            }
+            (_, n) if INLINE.contains(&n) || n == "br" => {}
+            _ => out.push_str(&rest[open..=open + close]),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    Some(entities(&out))
+}
+
+/// Text as superscript (`up`) or subscript characters, where each has one.
+fn script(text: &str, up: bool) -> String {
+    const DIGITS_UP: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    const DIGITS_DOWN: [char; 10] = ['₀', '₁', '₂', '₃', '₄', '₅', '₆', '₇', '₈', '₉'];
+    let one = |c: char| -> Option<char> {
+        if let Some(d) = c.to_digit(10) {
+            let digits = if up { DIGITS_UP } else { DIGITS_DOWN };
+            return Some(digits[d as usize]);
+        }
+        let (from, to) = if up {
+            ("+-=()nixy", "⁺⁻⁼⁽⁾ⁿⁱˣʸ")
+        } else {
+            ("+-=()aeoxhklmnpst", "₊₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜ")
+        };
+        from.chars()
+            .position(|f| f == c)
+            .and_then(|i| to.chars().nth(i))
+    };
+    match text.chars().map(one).collect::<Option<String>>() {
+        Some(scripted) => scripted,
+        None => format!("{}{text}", if up { '^' } else { '_' }),
+    }
+}
+
+/// HTML's entities of plain text, read.
+fn entities(text: &str) -> String {
+    text.replace("&nbsp;", "\u{a0}")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
 /// `"A A"` is `A` said twice.
 fn said_twice(name: &str) -> Option<&str> {
     let half = name.len().checked_sub(1)? / 2;
@@ -100,6 +187,14 @@ fn said_twice(name: &str) -> Option<&str> {
 fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
     let window = tree.window.content;
     let index = positions(&tree.nodes);
+    // What lies inside what the toolkit says does not show does not show
+    // (GTK 3 keeps a hidden page's table cells their places).
+    for i in 0..tree.nodes.len() {
+        let parent = tree.nodes[i].parent.and_then(|p| index.get(&p).copied());
+        if parent.is_some_and(|p| p < i && tree.nodes[p].states.offscreen) {
+            tree.nodes[i].states.offscreen = true;
+        }
+    }
     let unselected = unselected_panels(&tree.nodes, &index);
     let concealed: Vec<bool> = tree
         .nodes
@@ -409,8 +504,16 @@ fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFall
     if let Some(f) = labelled_by.and_then(|t| found(LabelSource::LabelledBy, t)) {
         return Some(f);
     }
-    if let Some(f) = held_text(tree, n).and_then(|t| found(LabelSource::Content, &t)) {
-        return Some(f);
+    // A caption of a sign or two ("π", "x2" for x²) says less than the
+    // description beside it ("Pi [Ctrl+P]").
+    let held = held_text(tree, n);
+    let sign = held
+        .as_deref()
+        .is_some_and(|t| t.trim().chars().count() <= 2);
+    if !(sign && !n.description.trim().is_empty()) {
+        if let Some(f) = held.and_then(|t| found(LabelSource::Content, &t)) {
+            return Some(f);
+        }
     }
     if let Some(f) = found(LabelSource::Description, &n.description) {
         return Some(f);
@@ -418,7 +521,8 @@ fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFall
     if let Some(f) = icon_name(tree, n).and_then(|t| found(LabelSource::Icon, &t)) {
         return Some(f);
     }
-    if let Some(f) = label_before(tree, reading, at).and_then(|t| found(LabelSource::Beside, t)) {
+    let beside = row_label(tree, n).or_else(|| label_before(tree, reading, at));
+    if let Some(f) = beside.and_then(|t| found(LabelSource::Beside, t)) {
         return Some(f);
     }
     let hint = n.annotations.placeholder.as_deref().unwrap_or_default();
@@ -453,13 +557,34 @@ fn held_text(tree: &Tree, n: &Node) -> Option<String> {
                 .filter_map(|c| tree.node(*c))
                 .filter(|c| super::elements::is_control(c))
                 .collect();
-            match inner.as_slice() {
-                [one] => one.label().map(str::to_string),
-                _ => None,
+            if let [one] = inner.as_slice() {
+                if let Some(label) = one.label() {
+                    return Some(label.to_string());
+                }
             }
+            let words = caption(tree, n);
+            (!words.is_empty() && words.len() <= 3).then(|| words.join(" "))
         }
         _ => None,
     }
+}
+
+/// The labels a button or an expander shows as its caption, in tree order:
+/// those that show, outside the controls and scrolled views it holds (an
+/// expander's content).
+fn caption<'t>(tree: &'t Tree, n: &Node) -> Vec<&'t str> {
+    let mut words = Vec::new();
+    let mut stack: Vec<u64> = n.children.iter().rev().copied().collect();
+    while let Some(d) = stack.pop().and_then(|id| tree.node(id)) {
+        if is_control(d) || d.role == Role::ScrollView || d.states.offscreen {
+            continue;
+        }
+        if d.role == Role::Label && d.bounds.is_some() {
+            words.extend(d.label());
+        }
+        stack.extend(d.children.iter().rev());
+    }
+    words
 }
 
 /// The name of the icon a button shows: an image inside it that says what
@@ -477,7 +602,10 @@ fn icon_name(tree: &Tree, n: &Node) -> Option<String> {
 
 /// The text of the label nearest before the element (the node at `at`) as
 /// a person reads: on its row and left of it, else just above it and over
-/// it, with no other control read between them.
+/// it, with no other control read between them. A label inside another
+/// control is that control's (a list row's label names what the row holds
+/// too); a value (digits, a time) or a label between two controls alike
+/// (a calendar's month between its arrows) names none.
 fn label_before<'t>(tree: &'t Tree, reading: &Reading, at: usize) -> Option<&'t str> {
     let n = &tree.nodes[at];
     let field = n.bounds.filter(|_| !n.states.offscreen)?;
@@ -490,6 +618,9 @@ fn label_before<'t>(tree: &'t Tree, reading: &Reading, at: usize) -> Option<&'t 
     let mut above: Option<(i32, &Node)> = None;
     for (i, l) in labels {
         let Some(b) = l.bounds else { continue };
+        if l.label().is_some_and(reads_as_a_value) {
+            continue;
+        }
         let same_row = b.y < bottom(&field) && bottom(&b) > field.y;
         let same_column = b.x < right(&field) && right(&b) > field.x;
         let gap_left = field.x - right(&b);
@@ -503,7 +634,8 @@ fn label_before<'t>(tree: &'t Tree, reading: &Reading, at: usize) -> Option<&'t 
         // Text of its own (a button's caption, a slider's value) names no
         // other. Asked last: these walk the tree.
         if !(beside || over)
-            || inside_a_control(tree, l)
+            || inside_another_control(tree, l, n)
+            || (beside && between_twins(tree, &b, n, &field))
             || !reads_just_before(tree, reading, i, at)
         {
             continue;
@@ -515,6 +647,29 @@ fn label_before<'t>(tree: &'t Tree, reading: &Reading, at: usize) -> Option<&'t 
         }
     }
     left.or(above).and_then(|(_, l)| l.label())
+}
+
+/// The one label of the list row a control is the one control of (a
+/// settings row: "Row 1" and its switch), however far apart they sit.
+fn row_label<'t>(tree: &'t Tree, n: &Node) -> Option<&'t str> {
+    let row = std::iter::successors(n.parent.and_then(|p| tree.node(p)), |p| {
+        p.parent.and_then(|pp| tree.node(pp))
+    })
+    .find(|p| matches!(p.role, Role::ListItem | Role::Row))?;
+    let mut controls = tree.descendants(row).filter(|d| is_control(d));
+    if controls.next().map(|c| c.id) != Some(n.id) || controls.next().is_some() {
+        return None;
+    }
+    let mut labels = tree.descendants(row).filter(|d| {
+        d.role == Role::Label
+            && !d.states.offscreen
+            && d.label().is_some_and(|t| !reads_as_a_value(t))
+            && !holds(tree, n.id, d)
+    });
+    match (labels.next(), labels.next()) {
+        (Some(one), None) => one.label(),
+        _ => None,
+    }
 }
 
 /// Whether the node at `label` reads before the one at `field` with no
@@ -541,16 +696,44 @@ fn holds(tree: &Tree, holder: u64, n: &Node) -> bool {
     false
 }
 
-/// Whether a control holds the element.
-fn inside_a_control(tree: &Tree, n: &Node) -> bool {
-    let mut parent = n.parent;
+/// Whether a control that does not hold `field` holds the label.
+fn inside_another_control(tree: &Tree, label: &Node, field: &Node) -> bool {
+    let mut parent = label.parent;
     while let Some(p) = parent.and_then(|p| tree.node(p)) {
-        if is_control(p) {
+        if is_control(p) && !holds(tree, p.id, field) {
             return true;
         }
         parent = p.parent;
     }
     false
+}
+
+/// Text that is a value rather than a name: digits with the signs numbers,
+/// times and dates are written with ("3", "0:00", "2026", "-1.5 %").
+fn reads_as_a_value(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || c.is_whitespace() || ":.,%+-−/".contains(c))
+}
+
+/// Whether the label (at `b`, left of `field`) has, just left of it, an
+/// unnamed control of the field's role and size: the two step what the
+/// label shows (a calendar's "December" between its arrows).
+fn between_twins(tree: &Tree, b: &Rect, field_node: &Node, field: &Rect) -> bool {
+    const NEAR: i32 = 12;
+    tree.nodes.iter().any(|c| {
+        c.id != field_node.id
+            && c.role == field_node.role
+            && c.label().is_none()
+            && !c.states.offscreen
+            && c.bounds.is_some_and(|cb| {
+                (cb.width, cb.height) == (field.width, field.height)
+                    && cb.y < bottom(b)
+                    && bottom(&cb) > b.y
+                    && (0..=NEAR).contains(&(b.x - right(&cb)))
+            })
+    }) && (0..=NEAR).contains(&(field.x - right(b)))
 }
 
 fn right(r: &Rect) -> i32 {
@@ -961,13 +1144,14 @@ mod tests {
 
     #[test]
     fn a_label_names_only_the_control_read_just_after_it() {
-        // A video's controls: the time, the seek slider beside it, and past
-        // the slider the volume button, near enough to the time to pass for
-        // its field; then a column whose last label is left of a text view
-        // in the next column, a list's header button read between them.
+        // A video's controls: a caption, the seek slider beside it, and
+        // past the slider the volume button, near enough to the caption to
+        // pass for its field; then a column whose last label is left of a
+        // text view in the next column, a list's header button read between
+        // them.
         let mut tree = tree_of(vec![
             node(1, None, Role::Window, "Main"),
-            at(node(2, Some(1), Role::Label, "0:00"), 40, 0, 30, 30),
+            at(node(2, Some(1), Role::Label, "Seek"), 40, 0, 30, 30),
             at(node(3, Some(1), Role::Slider, ""), 80, 10, 60, 10),
             at(node(4, Some(1), Role::Button, ""), 160, 0, 30, 30),
             at(node(5, Some(1), Role::Group, ""), 0, 40, 100, 100),
@@ -978,8 +1162,117 @@ mod tests {
         ]);
         as_seen(&mut tree, false);
         let fallback = |id| tree.node(id).unwrap().label_fallback.clone();
-        assert_eq!(fallback(3).unwrap().text, "0:00");
+        assert_eq!(fallback(3).unwrap().text, "Seek");
         assert_eq!(fallback(4), None, "the slider is read between");
         assert_eq!(fallback(9), None, "the header button is read between");
+    }
+
+    #[test]
+    fn a_button_is_read_by_the_caption_it_shows_not_the_text_above() {
+        // gnome-calculator's About: the version button under the subtitle;
+        // gtk4-widget-factory's Expander under a calendar's last day.
+        let mut version = at(node(3, Some(1), Role::Button, "GtkButton"), 150, 60, 40, 24);
+        version.name_is_stand_in = true;
+        let mut expander = at(
+            node(6, Some(1), Role::Disclosure, "GtkExpander"),
+            0,
+            120,
+            250,
+            200,
+        );
+        expander.name_is_stand_in = true;
+        let mut pi = at(node(10, Some(1), Role::Button, "GtkButton"), 300, 0, 40, 24);
+        pi.name_is_stand_in = true;
+        pi.description = "Pi [Ctrl+P]".into();
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "About"), 0, 0, 400, 400),
+            at(
+                node(2, Some(1), Role::Label, "The GNOME Project"),
+                0,
+                30,
+                340,
+                18,
+            ),
+            version,
+            at(node(4, Some(3), Role::Label, "43.0.1"), 150, 60, 40, 24),
+            at(node(5, Some(1), Role::Label, "3"), 4, 90, 30, 18),
+            expander,
+            at(node(7, Some(6), Role::Label, "Expander"), 16, 120, 60, 18),
+            at(node(8, Some(6), Role::ScrollView, ""), 0, 140, 250, 180),
+            at(node(9, Some(8), Role::Label, "Inside"), 10, 150, 60, 18),
+            pi,
+            at(node(11, Some(10), Role::Label, "π"), 310, 0, 20, 24),
+        ]);
+        tree.window.content = Rect::new(0, 0, 400, 400);
+        as_seen(&mut tree, false);
+        let fallback = |id| {
+            let f = tree.node(id).unwrap().label_fallback.clone().unwrap();
+            (f.source, f.text)
+        };
+        assert_eq!(fallback(3), (LabelSource::Content, "43.0.1".into()));
+        assert_eq!(fallback(6), (LabelSource::Content, "Expander".into()));
+        assert_eq!(
+            fallback(10),
+            (LabelSource::Description, "Pi [Ctrl+P]".into())
+        );
+    }
+
+    #[test]
+    fn a_rows_label_names_its_switch_and_values_name_nothing() {
+        let mut prev = at(node(6, Some(1), Role::Button, ""), 0, 100, 24, 24);
+        prev.children = vec![];
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Factory"), 0, 0, 400, 400),
+            at(node(2, Some(1), Role::List, ""), 0, 0, 240, 40),
+            at(node(3, Some(2), Role::ListItem, ""), 0, 0, 240, 34),
+            at(node(4, Some(3), Role::Label, "Row 1"), 8, 8, 40, 18),
+            at(node(5, Some(3), Role::Switch, ""), 190, 5, 48, 24),
+            // A calendar's month between its arrows; a time left of a slider.
+            prev,
+            at(node(7, Some(1), Role::Label, "December"), 29, 100, 70, 24),
+            at(node(8, Some(1), Role::Button, ""), 104, 100, 24, 24),
+            at(node(9, Some(1), Role::Label, "0:00"), 0, 200, 30, 18),
+            at(node(10, Some(1), Role::Slider, ""), 40, 204, 100, 10),
+        ]);
+        tree.window.content = Rect::new(0, 0, 400, 400);
+        as_seen(&mut tree, false);
+        let fallback = |id| tree.node(id).unwrap().label_fallback.clone();
+        assert_eq!(fallback(5).unwrap().text, "Row 1");
+        assert_eq!(fallback(8), None, "the month is the arrows' value");
+        assert_eq!(fallback(10), None, "a time is a value");
+    }
+
+    #[test]
+    fn rich_text_names_read_as_a_person_reads_them() {
+        assert_eq!(plain_text("x<sup>2</sup>").as_deref(), Some("x²"));
+        assert_eq!(plain_text("x<sup>y</sup>").as_deref(), Some("xʸ"));
+        assert_eq!(
+            plain_text("x<small>·10</small><sup>y</sup>").as_deref(),
+            Some("x·10ʸ")
+        );
+        assert_eq!(plain_text("σ<sub>N</sub>").as_deref(), Some("σ_N"));
+        assert_eq!(
+            plain_text("<b>Bold</b> &amp; more").as_deref(),
+            Some("Bold & more")
+        );
+        assert_eq!(plain_text("a < b"), None);
+        assert_eq!(plain_text("<sup>unclosed"), None);
+        assert_eq!(plain_text("<tag>x</tag>"), None);
+    }
+
+    #[test]
+    fn what_lies_in_what_the_toolkit_hides_is_hidden() {
+        let mut table = at(node(2, Some(1), Role::Table, ""), 0, 0, 100, 100);
+        table.states.offscreen = true;
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Factory"), 0, 0, 400, 400),
+            table,
+            at(node(3, Some(2), Role::Cell, "Andrea"), 10, 10, 40, 20),
+            at(node(4, Some(1), Role::Cell, "Otto"), 10, 40, 40, 20),
+        ]);
+        tree.window.content = Rect::new(0, 0, 400, 400);
+        as_seen(&mut tree, false);
+        assert!(tree.node(3).unwrap().states.offscreen);
+        assert!(!tree.node(4).unwrap().states.offscreen);
     }
 }
