@@ -80,14 +80,15 @@ async fn attach(args: AttachArgs) -> Result<(), String> {
 /// and its own buses when it has them.
 async fn attached(args: &AttachArgs) -> Result<Live<PortalHost>, String> {
     let host = Arc::new(PortalHost::attach(args.swaysock.clone(), args.input).await?);
-    eprintln!("wayrig: input through {}", host.input_source());
+    say!("wayrig: input through {}", host.input_source());
     if args.swaysock.is_none() {
-        eprintln!("wayrig: no $SWAYSOCK: window places and pids are unknown");
+        say!("wayrig: no $SWAYSOCK: window places and pids are unknown");
     }
     for limit in host.limits() {
-        eprintln!(
+        say!(
             "wayrig: attach cannot {:?}: {}",
-            limit.capability, limit.reason
+            limit.capability,
+            limit.reason
         );
     }
     let session = match std::env::var("DBUS_SESSION_BUS_ADDRESS") {
@@ -98,7 +99,7 @@ async fn attached(args: &AttachArgs) -> Result<Live<PortalHost>, String> {
             Session::new(host.clone(), buses).await
         }
         _ => {
-            eprintln!(
+            say!(
                 "wayrig: no DBUS_SESSION_BUS_ADDRESS: serving windows, input and capture \
                  without the apps' accessibility"
             );
@@ -130,8 +131,8 @@ async fn serve(
             })
             .await
             .map_err(|e| e.to_string())?;
-        eprintln!("wayrig: started {program} as pid {}", app.pid);
+        say!("wayrig: started {program} as pid {}", app.pid);
     }
-    eprintln!("wayrig: attached");
+    say!("wayrig: attached");
     Ok(())
 }

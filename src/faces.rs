@@ -105,17 +105,17 @@ fn parse_bus_name(s: &str) -> Result<String, String> {
 fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
     use wayrig_bus::Notice;
     match notice {
-        Notice::Connected => eprintln!("wayrig: bus connected to {url}"),
-        Notice::Lost { why, retry } => eprintln!(
+        Notice::Connected => say!("wayrig: bus connected to {url}"),
+        Notice::Lost { why, retry } => say!(
             "wayrig: bus broker {url} unreachable ({why}); connecting again in {retry:?}, backing off to 5s"
         ),
         Notice::Registered {
             name,
             pid: Some(pid),
             app_id,
-        } => eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})"),
+        } => say!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})"),
         Notice::Registered { name, pid: None, .. } => {
-            eprintln!("wayrig: bus holds the name {name} for the first app")
+            say!("wayrig: bus holds the name {name} for the first app")
         }
         Notice::Refused {
             name,
@@ -124,7 +124,7 @@ fn bus_notice(url: &str, notice: wayrig_bus::Notice) {
             message,
         } => {
             let whose = pid.map_or("the first app".to_string(), |pid| format!("pid {pid}"));
-            eprintln!(
+            say!(
                 "wayrig: bus broker {url} refused the name {name} for {whose} ({error_code}: {message}); \
                  that app stays off this Bus until Wayrig connects to it again"
             )
@@ -186,18 +186,18 @@ impl Listeners {
             None => None,
         };
         if let Some((listener, token)) = self.cua {
-            eprintln!("wayrig: cua.env.v1 listens at {}", listener.addr());
+            say!("wayrig: cua.env.v1 listens at {}", listener.addr());
             let (session, stop) = (session.clone(), live.stopping());
             let origins = faces.cua_allow_origin.clone();
             live.spawn(async move {
                 if let Err(e) = wayrig_cua::serve(listener, session, token, origins, stop).await {
-                    eprintln!("wayrig: {e}");
+                    say!("wayrig: {e}");
                 }
             });
         }
         if let Some((listener, path)) = mygo_listener {
             live.spawn(mygo::serve(listener, session.clone(), live.stopping()));
-            eprintln!("wayrig: automation socket {}", path.display());
+            say!("wayrig: automation socket {}", path.display());
         }
         if let Some(listener) = self.bus {
             let addr = listener.addr;
@@ -206,14 +206,14 @@ impl Listeners {
                 session.clone(),
                 faces.bus_name.clone(),
                 |name, pid, app_id| {
-                    eprintln!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
+                    say!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
                 },
                 live.stopping(),
             ));
-            eprintln!("wayrig: bus listens at ws://{addr}/ws");
+            say!("wayrig: bus listens at ws://{addr}/ws");
         }
         if let Some(url) = faces.bus_connect.clone() {
-            eprintln!("wayrig: bus connects to {url}");
+            say!("wayrig: bus connects to {url}");
             live.spawn(wayrig_bus::connect(
                 url.clone(),
                 session.clone(),

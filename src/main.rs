@@ -1,6 +1,19 @@
 //! The `wayrig` command: `wayrig run -- APP` hosts apps in Wayrig's compositor,
 //! headless or nested; the other commands are the agent CLI over its socket.
 
+/// `eprintln!` for a line the user or a script reads: written whole, in one
+/// write. The apps Wayrig starts share its stderr, and `eprintln!` writes a
+/// line in pieces, which a busy app's output can land between ("wayrig:
+/// started info: main.c:421: foot as pid 7").
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
+
 mod attach;
 mod faces;
 mod notify;
@@ -193,7 +206,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("wayrig: {e}");
+            say!("wayrig: {e}");
             ExitCode::FAILURE
         }
     }
@@ -327,13 +340,13 @@ async fn serve_run(
     let host = live.host();
     if let Some(buses) = live.buses() {
         // Other accessibility tools can join the session's bus.
-        eprintln!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", buses.session);
+        say!("wayrig: DBUS_SESSION_BUS_ADDRESS={}", buses.session);
     }
     if args.faces.any() {
         listeners.serve(live, &args.faces).await?;
     }
     let info = host.session();
-    eprintln!(
+    say!(
         "wayrig: WAYLAND_DISPLAY={} XDG_RUNTIME_DIR={}",
         info.socket_name,
         info.runtime_dir.display()
@@ -346,7 +359,7 @@ async fn serve_run(
         })
         .await
         .map_err(|e| e.to_string())?;
-    eprintln!("wayrig: started {} as pid {}", args.app[0], app.pid);
+    say!("wayrig: started {} as pid {}", args.app[0], app.pid);
     for Argv(argv) in &args.launch {
         let also = host
             .launch(LaunchSpec {
@@ -355,7 +368,7 @@ async fn serve_run(
             })
             .await
             .map_err(|e| format!("cannot start {}: {e}", argv[0]))?;
-        eprintln!("wayrig: started {} as pid {}", argv[0], also.pid);
+        say!("wayrig: started {} as pid {}", argv[0], also.pid);
     }
     // Under a service manager, ready means drivable: the faces listen (above)
     // and the session (the faces' view, not only the compositor's) has a window.
@@ -388,8 +401,8 @@ async fn serve_run(
             .settle(first.handle, Duration::from_millis(args.settle_timeout))
             .await
         {
-            Ok(s) => eprintln!("wayrig: window {} settled in {:?}", s.window, s.waited),
-            Err(e) => eprintln!("wayrig: {e}; capturing as it is"),
+            Ok(s) => say!("wayrig: window {} settled in {:?}", s.window, s.waited),
+            Err(e) => say!("wayrig: {e}; capturing as it is"),
         }
         let shot = host.capture_output().await.map_err(|e| e.to_string())?;
         let (width, height) = (shot.width, shot.height);
@@ -397,7 +410,7 @@ async fn serve_run(
             .await
             .map_err(|e| e.to_string())?;
         std::fs::write(path, png).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        eprintln!("wayrig: wrote {} ({width}x{height})", path.display());
+        say!("wayrig: wrote {} ({width}x{height})", path.display());
         for w in host.windows().await.map_err(|e| e.to_string())? {
             println!("{}", serde_json::to_string(&w).map_err(|e| e.to_string())?);
         }

@@ -29,7 +29,7 @@ impl ServiceManager {
                 ready: false,
             }),
             Err(e) => {
-                eprintln!("wayrig: cannot use NOTIFY_SOCKET={name}: {e}");
+                say!("wayrig: cannot use NOTIFY_SOCKET={name}: {e}");
                 None
             }
         }
@@ -53,7 +53,7 @@ impl ServiceManager {
 
     fn send(&self, message: &str) {
         if let Err(e) = self.socket.send_to_addr(message.as_bytes(), &self.address) {
-            eprintln!("wayrig: cannot notify the service manager: {e}");
+            say!("wayrig: cannot notify the service manager: {e}");
         }
     }
 }

@@ -47,7 +47,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     };
     let listener = wayrig_webdriver::bind(&args.webdriver, token.is_some()).await?;
     if let Some(addr) = listener.addr() {
-        eprintln!("wayrig: webdriver listens at http://{addr}");
+        say!("wayrig: webdriver listens at http://{addr}");
     }
     let sessions = Arc::new(Sessions::new(args.max_sessions as usize));
     let options = wayrig_webdriver::Options {
@@ -63,7 +63,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         cancel.clone(),
     ));
     stop.recv().await;
-    eprintln!("wayrig: stopping: ending every session");
+    say!("wayrig: stopping: ending every session");
     cancel.cancel();
     served
         .await
