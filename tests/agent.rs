@@ -642,3 +642,39 @@ fn launch_starts_a_second_app_and_tells_its_window() {
     let ended = ok(&cache, &["launch", "--", "/bin/false"]);
     assert!(ended.contains("it ended without a window"), "{ended}");
 }
+
+/// A window's screenshot shows the menu it opened where the menu reaches
+/// past the window's edge: the image grows to hold it.
+#[test]
+fn a_screenshot_holds_the_menu_that_reaches_past_its_window() {
+    let (_wayrig, cache) = fixture_session();
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    ok(&cache, &["press", &ref_of(&snap, &["\"Open window\""])]);
+    wait_for_window(&cache, "wayrig-gtk4-second");
+    let windows = ok(&cache, &["windows"]);
+    let id = windows
+        .lines()
+        .find(|l| l.contains("wayrig-gtk4-second"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let shot = |name: &str| {
+        let file = cache.join(name);
+        ok(
+            &cache,
+            &["--window", &id, "screenshot", file.to_str().unwrap()],
+        );
+        support::Image::from_png(&std::fs::read(file).unwrap())
+    };
+    let closed = shot("closed.png");
+    let second = ok(&cache, &["--window", &id, "snapshot", "-i"]);
+    let more = ref_of(&second, &["\"More\""]);
+    let opened = ok(&cache, &["--window", &id, "press", &more, "--settle"]);
+    assert!(opened.contains("\"Zeta\""), "{opened}");
+    let open = shot("open.png");
+    assert_eq!(open.width, closed.width, "the menu fits across");
+    assert!(open.height > closed.height + 40, "{} rows", open.height);
+    // Below the window's edge, the menu is drawn, not the empty grey.
+    let below = open.pixel(open.width / 2, closed.height + 20);
+    assert_ne!(below, [46, 46, 46], "nothing drawn below the window");
+}

@@ -448,11 +448,10 @@ async fn tree(session: &Session, pid: u32, args: &Args) -> Result<Value, Refusal
         include_hidden: true,
         ..Query::default()
     };
-    let window = read.window.content;
     let nodes: Vec<Value> = read
         .elements
         .iter()
-        .filter(|e| query.matches_besides_label(&e.node, &window))
+        .filter(|e| query.matches_besides_label(&e.node))
         // AccessKit's role names are the wire's words for the model's roles.
         .filter(|e| role.is_none_or(|r| accesskit_role(e.node.role) == r))
         .map(|e| node_wire(e, children.get(&e.node.id).map_or(&[], Vec::as_slice)))

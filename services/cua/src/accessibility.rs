@@ -168,11 +168,10 @@ impl AccessibilityService for Accessibility {
             0 => DEFAULT_MAX_RESULTS,
             n => n,
         } as usize;
-        let window = read.window.content;
         let found = read
             .elements
             .iter()
-            .filter(|e| query.matches_besides_label(&e.node, &window))
+            .filter(|e| query.matches_besides_label(&e.node))
             .take(limit)
             .map(|e| node(e, &read.window))
             .collect();
@@ -297,8 +296,7 @@ mod tests {
             relations: Default::default(),
             annotations: Default::default(),
         };
-        let window = Rect::new(0, 0, 100, 100);
-        let matches = |q: Query| q.matches_besides_label(&ok, &window);
+        let matches = |q: Query| q.matches_besides_label(&ok);
         assert!(matches(q("button", "", &[])));
         assert!(matches(q("Push Button", "ok", &["enabled"])));
         assert!(!matches(q("check_box", "", &[])));

@@ -446,7 +446,7 @@ pub fn actions(n: &Node) -> Vec<i32> {
 /// One element of a read, in global points.
 pub fn node(e: &Element, window: &WindowInfo) -> v1::AccessibilityNode {
     let n = &e.node;
-    let hidden = wayrig_services::is_hidden(n, &window.content);
+    let hidden = wayrig_services::is_hidden(n);
     let mut attributes = std::collections::HashMap::new();
     if let Some(key) = &n.key {
         attributes.insert("key".to_string(), key.clone());
@@ -499,7 +499,6 @@ mod tests {
     #[test]
     fn each_state_word_finds_what_reads_show_with_it() {
         use wayrig_services::{Query, States};
-        let window = wayrig_host::Rect::new(0, 0, 100, 100);
         let with = |role: Role, states: States, shown: bool| Node {
             id: 1,
             parent: None,
@@ -573,7 +572,7 @@ mod tests {
             ),
         ];
         for n in &nodes {
-            let listed = states(n, wayrig_services::is_hidden(n, &window));
+            let listed = states(n, wayrig_services::is_hidden(n));
             for word in STATE_WORDS {
                 let query = Query {
                     states: vec![state_flag(word).unwrap()],
@@ -581,7 +580,7 @@ mod tests {
                     ..Query::default()
                 };
                 assert_eq!(
-                    query.matches_besides_label(n, &window),
+                    query.matches_besides_label(n),
                     listed.iter().any(|w| w == word),
                     "{word} of {:?} {:?}",
                     n.role,

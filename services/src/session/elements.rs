@@ -3,7 +3,7 @@
 //! and pre-order reads that leave out layout-only containers and, when
 //! asked, hidden elements.
 
-use wayrig_host::{Rect, WindowHandle};
+use wayrig_host::WindowHandle;
 
 use super::Session;
 use crate::model::{is_class_name, Error, Node, Role, Tree};
@@ -73,7 +73,7 @@ pub enum StateFlag {
 }
 
 impl StateFlag {
-    fn holds(self, n: &Node, window: &Rect) -> bool {
+    fn holds(self, n: &Node) -> bool {
         let s = &n.states;
         match self {
             StateFlag::Focusable => s.focusable,
@@ -91,7 +91,7 @@ impl StateFlag {
             StateFlag::ReadOnly => s.read_only,
             StateFlag::Multiline => s.multiline,
             StateFlag::Pressed => s.pressed,
-            StateFlag::Offscreen => is_hidden(n, window),
+            StateFlag::Offscreen => is_hidden(n),
         }
     }
 }
@@ -223,14 +223,11 @@ pub(crate) fn is_control(n: &Node) -> bool {
         )
 }
 
-/// Not shown: offscreen, without a size, or wholly outside the window.
-pub fn is_hidden(n: &Node, window: &Rect) -> bool {
-    let content = Rect::new(0, 0, window.width, window.height);
-    n.states.offscreen
-        || match n.bounds {
-            None => true,
-            Some(b) => b.is_empty() || !b.intersects(&content),
-        }
+/// Not shown: offscreen as the session marks what it reads (on a hidden
+/// page, wholly outside the window and the popups it shows, scrolled away),
+/// or without a size.
+pub fn is_hidden(n: &Node) -> bool {
+    n.states.offscreen || n.bounds.is_none_or(|b| b.is_empty())
 }
 
 impl Query {
@@ -277,7 +274,7 @@ impl Query {
 
     /// Whether the element matches all the query asks but `label`, which
     /// is weighed against the whole tree (see `find`).
-    pub fn matches_besides_label(&self, n: &Node, window: &Rect) -> bool {
+    pub fn matches_besides_label(&self, n: &Node) -> bool {
         let contains =
             |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
         self.id.is_none_or(|id| n.id == id)
@@ -312,17 +309,13 @@ impl Query {
                 .shown_label_is
                 .as_deref()
                 .is_none_or(|x| n.shown_label().unwrap_or("") == x)
-            && self.states.iter().all(|s| s.holds(n, window))
-            && (self.include_hidden || !is_hidden(n, window))
+            && self.states.iter().all(|s| s.holds(n))
+            && (self.include_hidden || !is_hidden(n))
     }
 
     /// Every element of the tree the query matches, in tree order.
     pub fn find<'t>(&self, tree: &'t Tree) -> Vec<&'t Node> {
-        let window = tree.window.content;
-        let candidates = tree
-            .nodes
-            .iter()
-            .filter(|n| self.matches_besides_label(n, &window));
+        let candidates = tree.nodes.iter().filter(|n| self.matches_besides_label(n));
         let Some(label) = self.label.as_deref() else {
             return candidates.collect();
         };
@@ -394,7 +387,6 @@ pub fn pre_order(tree: &Tree, options: &ReadOptions) -> (Vec<Element>, bool) {
     let Some(root) = tree.nodes.first() else {
         return (out, truncated);
     };
-    let window = tree.window.content;
     let by_id: std::collections::HashMap<u64, &Node> =
         tree.nodes.iter().map(|n| (n.id, n)).collect();
     // (node, nearest kept ancestor, its depth + 1)
@@ -407,8 +399,8 @@ pub fn pre_order(tree: &Tree, options: &ReadOptions) -> (Vec<Element>, bool) {
         let is_root = n.id == root.id;
         // A hidden element is left out, not its subtree: a container the
         // toolkit gives no bounds (a stack page) holds elements that show.
-        let left_out = (!options.include_hidden && is_hidden(n, &window))
-            || (options.prune_layout && n.is_layout());
+        let left_out =
+            (!options.include_hidden && is_hidden(n)) || (options.prune_layout && n.is_layout());
         let kept = is_root || !left_out;
         let (child_parent, child_depth) = if kept {
             if options.max_depth.is_some_and(|m| depth > m) {
@@ -455,7 +447,7 @@ impl Session {
 pub(crate) mod tests {
     use super::*;
     use crate::model::{Annotations, Place, Relations, States};
-    use wayrig_host::{WindowInfo, WindowKind};
+    use wayrig_host::{Rect, WindowInfo, WindowKind};
 
     pub(crate) fn node(id: u64, parent: Option<u64>, role: Role, name: &str) -> Node {
         Node {

@@ -303,9 +303,10 @@ impl Session {
         self.acts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// The window's surfaces as rendered now, covered or not.
+    /// The window's surfaces as rendered now, covered or not, with the
+    /// popups it shows (see `capture_with_popups`).
     pub async fn capture(&self, handle: WindowHandle) -> Result<Capture, Error> {
-        Ok(self.host.capture_window(handle).await?)
+        Ok(self.capture_with_popups(handle).await?.0)
     }
 
     /// The pointer as the seat has it now.

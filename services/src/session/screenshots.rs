@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::SystemTime;
 
 use image::{ImageBuffer, Rgba, RgbaImage};
-use wayrig_host::{Capture, DisplayInfo, Rect, WindowHandle, WindowInfo};
+use wayrig_host::{Capture, DisplayInfo, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::windows::CATCH_UP_LIMIT;
 use super::{Session, WindowPick};
@@ -302,6 +302,51 @@ fn device_size(content: &Rect, scale: f64) -> (u32, u32) {
     (side(content.width), side(content.height))
 }
 
+/// The grey a capture shows where nothing is drawn (the compositor's).
+const NOTHING_DRAWN: [u8; 4] = [46, 46, 46, 255];
+
+/// `layers` drawn over `base`, each at its place (pixels from the base's
+/// origin): the image grows right and down to hold them; what lies left of
+/// or above the origin is cut.
+fn over(base: Capture, layers: &[((i64, i64), Capture)]) -> Capture {
+    if layers.is_empty() {
+        return base;
+    }
+    let reach = |along: fn(&Capture) -> u32, place: fn(&(i64, i64)) -> i64| {
+        layers
+            .iter()
+            .map(|(at, l)| place(at) + i64::from(along(l)))
+            .fold(i64::from(along(&base)), i64::max)
+    };
+    let width = reach(|c| c.width, |at| at.0);
+    let height = reach(|c| c.height, |at| at.1);
+    let (w, h) = (width as usize, height as usize);
+    let mut rgba = NOTHING_DRAWN.repeat(w * h);
+    let mut blit = |at: (i64, i64), image: &Capture| {
+        let (iw, ih) = (image.width as i64, image.height as i64);
+        for y in at.1.max(0)..(at.1 + ih).min(height) {
+            let from_x = at.0.max(0);
+            let to_x = (at.0 + iw).min(width);
+            if from_x >= to_x {
+                continue;
+            }
+            let src = (((y - at.1) * iw + (from_x - at.0)) * 4) as usize;
+            let dst = ((y * width + from_x) * 4) as usize;
+            let len = ((to_x - from_x) * 4) as usize;
+            rgba[dst..dst + len].copy_from_slice(&image.rgba[src..src + len]);
+        }
+    };
+    blit((0, 0), &base);
+    for (at, layer) in layers {
+        blit(*at, layer);
+    }
+    Capture {
+        width: width as u32,
+        height: height as u32,
+        rgba,
+    }
+}
+
 fn overlap(a: &Rect, b: &Rect) -> i64 {
     let w = (a.x + a.width).min(b.x + b.width) - a.x.max(b.x);
     let h = (a.y + a.height).min(b.y + b.height) - a.y.max(b.y);
@@ -481,8 +526,7 @@ impl Session {
         handle: WindowHandle,
     ) -> Result<(Capture, SourceGeometry), Error> {
         self.window(&WindowPick::Handle(handle)).await?;
-        let capture = self.host.capture_window(handle).await?;
-        let size = (capture.width, capture.height);
+        let (capture, size) = self.capture_with_popups(handle).await?;
         let drawn = |w: &WindowInfo| w.handle == handle && device_size(&w.content, w.scale) == size;
         let waited = self
             .windows
@@ -506,6 +550,56 @@ impl Session {
                 scale: window.scale,
             },
         ))
+    }
+
+    /// A window as a person sees it: with the popups it shows (a menu, a
+    /// combo box's list) drawn over it, the image grown to the right and
+    /// down where they reach past its edges, so that its origin stays the
+    /// window content's (a popup's part above or left of the window is cut).
+    /// Answers the window's own size in pixels too.
+    pub(crate) async fn capture_with_popups(
+        &self,
+        handle: WindowHandle,
+    ) -> Result<(Capture, (u32, u32)), Error> {
+        let capture = self.host.capture_window(handle).await?;
+        let own = (capture.width, capture.height);
+        let windows = self.windows.now();
+        let Some(window) = windows.iter().find(|w| w.handle == handle) else {
+            return Ok((capture, own));
+        };
+        let belongs = |w: &WindowInfo| {
+            let mut up = w.parent;
+            while let Some(p) = up {
+                if p == handle {
+                    return true;
+                }
+                up = windows
+                    .iter()
+                    .find(|o| o.handle == p)
+                    .and_then(|o| o.parent);
+            }
+            false
+        };
+        let mut popups: Vec<&WindowInfo> = windows
+            .iter()
+            .filter(|w| matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip) && belongs(w))
+            .collect();
+        // Back to front.
+        popups.sort_by_key(|w| std::cmp::Reverse(w.z));
+        let mut layers = Vec::new();
+        for popup in popups {
+            // A popup that closed since it was listed is no longer shown.
+            let Ok(pixels) = self.host.capture_window(popup.handle).await else {
+                continue;
+            };
+            let at = |p: i32, w: i32| (f64::from(p - w) * window.scale).round() as i64;
+            let place = (
+                at(popup.content.x, window.content.x),
+                at(popup.content.y, window.content.y),
+            );
+            layers.push((place, pixels));
+        }
+        Ok((over(capture, &layers), own))
     }
 
     /// The host's output capture as the display it shows.
@@ -689,6 +783,31 @@ fn draw_arrow(image: &mut RgbaImage, tip: (f64, f64), unit: f64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn popups_are_drawn_over_their_window_which_grows_to_hold_them() {
+        use super::{over, NOTHING_DRAWN};
+        use wayrig_host::Capture;
+        let solid = |width, height, v: u8| Capture {
+            width,
+            height,
+            rgba: [v, v, v, 255].repeat((width * height) as usize),
+        };
+        // A 4x3 window; a 3x2 menu from (2, 2) past its corner; a tooltip
+        // half above and left of it, cut there.
+        let image = over(
+            solid(4, 3, 10),
+            &[((2, 2), solid(3, 2, 200)), ((-1, -1), solid(2, 2, 90))],
+        );
+        assert_eq!((image.width, image.height), (5, 4));
+        let at = |x: usize, y: usize| image.rgba[(y * 5 + x) * 4];
+        assert_eq!(at(0, 0), 90, "the tooltip's part in the window");
+        assert_eq!(at(1, 1), 10, "the window");
+        assert_eq!((at(2, 2), at(4, 3)), (200, 200), "the menu, grown into");
+        assert_eq!(image.rgba[(3 * 5) * 4..(3 * 5) * 4 + 4], NOTHING_DRAWN);
+        let alone = over(solid(2, 2, 7), &[]);
+        assert_eq!((alone.width, alone.height, alone.rgba[0]), (2, 2, 7));
+    }
+
     use super::*;
 
     fn rect(x: f64, y: f64, width: f64, height: f64) -> LogicalRect {

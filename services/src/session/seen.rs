@@ -17,11 +17,12 @@ const BESIDE_GAP: i32 = 120;
 const ABOVE_GAP: i32 = 40;
 
 /// Mark what does not show as offscreen, and give each control whose name
-/// says nothing the words a person would use for it. `popup_open`: the
-/// window's app shows a popup (menu, popover) now.
-pub(crate) fn as_seen(tree: &mut Tree, popup_open: bool) {
+/// says nothing the words a person would use for it. `popups`: where the
+/// popups (menus, popovers) the window's app shows now lie, in the window's
+/// content coordinates; what lies in them shows, past the window's edges too.
+pub(crate) fn as_seen(tree: &mut Tree, popups: &[Rect]) {
     gizmo_tabs_are_tabs(tree);
-    mark_offscreen(tree, popup_open);
+    mark_offscreen(tree, popups);
     for n in &mut tree.nodes {
         if let Some(plain) = plain_text(&n.name) {
             n.name = plain;
@@ -184,8 +185,12 @@ fn said_twice(name: &str) -> Option<&str> {
 /// those), on the panel of a tab that is not selected, and in a popover
 /// while no popup shows (GTK 4 keeps a popover's last layout once it
 /// closed).
-fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
+fn mark_offscreen(tree: &mut Tree, popups: &[Rect]) {
     let window = tree.window.content;
+    let shown: Vec<Rect> = std::iter::once(Rect::new(0, 0, window.width, window.height))
+        .chain(popups.iter().copied())
+        .collect();
+    let popup_open = !popups.is_empty();
     let index = positions(&tree.nodes);
     // What lies inside what the toolkit says does not show does not show
     // (GTK 3 keeps a hidden page's table cells their places).
@@ -211,7 +216,9 @@ fn mark_offscreen(tree: &mut Tree, popup_open: bool) {
         .zip(&concealed)
         .map(|(n, concealed)| {
             *concealed
-                || is_hidden(n, &window)
+                || is_hidden(n)
+                || n.bounds
+                    .is_some_and(|b| !shown.iter().any(|s| s.intersects(&b)))
                 || scrolled_away(tree, &index, n)
                 || outside_its_container(tree, &index, n)
         })
@@ -510,7 +517,7 @@ fn label_fallback(tree: &Tree, reading: &Reading, at: usize) -> Option<LabelFall
     let sign = held
         .as_deref()
         .is_some_and(|t| t.trim().chars().count() <= 2);
-    if !(sign && !n.description.trim().is_empty()) {
+    if !sign || n.description.trim().is_empty() {
         if let Some(f) = held.and_then(|t| found(LabelSource::Content, &t)) {
             return Some(f);
         }
@@ -766,7 +773,7 @@ mod tests {
             node(6, Some(1), Role::Button, "Go Go"),
             node(7, Some(6), Role::Label, "Stop"),
         ]);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let name = |id| tree.node(id).unwrap().name.clone();
         assert_eq!(name(2), "×");
         assert_eq!(name(4), "Replace All");
@@ -832,7 +839,7 @@ mod tests {
                 10,
             ),
         ]);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let n = |id| tree.node(id).unwrap();
         assert_eq!(n(3).role, Role::Tab);
         assert_eq!(n(3).label_fallback.as_ref().unwrap().text, "first doc");
@@ -884,7 +891,7 @@ mod tests {
                 20,
             ),
         ]);
-        as_seen(&mut tree, true);
+        as_seen(&mut tree, &[Rect::new(0, 0, 1, 1)]);
         let offscreen = |id| tree.node(id).unwrap().states.offscreen;
         assert!(offscreen(3), "above its overlay");
         assert!(offscreen(4), "inside the bar, but outside the overlay");
@@ -929,7 +936,7 @@ mod tests {
             ),
         ]);
         let mut closed = tree.clone();
-        as_seen(&mut tree, true);
+        as_seen(&mut tree, &[Rect::new(0, 0, 1, 1)]);
         let offscreen = |id| tree.node(id).unwrap().states.offscreen;
         assert!(offscreen(3), "unsized: a hidden page");
         assert!(!offscreen(4));
@@ -953,11 +960,11 @@ mod tests {
         closed.nodes.push(content);
         closed.nodes[5].children.push(8);
         closed.nodes[6].parent = Some(8);
-        as_seen(&mut closed, false);
+        as_seen(&mut closed, &[]);
         assert!(closed.node(7).unwrap().states.offscreen);
         assert!(!closed.node(4).unwrap().states.offscreen);
         // A menu the app draws in its window (egui) is no popover: it shows.
-        as_seen(&mut drawn, false);
+        as_seen(&mut drawn, &[]);
         assert!(!drawn.node(7).unwrap().states.offscreen);
     }
 
@@ -1000,7 +1007,7 @@ mod tests {
             at(node(31, Some(30), Role::Button, "Loose"), 100, 50, 50, 20),
         ]);
         let mut back = tree.clone();
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let offscreen = |tree: &Tree, id| tree.node(id).unwrap().states.offscreen;
         assert!(offscreen(&tree, 12), "on the page left");
         assert!(offscreen(&tree, 11));
@@ -1011,7 +1018,7 @@ mod tests {
         // And back again.
         back.nodes[1].states.selected = true;
         back.nodes[2].states.selected = false;
-        as_seen(&mut back, false);
+        as_seen(&mut back, &[]);
         assert!(!offscreen(&back, 12));
         assert!(offscreen(&back, 22));
     }
@@ -1048,7 +1055,7 @@ mod tests {
         ]);
         // tree_of pushes children again: keep the image once.
         tree.nodes[2].children = vec![4];
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let fallback = |id| {
             let f = tree.node(id).unwrap().label_fallback.clone().unwrap();
             (f.source, f.text)
@@ -1081,7 +1088,7 @@ mod tests {
             bare,
             at(node(6, Some(1), Role::Label, "Photos"), 0, 0, 50, 20),
         ]);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let fallback = |id| {
             let f = tree.node(id).unwrap().label_fallback.clone()?;
             Some((f.source, f.text))
@@ -1112,7 +1119,7 @@ mod tests {
             outer,
             at(node(4, Some(3), Role::ToggleButton, "Mode"), 10, 28, 60, 24),
         ]);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let f = tree.node(3).unwrap().label_fallback.clone().unwrap();
         assert_eq!((f.source, f.text.as_str()), (LabelSource::Content, "Mode"));
     }
@@ -1132,7 +1139,7 @@ mod tests {
             at(node(6, Some(5), Role::Label, "Small"), 4, 44, 60, 20),
             field,
         ]);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let fallback = |id| {
             let f = tree.node(id).unwrap().label_fallback.clone().unwrap();
             (f.source, f.text)
@@ -1160,7 +1167,7 @@ mod tests {
             at(node(8, Some(7), Role::Button, "Cool"), 110, 40, 40, 20),
             at(node(9, Some(7), Role::TextArea, ""), 110, 110, 100, 130),
         ]);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let fallback = |id| tree.node(id).unwrap().label_fallback.clone();
         assert_eq!(fallback(3).unwrap().text, "Seek");
         assert_eq!(fallback(4), None, "the slider is read between");
@@ -1204,7 +1211,7 @@ mod tests {
             at(node(11, Some(10), Role::Label, "π"), 310, 0, 20, 24),
         ]);
         tree.window.content = Rect::new(0, 0, 400, 400);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let fallback = |id| {
             let f = tree.node(id).unwrap().label_fallback.clone().unwrap();
             (f.source, f.text)
@@ -1235,7 +1242,7 @@ mod tests {
             at(node(10, Some(1), Role::Slider, ""), 40, 204, 100, 10),
         ]);
         tree.window.content = Rect::new(0, 0, 400, 400);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         let fallback = |id| tree.node(id).unwrap().label_fallback.clone();
         assert_eq!(fallback(5).unwrap().text, "Row 1");
         assert_eq!(fallback(8), None, "the month is the arrows' value");
@@ -1271,7 +1278,7 @@ mod tests {
             at(node(4, Some(1), Role::Cell, "Otto"), 10, 40, 40, 20),
         ]);
         tree.window.content = Rect::new(0, 0, 400, 400);
-        as_seen(&mut tree, false);
+        as_seen(&mut tree, &[]);
         assert!(tree.node(3).unwrap().states.offscreen);
         assert!(!tree.node(4).unwrap().states.offscreen);
     }

@@ -217,18 +217,25 @@ impl Session {
                 n
             })
             .collect();
-        // GTK 4 keeps a popover's elements in its window's frame: they show
-        // only while the app has a popup on screen.
-        let popup_open = windows
-            .iter()
-            .any(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu);
         let mut tree = Tree { window, nodes };
         let popups: Vec<&WindowInfo> = windows
             .iter()
             .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu)
             .collect();
         let placed = super::seen::place_popovers(&mut tree, &popups);
-        super::seen::as_seen(&mut tree, popup_open);
+        let areas: Vec<Rect> = popups
+            .iter()
+            .map(|p| {
+                let c = &tree.window.content;
+                Rect::new(
+                    p.content.x - c.x,
+                    p.content.y - c.y,
+                    p.content.width,
+                    p.content.height,
+                )
+            })
+            .collect();
+        super::seen::as_seen(&mut tree, &areas);
         a11y.span("model", began, 0);
         let began = std::time::Instant::now();
         let incomplete = a11y.grew_after(&apps[app]).await?;

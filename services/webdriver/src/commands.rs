@@ -484,7 +484,7 @@ pub async fn element_selected(State(face): FaceState, Path((id, e)): ElementPath
 }
 
 pub async fn element_displayed(State(face): FaceState, Path((id, e)): ElementPath) -> Answer {
-    read_element(&face, &id, &e, |t, n| json!(locate::displayed(t, n))).await
+    read_element(&face, &id, &e, |_, n| json!(locate::displayed(n))).await
 }
 
 /// An element's attribute or property: its name, key, value, role, states.
@@ -739,11 +739,11 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
             .and_then(|e| e.get(locate::ELEMENT_KEY))
             .and_then(Value::as_str)
             .ok_or_else(|| WdError::invalid("the atom's first argument must be an element"))?;
-        let (tree, node, _) = d.element(element).await?;
+        let (_, node, _) = d.element(element).await?;
         match atom {
-            Atom::Displayed => return ok(json!(locate::displayed(&tree, &node))),
+            Atom::Displayed => return ok(json!(locate::displayed(&node))),
             Atom::Clickable => {
-                let clickable = locate::displayed(&tree, &node) && !node.states.disabled;
+                let clickable = locate::displayed(&node) && !node.states.disabled;
                 return ok(json!(clickable));
             }
             // No element of a desktop app is laid out by CSS.

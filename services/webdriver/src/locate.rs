@@ -219,8 +219,8 @@ fn unquote(s: &str) -> Option<&str> {
 }
 
 /// Shown: laid out inside the window and its scrolled views, on no hidden page.
-pub fn displayed(tree: &Tree, node: &Node) -> bool {
-    !wayrig_services::is_hidden(node, &tree.window.content) && !node.states.concealed
+pub fn displayed(node: &Node) -> bool {
+    !wayrig_services::is_hidden(node) && !node.states.concealed
 }
 
 /// Whether `node` lies under `ancestor` in the tree.
@@ -278,7 +278,7 @@ fn write_node(tree: &Tree, n: &Node, depth: usize, out: &mut String) {
     if let Some(c) = n.checked() {
         attr("checked", &format!("{c:?}").to_lowercase());
     }
-    attr("displayed", &displayed(tree, n).to_string());
+    attr("displayed", &displayed(n).to_string());
     let children: Vec<&Node> = n.children.iter().filter_map(|c| tree.node(*c)).collect();
     if children.is_empty() {
         out.push_str("/>\n");
