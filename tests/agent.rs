@@ -678,3 +678,36 @@ fn a_screenshot_holds_the_menu_that_reaches_past_its_window() {
     let below = open.pixel(open.width / 2, closed.height + 20);
     assert_ne!(below, [46, 46, 46], "nothing drawn below the window");
 }
+
+/// `fill` into a spin button that reads its value from text (gtk4-demo's
+/// Time and Month) sets the value, as typing and leaving the field does;
+/// a number goes in as the value itself.
+#[test]
+fn fill_sets_a_spin_buttons_value_from_its_text() {
+    let wayrig = Wayrig::start_app(&["gtk4-demo", "--run=spinbutton"]);
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "Spin Buttons");
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let time = ref_of(&snap, &["[stepper]", "\"Time\""]);
+    let month = ref_of(&snap, &["[stepper]", "\"Month\""]);
+    let numeric = ref_of(&snap, &["[stepper]", "\"Numeric\""]);
+    ok(&cache, &["fill", &time, "01:30"]);
+    ok(&cache, &["fill", &month, "March"]);
+    ok(&cache, &["fill", &numeric, "42.5"]);
+    // Focus moving back to a field keeps what it took.
+    ok(&cache, &["focus", &time, "--settle"]);
+    let after = ok(&cache, &["snapshot", "-i"]);
+    let line = |r: &str| {
+        after
+            .lines()
+            .find(|l| l.starts_with(&format!("{r} ")))
+            .unwrap()
+    };
+    assert!(line(&time).contains("value=\"01:30\" now=90"), "{after}");
+    assert!(line(&month).contains("value=\"March\" now=3"), "{after}");
+    assert!(line(&numeric).contains("now=42.5"), "{after}");
+}

@@ -363,6 +363,15 @@ impl Session {
                 if !is_text_field(node.role) && ifaces.value {
                     return Err(Error::InvalidRequest(format!("{text:?} is not a number")));
                 }
+                // A spin button reading its value from text ("01:30") takes
+                // it as a person gives it: typed, then committed by leaving
+                // the field (text set alone would leave its value as was).
+                if ifaces.value {
+                    self.type_into(&target, true, text).await?;
+                    let leave = InputEvent::Key { key: "Tab".into() };
+                    self.deliver(&target, vec![leave]).await?;
+                    return Ok(Path::Keyboard);
+                }
                 if ifaces.editable_text && a11y.set_text(id, &text).await? {
                     return Ok(Path::Accessibility);
                 }
@@ -718,6 +727,36 @@ mod tests {
                 matches!(refused, Err(Error::InvalidRequest(_))),
                 "{refused:?}"
             );
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_time_into_a_spin_button_is_typed_and_committed() {
+            let range = Range {
+                min: 0.0,
+                max: 1440.0,
+                now: 0.0,
+                step: 15.0,
+            };
+            let app = app()
+                .offers(3, EDITABLE)
+                .setting_text()
+                .with_value(3, range)
+                .granting_focus();
+            let (session, host, app) = session(app).await;
+            let set = Action::SetValue {
+                text: "01:30".into(),
+            };
+            assert_eq!(act(&session, 3, set).await, Ok(Path::Keyboard));
+            assert_eq!(app.asked(), ["focus 3"]);
+            let key = |key: &str| InputEvent::Key { key: key.into() };
+            let typed = [
+                key("Ctrl+A"),
+                InputEvent::Text {
+                    text: "01:30".into(),
+                },
+                key("Tab"),
+            ];
+            assert_eq!(host.sent(), typed);
         }
 
         #[tokio::test(start_paused = true)]
