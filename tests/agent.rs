@@ -711,3 +711,24 @@ fn fill_sets_a_spin_buttons_value_from_its_text() {
     assert!(line(&month).contains("value=\"March\" now=3"), "{after}");
     assert!(line(&numeric).contains("now=42.5"), "{after}");
 }
+
+/// `menu` with no labels lists the window's menus (its menu bar's and its
+/// menu buttons'); the title a line names is the first label to choose by.
+#[test]
+fn menu_lists_the_menus_and_chooses_from_a_menu_button() {
+    let (_wayrig, cache) = fixture_session();
+    let listed = ok(&cache, &["menu"]);
+    let lines: Vec<&str> = listed.lines().collect();
+    let at = |line: &str| {
+        lines
+            .iter()
+            .position(|l| *l == line)
+            .unwrap_or_else(|| panic!("no line {line:?} in:\n{listed}"))
+    };
+    assert!(at("menu \"File\"") < at("  \"New\""), "{listed}");
+    assert!(at("  \"Recent\"") < at("    \"one.txt\""), "{listed}");
+    assert!(at("button \"Menu\"") < at("  \"Beta\""), "{listed}");
+    assert!(listed.contains("\"Disabled Item\" (disabled)"), "{listed}");
+    assert_eq!(ok(&cache, &["menu", "Menu", "Beta"]).trim(), "ok");
+    assert!(!ok(&cache, &["snapshot", "-i"]).contains("Beta"), "closed");
+}

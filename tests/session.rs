@@ -1204,3 +1204,41 @@ async fn a_click_on_an_element_scrolls_it_into_view_and_lands_on_it() {
         .unwrap_err();
     assert!(matches!(refused, Error::NotShown(_)), "{refused:?}");
 }
+
+/// A menu button's menu is listed under the button's label, and an item is
+/// chosen by the button's label then the item's: the button is pressed, the
+/// item run once it shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_menu_buttons_menu_is_listed_and_chosen_from_by_its_label() {
+    let (session, compositor) = session().await;
+    let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let win = fixture.window;
+
+    let buttons = session.button_menus(win).await.unwrap();
+    let menu = buttons
+        .iter()
+        .find(|m| m.title == "Menu")
+        .unwrap_or_else(|| panic!("no menu button \"Menu\" in {buttons:?}"));
+    assert_eq!(labels(&menu.rows), ["Alpha", "Beta"]);
+    // The menu bar's items are the menu bar's, not menu buttons.
+    assert!(buttons.iter().all(|m| m.title != "File"), "{buttons:?}");
+
+    let path: Vec<String> = ["Menu", "Beta"].map(String::from).to_vec();
+    session.menu(win, &path).await.unwrap();
+    fixture.app.expect("menu", SHORT, |v| v["item"] == "beta");
+    assert_eq!(session.shown_menu(win).await.unwrap(), None, "it closed");
+
+    for (path, says) in [
+        (vec!["Menu", "Gamma"], "Gamma"),
+        (vec!["Menu"], "add the labels"),
+    ] {
+        let path: Vec<String> = path.into_iter().map(String::from).collect();
+        match session.menu(win, &path).await {
+            Err(Error::NoElement(why) | Error::InvalidRequest(why)) => {
+                assert!(why.contains(says), "{path:?}: {why}")
+            }
+            other => panic!("{path:?}: {other:?}"),
+        }
+    }
+    assert_eq!(session.shown_menu(win).await.unwrap(), None, "closed again");
+}

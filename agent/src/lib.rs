@@ -15,7 +15,8 @@ use serde_json::Value;
 use wayrig_model::reading::{reading_order, Placement};
 use wayrig_proto::mygo::{
     Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, LaunchAnswer,
-    LaunchApp, Mods, TreeAnswer, WindowsAnswer, WireError, LAUNCH_METHOD, WAIT_FOR_METHOD,
+    LaunchApp, MenuRowWire, MenusAnswer, Mods, TreeAnswer, WindowsAnswer, WireError, LAUNCH_METHOD,
+    MENUS_METHOD, WAIT_FOR_METHOD,
 };
 use wayrig_proto::mygo_client::{coded, CallError, Client};
 
@@ -182,7 +183,8 @@ pub enum AgentCommand {
         #[command(flatten)]
         settle: Settle,
     },
-    /// Choose an application menu item by its labels.
+    /// Choose a menu item by the labels along its path: a menu bar's title
+    /// or a menu button's label first. With no labels, list the menus.
     Menu {
         path: Vec<String>,
         #[command(flatten)]
@@ -1039,7 +1041,7 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
             | AgentCommand::Wait { .. }
             | AgentCommand::Eval { .. }
             | AgentCommand::Windows
-    );
+    ) || matches!(&command, AgentCommand::Menu { path, .. } if path.is_empty());
     match common.window {
         Some(w) if state.window == Some(w) => {}
         Some(w) if reads_only => state.viewing = Some(w),
@@ -1137,6 +1139,70 @@ fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> R
     }
     sent?;
     finish(client, state, how, before)
+}
+
+/// `menu` with no path: each menu of the window (its menu bar's, its menu
+/// buttons'), a row a line, submenus indented under their row.
+fn list_menus(client: &mut Client, state: &mut State) -> Result<(), String> {
+    fn rows(out: &mut Vec<String>, items: &[MenuRowWire], depth: usize) {
+        let indent = "  ".repeat(depth);
+        for row in items {
+            if row.separator {
+                out.push(format!("{indent}---"));
+                continue;
+            }
+            let mut line = format!("{indent}{}", quote(&row.label));
+            if let Some(keys) = &row.shortcut {
+                line.push_str(&format!(" {keys}"));
+            }
+            let mut marks = Vec::new();
+            match row.checked.as_deref() {
+                Some("true") => marks.push("checked"),
+                Some("mixed") => marks.push("mixed"),
+                _ => {}
+            }
+            if row.disabled {
+                marks.push("disabled");
+            }
+            if !marks.is_empty() {
+                line.push_str(&format!(" ({})", marks.join(" ")));
+            }
+            out.push(line);
+            rows(out, &row.submenu, depth + 1);
+        }
+    }
+    let answer = client.call(Call::Menus {
+        window: state.shown_window(),
+    });
+    let menus: MenusAnswer = match answer {
+        Ok(answer) => typed(answer)?,
+        Err(CallError::App(e)) if e.code == Code::UnknownMethod => {
+            return Err(coded(&WireError::new(
+                Code::Unsupported,
+                format!(
+                    "this app's automation socket has no {MENUS_METHOD} (a Wayrig \
+                     extension): name the menu bar's labels, `menu File Quit`"
+                ),
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if menus.menus.is_empty() {
+        state.print("(no menus: no menu bar, no menu button)".into());
+        return Ok(());
+    }
+    let mut out = Vec::new();
+    for menu in &menus.menus {
+        let kind = if menu.kind == "button" {
+            "button"
+        } else {
+            "menu"
+        };
+        out.push(format!("{kind} {}", quote(&menu.title)));
+        rows(&mut out, &menu.rows, 1);
+    }
+    state.out.extend(out);
+    Ok(())
 }
 
 /// `launch`: Wayrig's `wayrig.launch`, then a line for the app's process and
@@ -1319,6 +1385,7 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         ),
         C::Type { text, settle } => input(client, state, Event::Text { text }, settle),
         C::Key { key, settle } => input(client, state, Event::Key { key }, settle),
+        C::Menu { path, .. } if path.is_empty() => list_menus(client, state),
         C::Menu { path, settle } => {
             let before = before_action(client, state, settle, None)?;
             client.call(Call::Menu { window, path })?;

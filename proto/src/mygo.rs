@@ -149,6 +149,12 @@ pub enum Call {
         app: LaunchApp,
         timeout_ms: Option<u64>,
     },
+    /// Wayrig's extension `wayrig.menus`, no MyGo method: the window's menus
+    /// with their rows, those of its menu bar and of its menu buttons, each
+    /// chosen from by `menu` with its title first.
+    Menus {
+        window: Option<u64>,
+    },
 }
 
 /// The name of Wayrig's `WaitFor` extension on the wire: namespaced, so that
@@ -157,6 +163,43 @@ pub const WAIT_FOR_METHOD: &str = "wayrig.waitFor";
 
 /// The name of Wayrig's `Launch` extension on the wire.
 pub const LAUNCH_METHOD: &str = "wayrig.launch";
+
+/// The name of Wayrig's `Menus` extension on the wire.
+pub const MENUS_METHOD: &str = "wayrig.menus";
+
+/// `wayrig.menus`' answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MenusAnswer {
+    pub menus: Vec<MenuWire>,
+}
+
+/// A menu: the title `menu` names it by, whether the menu bar or a menu
+/// button opens it (`bar`, `button`), and its rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MenuWire {
+    pub title: String,
+    pub kind: String,
+    pub rows: Vec<MenuRowWire>,
+}
+
+/// A row of a menu: an item, or a separator (`separator: true`, nothing else).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MenuRowWire {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub separator: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortcut: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    /// `true`, `false` or `mixed`, for check and radio items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submenu: Vec<MenuRowWire>,
+}
 
 /// What `wayrig.launch` starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -351,6 +394,7 @@ impl Call {
             Call::Idle { .. } => "idle",
             Call::WaitFor { .. } => WAIT_FOR_METHOD,
             Call::Launch { .. } => LAUNCH_METHOD,
+            Call::Menus { .. } => MENUS_METHOD,
         }
     }
 
@@ -365,7 +409,8 @@ impl Call {
             | Call::Capture { window }
             | Call::Eval { window, .. }
             | Call::Idle { window, .. }
-            | Call::WaitFor { window, .. } => *window,
+            | Call::WaitFor { window, .. }
+            | Call::Menus { window } => *window,
         }
     }
 
@@ -497,6 +542,12 @@ impl Call {
                     timeout_ms: p.timeout()?,
                 }
             }
+            MENUS_METHOD => {
+                p.only(&["window"])?;
+                Call::Menus {
+                    window: p.window()?,
+                }
+            }
             LAUNCH_METHOD => {
                 p.only(&["command", "desktopId", "args", "timeout"])?;
                 let strings = |name: &str| -> Result<Option<Vec<String>>, WireError> {
@@ -565,7 +616,7 @@ impl Call {
             o.insert("window".into(), json!(w));
         }
         match self {
-            Call::Windows | Call::Tree { .. } | Call::Capture { .. } => {}
+            Call::Windows | Call::Tree { .. } | Call::Capture { .. } | Call::Menus { .. } => {}
             Call::Act {
                 element, action, ..
             } => {
@@ -1285,6 +1336,7 @@ mod tests {
                 gone: true,
                 timeout_ms: None,
             },
+            Call::Menus { window: Some(3) },
             Call::Launch {
                 app: LaunchApp::Command(vec!["foot".into(), "-e".into(), "sh".into()]),
                 timeout_ms: Some(0),

@@ -16,8 +16,9 @@ use wayrig_proto::mygo::{
 use wayrig_services::model::{LabelFallback, Place, Sort};
 use wayrig_services::session::{offered, Expect, Offered};
 use wayrig_services::{
-    encode_capture, ActOptions, Action, AnnouncementsRead, AppSpec, Element, ElementRef, Error,
-    ImageFormat, Launch, Node, Query, ReadOptions, Role, Session, Step, WindowFilter, WindowPick,
+    encode_capture, ActOptions, Action, AnnouncementsRead, AppSpec, Checked, Element, ElementRef,
+    Error, ImageFormat, Launch, Menu, MenuRow, Node, Query, ReadOptions, Role, Session, Step,
+    WindowFilter, WindowPick,
 };
 
 /// `idle` without a timeout waits this long at most.
@@ -170,6 +171,22 @@ async fn run(
             session.menu(window().await?.handle, &path).await?;
             Ok(json!({}))
         }
+        Call::Menus { .. } => {
+            let handle = window().await?.handle;
+            let bar = session.menus(handle).await?;
+            let buttons = session.button_menus(handle).await?;
+            let titled = |kind: &str, m: Menu| wire::MenuWire {
+                title: m.title,
+                kind: kind.into(),
+                rows: m.rows.into_iter().map(row_wire).collect(),
+            };
+            let menus = bar
+                .into_iter()
+                .map(|m| titled("bar", m))
+                .chain(buttons.into_iter().map(|m| titled("button", m)))
+                .collect();
+            Ok(value(wire::MenusAnswer { menus }))
+        }
         Call::Launch { app, timeout_ms } => {
             let (app, args) = match app {
                 wire::LaunchApp::Command(mut command) => {
@@ -194,6 +211,42 @@ async fn run(
                 ended: launched.ended,
             }))
         }
+    }
+}
+
+/// A menu's row in MyGo's words.
+fn row_wire(row: MenuRow) -> wire::MenuRowWire {
+    match row {
+        MenuRow::Separator => wire::MenuRowWire {
+            separator: true,
+            ..wire::MenuRowWire::default()
+        },
+        MenuRow::Item {
+            label,
+            shortcut,
+            enabled,
+            checked,
+            submenu,
+            ..
+        } => wire::MenuRowWire {
+            label,
+            shortcut,
+            disabled: !enabled,
+            checked: checked.map(|c| {
+                match c {
+                    Checked::True => "true",
+                    Checked::False => "false",
+                    Checked::Mixed => "mixed",
+                }
+                .into()
+            }),
+            submenu: submenu
+                .unwrap_or_default()
+                .into_iter()
+                .map(row_wire)
+                .collect(),
+            ..wire::MenuRowWire::default()
+        },
     }
 }
 

@@ -396,6 +396,10 @@ impl Session {
         if self.draws_menus(handle).await? {
             return self.choose_drawn(handle, path).await.map(MenuPath::Tree);
         }
+        // A menu button's menu (the primary menu of a GTK 4 header bar).
+        if self.names_a_menu_button(handle, path).await? {
+            return self.menu_by_button(handle, path).await.map(MenuPath::Tree);
+        }
         if let Some((menus, at, number)) = self.exported(&window).await {
             menus.choose(&at, path, number).await?;
             return Ok(MenuPath::Exported);
@@ -443,26 +447,29 @@ impl Session {
                 }
                 return Err(Error::Failed(format!("the item {path:?} is disabled")));
             }
-            let id = item.id;
-            // The item's own action where it has one: menu items in popups are
-            // measured from the popup, and closed menus are not on screen.
-            let done = match self.do_named_action(id, &super::act::PRESS_ACTIONS).await {
-                Ok(path) => path,
-                Err(_) => {
-                    self.act(
-                        handle,
-                        ElementRef::Id(id),
-                        Action::Press,
-                        ActOptions::default(),
-                    )
-                    .await?
-                    .path
-                }
-            };
+            let done = self.run_item(handle, item.id).await?;
             self.settle_briefly(handle).await?;
             return Ok(done);
         }
         Err(Error::InvalidRequest("path names no item".into()))
+    }
+
+    /// Run a menu item: by its own action where it has one (items in popups
+    /// are measured from the popup, and closed menus are not on screen),
+    /// else pressed where it shows.
+    pub(super) async fn run_item(&self, handle: WindowHandle, id: u64) -> Result<Path, Error> {
+        match self.do_named_action(id, &super::act::PRESS_ACTIONS).await {
+            Ok(path) => Ok(path),
+            Err(_) => Ok(self
+                .act(
+                    handle,
+                    ElementRef::Id(id),
+                    Action::Press,
+                    ActOptions::default(),
+                )
+                .await?
+                .path),
+        }
     }
 
     /// Open a menu item's menu: a top-level item with a click where it shows
@@ -514,7 +521,7 @@ impl Session {
     }
 
     /// Close what a failed walk opened.
-    async fn escape(&self, handle: WindowHandle) {
+    pub(super) async fn escape(&self, handle: WindowHandle) {
         let key = InputEvent::Key {
             key: "Escape".into(),
         };
@@ -524,7 +531,7 @@ impl Session {
     }
 }
 
-fn is_menu_item(n: &Node) -> bool {
+pub(super) fn is_menu_item(n: &Node) -> bool {
     // A named menu is an item that opens a submenu (GTK 3); GTK 4's popover
     // menus are containers, named only after their class. Menus an app
     // draws (egui) hold plain buttons and check boxes.
@@ -716,7 +723,7 @@ pub(super) fn menu_bar(tree: &Tree) -> Result<u64, Error> {
 }
 
 /// A menu's rows as the tree has them; separators where the tree shows them.
-fn rows_under(tree: &Tree, container: u64, depth: usize) -> Vec<MenuRow> {
+pub(super) fn rows_under(tree: &Tree, container: u64, depth: usize) -> Vec<MenuRow> {
     entries_under(tree, container)
         .into_iter()
         .map(|n| {

@@ -14,6 +14,7 @@
 //! and `ExportedMenus`; fake_host and fake_access stand in for them in tests.
 
 mod act;
+mod button_menus;
 mod click;
 mod clipboard;
 mod drawn_menus;

@@ -1,0 +1,177 @@
+//! The menus of menu buttons (GTK 4's primary menu and mode button, a GTK 3
+//! combo box): listed with their rows, and an item chosen by the button's
+//! label and the labels along the menu, as a hand opens and chooses.
+
+use wayrig_host::WindowHandle;
+
+use super::act::{ActOptions, Action, ElementRef, Path};
+use super::elements::is_control;
+use super::menus::{entries_under, rows_under, Menu, MENU_OPENS};
+use super::Session;
+use crate::menu_labels::label_matches;
+use crate::model::{Error, Node, Role, Tree};
+
+/// The menu buttons that show in the window, each with the menu it opens:
+/// a menu inside the button (GTK keeps a popover's elements under its
+/// button, open or not) or one it says it controls. A menu bar's items and
+/// the items of menus are not menu buttons.
+pub(super) fn menu_buttons(tree: &Tree) -> Vec<(&Node, u64)> {
+    let in_a_menu = |n: &Node| {
+        std::iter::successors(n.parent.and_then(|p| tree.node(p)), |p| {
+            p.parent.and_then(|pp| tree.node(pp))
+        })
+        .any(|p| matches!(p.role, Role::Menu | Role::MenuBar))
+    };
+    let holds_items =
+        |menu: &Node| menu.role == Role::Menu && !entries_under(tree, menu.id).is_empty();
+    tree.nodes
+        .iter()
+        .filter(|n| {
+            is_control(n)
+                && !n.states.offscreen
+                && !matches!(n.role, Role::MenuItem | Role::Menu)
+                && n.shown_label().is_some()
+                && !in_a_menu(n)
+        })
+        .filter_map(|n| {
+            let controlled = n.relations.controls.iter().filter_map(|c| tree.node(*c));
+            let menu = tree
+                .descendants(n)
+                .filter(|d| !is_control(d) || d.role == Role::Menu)
+                .chain(controlled)
+                .find(|m| holds_items(m))?;
+            Some((n, menu.id))
+        })
+        .collect()
+}
+
+/// The menu button read by `label`, with its menu.
+fn menu_button<'t>(tree: &'t Tree, label: &str) -> Option<(&'t Node, u64)> {
+    menu_buttons(tree)
+        .into_iter()
+        .find(|(b, _)| b.shown_label().is_some_and(|l| label_matches(l, label)))
+}
+
+/// The item of the open menu read by `label`, where it shows.
+fn shown_item<'t>(tree: &'t Tree, menu: u64, label: &str) -> Option<&'t Node> {
+    let top = tree.node(menu)?;
+    tree.descendants(top).find(|n| {
+        !n.states.offscreen
+            && n.role != Role::Menu
+            && super::menus::is_menu_item(n)
+            && label_matches(&super::menus::row_label(n).0, label)
+    })
+}
+
+impl Session {
+    /// The menus of the window's menu buttons, each titled by its button as
+    /// a snapshot reads it.
+    pub async fn button_menus(&self, handle: WindowHandle) -> Result<Vec<Menu>, Error> {
+        let tree = self.tree(handle).await?;
+        Ok(menu_buttons(&tree)
+            .into_iter()
+            .map(|(button, menu)| Menu {
+                title: button.shown_label().unwrap_or_default().to_string(),
+                rows: rows_under(&tree, menu, 0),
+            })
+            .collect())
+    }
+
+    /// The menu button `path[0]` names, if the window shows one.
+    pub(super) async fn names_a_menu_button(
+        &self,
+        handle: WindowHandle,
+        path: &[String],
+    ) -> Result<bool, Error> {
+        let tree = self.tree(handle).await?;
+        Ok(path
+            .first()
+            .is_some_and(|label| menu_button(&tree, label).is_some()))
+    }
+
+    /// Choose an item of a menu button's menu: press the button, then each
+    /// row along `path` once it shows (a row before the last opens its
+    /// submenu); answers once the item ran. What a failed walk opened is
+    /// closed.
+    pub(super) async fn menu_by_button(
+        &self,
+        handle: WindowHandle,
+        path: &[String],
+    ) -> Result<Path, Error> {
+        let tree = self.tree(handle).await?;
+        let (button, menu) = menu_button(&tree, &path[0])
+            .map(|(b, m)| (b.clone(), m))
+            .ok_or_else(|| Error::NoElement(format!("no menu button {:?}", path[0])))?;
+        let rows = &path[1..];
+        if rows.is_empty() {
+            return Err(Error::InvalidRequest(format!(
+                "{:?} is a menu button: add the labels of the item to choose in its menu",
+                path[0]
+            )));
+        }
+        let open = |tree: &Tree| {
+            tree.node(menu)
+                .is_some_and(|m| tree.descendants(m).any(|n| !n.states.offscreen))
+        };
+        if !open(&tree) {
+            self.act(
+                handle,
+                ElementRef::Id(button.id),
+                Action::Press,
+                ActOptions::default(),
+            )
+            .await?;
+        }
+        let walked = self.walk_open_menu(handle, menu, path, rows).await;
+        if walked.is_err() {
+            self.escape(handle).await;
+        }
+        walked
+    }
+
+    /// Choose along `rows` in the open menu `menu` (`path` names it all, for
+    /// errors).
+    async fn walk_open_menu(
+        &self,
+        handle: WindowHandle,
+        menu: u64,
+        path: &[String],
+        rows: &[String],
+    ) -> Result<Path, Error> {
+        for (depth, label) in rows.iter().enumerate() {
+            let deadline = tokio::time::Instant::now() + MENU_OPENS;
+            let item = loop {
+                let tree = self.tree(handle).await?;
+                if let Some(item) = shown_item(&tree, menu, label) {
+                    break item.clone();
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    let shown: Vec<String> = tree
+                        .node(menu)
+                        .map(|m| {
+                            tree.descendants(m)
+                                .filter(|n| !n.states.offscreen && super::menus::is_menu_item(n))
+                                .map(|n| super::menus::row_label(n).0)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    return Err(Error::NoElement(format!(
+                        "{path:?}: the menu of {:?} shows no item {label:?}; it shows {shown:?}",
+                        path[0]
+                    )));
+                }
+                self.settle_briefly(handle).await?;
+            };
+            let last = depth + 1 == rows.len();
+            if last && item.states.disabled {
+                return Err(Error::Failed(format!("the item {path:?} is disabled")));
+            }
+            let ran = self.run_item(handle, item.id).await?;
+            self.settle_briefly(handle).await?;
+            if last {
+                return Ok(ran);
+            }
+        }
+        Err(Error::InvalidRequest("path names no item".into()))
+    }
+}
