@@ -493,7 +493,7 @@ fn shows(n: &Element) -> bool {
     !n.states.iter().any(|s| s == "offscreen")
 }
 
-/// Lines that say nothing a line inside them does not, left out:
+/// Lines that say nothing another line does not, left out:
 /// - a control wrapping a control that shows and is read by the same words
 ///   (GTK 4's menu button and the toggle button inside it), or wrapping
 ///   just one control that shows where neither has words (an icon's menu
@@ -502,9 +502,11 @@ fn shows(n: &Element) -> bool {
 ///   drop-down's own items (a GTK 3 combo is named after its chosen item);
 /// - a view with no words of its own (a scrolled view, a list, a table)
 ///   that holds controls that show, unless it has the focus;
-/// - text that says what the control holding it is read by (a menu item's
-///   label, a button's caption).
-fn wrappers<'n>(nodes: &'n [Element], focus: Option<&str>) -> HashSet<&'n str> {
+/// - text that says what a control holding it is read by, or part of it (a
+///   menu item's label, a button's caption, a history row's parts);
+/// - the unnamed button and item a drop-down is drawn with: it is one
+///   control.
+fn said_elsewhere<'n>(nodes: &'n [Element], focus: Option<&str>) -> HashSet<&'n str> {
     let by_id: HashMap<&str, &Element> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let ancestors = |n: &'n Element| {
         std::iter::successors(n.parent.as_deref().and_then(|p| by_id.get(p)), |up| {
@@ -545,9 +547,24 @@ fn wrappers<'n>(nodes: &'n [Element], focus: Option<&str>) -> HashSet<&'n str> {
         }
     }
     for text in nodes.iter().filter(|n| !is_control(n) && n.value.is_none()) {
-        let holder = ancestors(text).find(|up| is_control(up));
-        if holder.is_some_and(|h| read_as(text).is_some() && read_as(h) == read_as(text)) {
+        let said = |h: &Element| match (read_as(h), read_as(text)) {
+            (Some(whole), Some(part)) => is_control(h) && whole.contains(part),
+            _ => false,
+        };
+        if ancestors(text).any(said) {
             out.insert(text.id.as_str());
+        }
+    }
+    // A drop-down is one control: the unnamed button and item it is drawn
+    // with are it.
+    for dropdown in nodes
+        .iter()
+        .filter(|n| matches!(n.role.as_str(), "popUpButton" | "comboBox") && shows(n))
+    {
+        for inner in held.get(dropdown.id.as_str()).into_iter().flatten() {
+            if read_as(inner).is_none() && inner.role != "textField" {
+                out.insert(inner.id.as_str());
+            }
         }
     }
     out
@@ -593,10 +610,10 @@ fn snapshot(
 
 /// The elements of a tree worth a line, in reading order (see `snapshot`).
 fn shown_of(state: &mut State, tree: &TreeAnswer, hidden: bool, full: bool) -> Vec<Shown> {
-    let wrappers = wrappers(&tree.nodes, tree.focus.as_deref());
+    let said_elsewhere = said_elsewhere(&tree.nodes, tree.focus.as_deref());
     let mut shown = Vec::new();
     for n in in_reading_order(&tree.nodes) {
-        if !worth_a_line(n) || wrappers.contains(n.id.as_str()) {
+        if !worth_a_line(n) || said_elsewhere.contains(n.id.as_str()) {
             continue;
         }
         let control = is_control(n);
@@ -1491,8 +1508,8 @@ mod tests {
             el("4", Some("1"), "Open"),
             el("5", Some("4"), "Recent"),
         ];
-        let wrappers = wrappers(&nodes, None);
-        assert_eq!(wrappers, HashSet::from(["2"]));
+        let left_out = said_elsewhere(&nodes, None);
+        assert_eq!(left_out, HashSet::from(["2"]));
     }
 
     #[test]
@@ -1507,11 +1524,13 @@ mod tests {
         };
         let mut item = el("4", Some("3"), "menuItem", "Left");
         item.states = vec!["offscreen".into()];
+        let mut closed = el("3", Some("2"), "menu", "");
+        closed.states = vec!["offscreen".into()];
         let nodes = vec![
             el("1", None, "group", "Window"),
             // GTK 3's combo, named after the item it shows, in its closed menu.
             el("2", Some("1"), "popUpButton", "Left"),
-            el("3", Some("2"), "menu", ""),
+            closed,
             item,
             // An icon's menu button around its toggle: neither has words.
             el("5", Some("1"), "menuButton", ""),
@@ -1532,8 +1551,8 @@ mod tests {
                 ..el("13", Some("11"), "text", "Ctrl+N")
             },
         ];
-        let wrappers = wrappers(&nodes, Some("9"));
-        assert_eq!(wrappers, HashSet::from(["5", "7", "12"]));
+        let left_out = said_elsewhere(&nodes, Some("9"));
+        assert_eq!(left_out, HashSet::from(["5", "7", "12"]));
     }
 
     #[test]

@@ -548,9 +548,10 @@ fn held_text(tree: &Tree, n: &Node) -> Option<String> {
             n.value.clone()
         }
         Role::Tab | Role::ListItem | Role::TreeItem | Role::Row | Role::PopUpButton => {
+            // What shows: a drop-down keeps its placeholder on a hidden page.
             let words: Vec<&str> = tree
                 .descendants(n)
-                .filter(|d| d.role == Role::Label)
+                .filter(|d| d.role == Role::Label && !d.states.offscreen)
                 .filter_map(Node::label)
                 .collect();
             // A row of a few words is read by them; a row of many is a
