@@ -547,6 +547,25 @@ fn held_text(tree: &Tree, n: &Node) -> Option<String> {
         Role::PopUpButton | Role::ComboBox if n.value.as_deref().is_some_and(|v| !v.is_empty()) => {
             n.value.clone()
         }
+        // A table's row is read by its first cell, as a person names it
+        // ("restore-session" of a settings table).
+        Role::Row
+            if n.children
+                .first()
+                .and_then(|c| tree.node(*c))
+                .is_some_and(|c| c.role == Role::Cell) =>
+        {
+            let first = tree.node(n.children[0])?;
+            let words: Vec<&str> = std::iter::once(first)
+                .chain(tree.descendants(first))
+                .filter(|d| !d.states.offscreen)
+                .filter_map(|d| match d.role {
+                    Role::Label | Role::Cell => d.label(),
+                    _ => None,
+                })
+                .collect();
+            (!words.is_empty()).then(|| words.join(" "))
+        }
         Role::Tab | Role::ListItem | Role::TreeItem | Role::Row | Role::PopUpButton => {
             // What shows: a drop-down keeps its placeholder on a hidden page.
             let words: Vec<&str> = tree
@@ -1282,5 +1301,36 @@ mod tests {
         as_seen(&mut tree, &[]);
         assert!(tree.node(3).unwrap().states.offscreen);
         assert!(!tree.node(4).unwrap().states.offscreen);
+    }
+
+    #[test]
+    fn a_table_row_is_read_by_its_first_cell() {
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Settings"), 0, 0, 400, 400),
+            at(node(2, Some(1), Role::Table, ""), 0, 0, 400, 100),
+            at(node(3, Some(2), Role::Row, ""), 0, 0, 400, 20),
+            at(node(4, Some(3), Role::Cell, ""), 0, 0, 100, 20),
+            at(
+                node(5, Some(4), Role::Label, "restore-session"),
+                0,
+                0,
+                100,
+                20,
+            ),
+            at(node(6, Some(3), Role::Cell, ""), 100, 0, 100, 20),
+            at(node(7, Some(6), Role::Label, "true"), 100, 0, 40, 20),
+            at(node(8, Some(3), Role::Cell, ""), 200, 0, 100, 20),
+            at(node(9, Some(8), Role::Label, "b"), 200, 0, 20, 20),
+            at(node(10, Some(3), Role::Cell, ""), 300, 0, 100, 20),
+            at(node(11, Some(10), Role::Label, "true"), 300, 0, 40, 20),
+        ]);
+        tree.window.content = Rect::new(0, 0, 400, 400);
+        tree.nodes[2].states.focusable = true;
+        as_seen(&mut tree, &[]);
+        let f = tree.node(3).unwrap().label_fallback.clone().unwrap();
+        assert_eq!(
+            (f.source, f.text.as_str()),
+            (LabelSource::Content, "restore-session")
+        );
     }
 }
