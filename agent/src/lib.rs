@@ -504,8 +504,7 @@ fn shows(n: &Element) -> bool {
 ///   that holds controls that show, unless it has the focus;
 /// - text that says what a control holding it is read by, or part of it (a
 ///   menu item's label, a button's caption, a history row's parts);
-/// - the unnamed button and item a drop-down is drawn with: it is one
-///   control.
+/// - the button and item a drop-down is drawn with: it is one control.
 fn said_elsewhere<'n>(nodes: &'n [Element], focus: Option<&str>) -> HashSet<&'n str> {
     let by_id: HashMap<&str, &Element> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let ancestors = |n: &'n Element| {
@@ -562,7 +561,7 @@ fn said_elsewhere<'n>(nodes: &'n [Element], focus: Option<&str>) -> HashSet<&'n 
         .filter(|n| matches!(n.role.as_str(), "popUpButton" | "comboBox") && shows(n))
     {
         for inner in held.get(dropdown.id.as_str()).into_iter().flatten() {
-            if read_as(inner).is_none() && inner.role != "textField" {
+            if inner.role != "textField" {
                 out.insert(inner.id.as_str());
             }
         }

@@ -30,17 +30,63 @@ pub(crate) fn as_seen(tree: &mut Tree, popups: &[Rect]) {
     }
     named_once(tree);
     let reading = Reading::of(tree);
-    let fallbacks: Vec<(usize, LabelFallback)> = tree
+    let fallbacks: Vec<(usize, LabelFallback, Option<String>)> = tree
         .nodes
         .iter()
         .enumerate()
         // A control, or anything else that takes the keyboard focus (GTK
         // 3's calendar is a focusable grid).
         .filter(|(_, n)| n.label().is_none() && (is_control(n) || n.states.focusable))
-        .filter_map(|(i, _)| Some((i, label_fallback(tree, &reading, i)?)))
+        .filter_map(|(i, n)| match n.role {
+            Role::PopUpButton if n.value.is_none() => {
+                let (name, shows) = dropdown_naming(tree, &reading, i)?;
+                Some((i, name, shows))
+            }
+            _ => Some((i, label_fallback(tree, &reading, i)?, None)),
+        })
         .collect();
-    for (i, fallback) in fallbacks {
+    for (i, fallback, value) in fallbacks {
         tree.nodes[i].label_fallback = Some(fallback);
+        if value.is_some() {
+            tree.nodes[i].value = value;
+        }
+    }
+}
+
+/// A drop-down is named by the label beside it or its description, and its
+/// chosen item is its value ("Character Encoding:" showing "Automatically
+/// Detected"); with neither, it is read by the item it shows.
+fn dropdown_naming(
+    tree: &Tree,
+    reading: &Reading,
+    at: usize,
+) -> Option<(LabelFallback, Option<String>)> {
+    let n = &tree.nodes[at];
+    let shows = held_text(tree, n).filter(|t| !t.trim().is_empty());
+    let beside = row_label(tree, n)
+        .or_else(|| label_before(tree, reading, at))
+        .map(|t| {
+            (
+                LabelSource::Beside,
+                t.trim().trim_end_matches(':').to_string(),
+            )
+        })
+        .or_else(|| {
+            let d = n.description.trim();
+            (!d.is_empty()).then(|| (LabelSource::Description, d.to_string()))
+        });
+    match (beside, shows) {
+        (Some((source, text)), shows) if !text.is_empty() => {
+            Some((LabelFallback { source, text }, shows))
+        }
+        (_, Some(text)) => Some((
+            LabelFallback {
+                source: LabelSource::Content,
+                text,
+            },
+            None,
+        )),
+        _ => None,
     }
 }
 
@@ -1332,5 +1378,45 @@ mod tests {
             (f.source, f.text.as_str()),
             (LabelSource::Content, "restore-session")
         );
+    }
+
+    #[test]
+    fn a_drop_down_is_named_by_its_label_and_shows_its_item_as_value() {
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Save As"), 0, 0, 400, 400),
+            at(
+                node(2, Some(1), Role::Label, "Character Encoding:"),
+                0,
+                10,
+                130,
+                20,
+            ),
+            at(node(3, Some(1), Role::PopUpButton, ""), 140, 5, 200, 30),
+            at(node(4, Some(3), Role::Label, "(None)"), 150, 10, 60, 20),
+            at(
+                node(5, Some(3), Role::Label, "Automatically Detected"),
+                150,
+                10,
+                160,
+                20,
+            ),
+            at(node(6, Some(1), Role::PopUpButton, ""), 140, 100, 200, 30),
+            at(node(7, Some(6), Role::Label, "Small"), 150, 105, 60, 20),
+        ]);
+        tree.window.content = Rect::new(0, 0, 400, 400);
+        // A placeholder on a hidden page is not what it shows.
+        tree.nodes[3].states.offscreen = true;
+        as_seen(&mut tree, &[]);
+        let n = tree.node(3).unwrap();
+        let f = n.label_fallback.clone().unwrap();
+        assert_eq!(
+            (f.source, f.text.as_str()),
+            (LabelSource::Beside, "Character Encoding")
+        );
+        assert_eq!(n.value.as_deref(), Some("Automatically Detected"));
+        let alone = tree.node(6).unwrap();
+        let f = alone.label_fallback.clone().unwrap();
+        assert_eq!((f.source, f.text.as_str()), (LabelSource::Content, "Small"));
+        assert_eq!(alone.value, None);
     }
 }
