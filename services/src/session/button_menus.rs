@@ -92,7 +92,7 @@ impl Session {
     /// Choose an item of a menu button's menu: press the button, then each
     /// row along `path` once it shows (a row before the last opens its
     /// submenu); answers once the item ran. What a failed walk opened is
-    /// closed.
+    /// closed before the answer.
     pub(super) async fn menu_by_button(
         &self,
         handle: WindowHandle,
@@ -124,7 +124,8 @@ impl Session {
         }
         let walked = self.walk_open_menu(handle, menu, path, rows).await;
         if walked.is_err() {
-            self.escape(handle).await;
+            // Closed as a click outside would, and waited for.
+            let _ = self.close_menus_in_turn(handle).await;
         }
         walked
     }

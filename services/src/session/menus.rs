@@ -240,7 +240,7 @@ impl Session {
             .await
     }
 
-    async fn close_menus_in_turn(&self, handle: WindowHandle) -> Result<bool, Error> {
+    pub(super) async fn close_menus_in_turn(&self, handle: WindowHandle) -> Result<bool, Error> {
         self.window(&super::WindowPick::Handle(handle)).await?;
         let popups = self.open_popups(handle);
         if popups.is_empty() {
@@ -521,7 +521,7 @@ impl Session {
     }
 
     /// Close what a failed walk opened.
-    pub(super) async fn escape(&self, handle: WindowHandle) {
+    async fn escape(&self, handle: WindowHandle) {
         let key = InputEvent::Key {
             key: "Escape".into(),
         };
