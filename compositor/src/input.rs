@@ -24,6 +24,11 @@ use crate::rig::input_queue::{Prior, Step, Target, INPUT_WAIT_LIMIT};
 use crate::rig::windows::{root_surface, Surface};
 use crate::state::State;
 
+/// How long text after a key waits for the client to draw the key's
+/// effect (see `InputJob::drawn_after`): a key that changes nothing shown
+/// is drawn by no commit.
+const KEY_DRAWN_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// One wheel click scrolls this many logical points, as libinput reports it.
 const WHEEL_CLICK: f64 = 15.0;
 
@@ -103,6 +108,11 @@ impl State {
                     if self.rig.input_queue.unread_keys {
                         // Let the client read the keys first: its commit would overtake them.
                         self.wait_for_client(id, step);
+                        return;
+                    }
+                    if !self.drew_since_key(id) {
+                        // Resumed by the frame clock's tick (see `drawn_after`).
+                        self.rig.input_queue.front_job().steps.push_front(step);
                         return;
                     }
                     if !continued {
@@ -500,6 +510,41 @@ impl State {
         }
     }
 
+    /// Whether the front job may commit text after the key it sent: the
+    /// window drew since (see `drawn_after`), or none came within
+    /// `KEY_DRAWN_LIMIT`.
+    fn drew_since_key(&mut self, id: u64) -> bool {
+        let Some((commits, by)) = self.rig.input_queue.front_job().drawn_after else {
+            return true;
+        };
+        let now_commits = self
+            .rig
+            .windows
+            .registry
+            .get(id)
+            .map_or(0, |r| r.surface.activity.commits());
+        // A key that changes nothing shown is drawn by no commit.
+        if now_commits > commits || Instant::now() >= by {
+            self.rig.input_queue.front_job().drawn_after = None;
+            return true;
+        }
+        false
+    }
+
+    /// A job waiting for its window to draw a key's effect goes on once it
+    /// has: asked on each tick of the frame clock.
+    pub fn resume_input_once_drawn(&mut self) {
+        let waiting = self
+            .rig
+            .input_queue
+            .jobs
+            .front()
+            .is_some_and(|job| job.drawn_after.is_some() && job.waiting_since.is_none());
+        if waiting {
+            self.run_input();
+        }
+    }
+
     /// The focused client has enabled text input (a text field has focus).
     fn text_input_active(&self) -> bool {
         let mut active = false;
@@ -523,6 +568,18 @@ impl State {
             handle.done(false);
         }
         if let Some(key) = key {
+            // Text follows the key: it waits for the key's effect drawn.
+            if rest.is_some_and(|r| !r.is_empty()) {
+                let id = self.rig.input_queue.front_job().window;
+                let commits = self
+                    .rig
+                    .windows
+                    .registry
+                    .get(id)
+                    .map_or(0, |r| r.surface.activity.commits());
+                self.rig.input_queue.front_job().drawn_after =
+                    Some((commits, Instant::now() + KEY_DRAWN_LIMIT));
+            }
             let name = if key == "\n" { "Enter" } else { "Tab" };
             let key = self
                 .rig

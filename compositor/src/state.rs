@@ -136,6 +136,7 @@ impl State {
         self.rig.check_settle_waiters();
         self.rig.frames.check_step_deadline();
         self.check_input_deadline();
+        self.resume_input_once_drawn();
     }
 
     /// A client answered our ping.

@@ -95,6 +95,13 @@ pub struct InputJob {
     pub report: InputReport,
     /// Moment of the ping whose answer the job waits for.
     pub waiting_since: Option<u64>,
+    /// The window's commit count when the job sent a key between two texts
+    /// committed through text input, and until when the next text waits for
+    /// the client to draw past it. A client commits its own text input state
+    /// as it draws the key's effect (foot: its cursor's place, right after
+    /// its surface, on a render timer of its own), and one whose commit
+    /// crosses our `done` takes it for stale and drops the text.
+    pub drawn_after: Option<(u64, Instant)>,
     /// Where the pointer and the keyboard focus were before a background
     /// job: put back once it is sent.
     pub prior: Option<Prior>,
@@ -172,6 +179,7 @@ impl InputQueue {
                     started: false,
                     report: InputReport::default(),
                     waiting_since: None,
+                    drawn_after: None,
                     prior: None,
                     deadline: Instant::now() + INPUT_WAIT_LIMIT,
                     reply,
