@@ -565,16 +565,7 @@ fn settle_prints_only_what_changed() {
 #[test]
 fn a_press_that_closes_its_window_is_done() {
     let (_wayrig, cache) = fixture_session();
-    let snap = ok(&cache, &["snapshot", "-i"]);
-    ok(&cache, &["press", &ref_of(&snap, &["\"Open window\""])]);
-    wait_for_window(&cache, "wayrig-gtk4-second");
-    let windows = ok(&cache, &["windows"]);
-    let id = windows
-        .lines()
-        .find(|l| l.contains("wayrig-gtk4-second"))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let id = open_second_window(&cache);
     let dialog = ok(&cache, &["--window", &id, "snapshot", "-i"]);
     let ok_button = ref_of(&dialog, &["\"OK\""]);
     let answer = ok(&cache, &["--window", &id, "press", &ok_button, "--settle"]);
@@ -585,6 +576,21 @@ fn a_press_that_closes_its_window_is_done() {
     assert!(!ok(&cache, &["windows"]).contains("wayrig-gtk4-second"));
     // The session goes on with the window left in front.
     assert!(ok(&cache, &["snapshot", "-i"]).contains("\"Open window\""));
+}
+
+/// Press the fixture's "Open window" and answer the id of the window it
+/// opens, once listed.
+fn open_second_window(cache: &Path) -> String {
+    let snap = ok(cache, &["snapshot", "-i"]);
+    ok(cache, &["press", &ref_of(&snap, &["\"Open window\""])]);
+    wait_for_window(cache, "wayrig-gtk4-second");
+    let windows = ok(cache, &["windows"]);
+    windows
+        .lines()
+        .find(|l| l.contains("wayrig-gtk4-second"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string()
 }
 
 /// A session on the GTK 4 fixture's settled window; its files under the
@@ -648,16 +654,7 @@ fn launch_starts_a_second_app_and_tells_its_window() {
 #[test]
 fn a_screenshot_holds_the_menu_that_reaches_past_its_window() {
     let (_wayrig, cache) = fixture_session();
-    let snap = ok(&cache, &["snapshot", "-i"]);
-    ok(&cache, &["press", &ref_of(&snap, &["\"Open window\""])]);
-    wait_for_window(&cache, "wayrig-gtk4-second");
-    let windows = ok(&cache, &["windows"]);
-    let id = windows
-        .lines()
-        .find(|l| l.contains("wayrig-gtk4-second"))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let id = open_second_window(&cache);
     let shot = |name: &str| {
         let file = cache.join(name);
         ok(

@@ -318,6 +318,22 @@ fn save(path: &Path, state: &State) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// The answer to a Wayrig extension; an app's own MyGo, which has none,
+/// makes it `unsupported`, saying what to do `instead`.
+fn extension(
+    answer: Result<Value, CallError>,
+    method: &str,
+    instead: &str,
+) -> Result<Value, String> {
+    match answer {
+        Err(CallError::App(e)) if e.code == Code::UnknownMethod => Err(coded(&WireError::new(
+            Code::Unsupported,
+            format!("this app's automation socket has no {method} (a Wayrig extension): {instead}"),
+        ))),
+        other => other.map_err(Into::into),
+    }
+}
+
 /// A result read as its method's answer type.
 fn typed<T: DeserializeOwned>(result: Value) -> Result<T, String> {
     serde_json::from_value(result).map_err(|e| format!("the app answered garbage: {e}"))
@@ -782,19 +798,11 @@ fn wait_for(
         gone,
         timeout_ms: Some(timeout),
     });
-    let found = match answer {
-        Ok(found) => found,
-        Err(CallError::App(e)) if e.code == Code::UnknownMethod => {
-            return Err(coded(&WireError::new(
-                Code::Unsupported,
-                format!(
-                    "this app's automation socket has no {WAIT_FOR_METHOD} (a Wayrig \
-                     extension); run the app under `wayrig run`, or use `wait` alone"
-                ),
-            )))
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let found = extension(
+        answer,
+        WAIT_FOR_METHOD,
+        "run the app under `wayrig run`, or use `wait` alone",
+    )?;
     let Some(id) = found["id"].as_str() else {
         state.print("gone".to_string());
         return Ok(());
@@ -1190,19 +1198,11 @@ fn list_menus(client: &mut Client, state: &mut State) -> Result<(), String> {
     let answer = client.call(Call::Menus {
         window: state.shown_window(),
     });
-    let menus: MenusAnswer = match answer {
-        Ok(answer) => typed(answer)?,
-        Err(CallError::App(e)) if e.code == Code::UnknownMethod => {
-            return Err(coded(&WireError::new(
-                Code::Unsupported,
-                format!(
-                    "this app's automation socket has no {MENUS_METHOD} (a Wayrig \
-                     extension): name the menu bar's labels, `menu File Quit`"
-                ),
-            )))
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let menus: MenusAnswer = typed(extension(
+        answer,
+        MENUS_METHOD,
+        "name the menu bar's labels, `menu File Quit`",
+    )?)?;
     if menus.menus.is_empty() {
         state.print("(no menus: no menu bar, no menu button)".into());
         return Ok(());
@@ -1243,19 +1243,11 @@ fn launch(
         app,
         timeout_ms: Some(timeout),
     });
-    let launched: LaunchAnswer = match answer {
-        Ok(answer) => typed(answer)?,
-        Err(CallError::App(e)) if e.code == Code::UnknownMethod => {
-            return Err(coded(&WireError::new(
-                Code::Unsupported,
-                format!(
-                    "this app's automation socket has no {LAUNCH_METHOD} (a Wayrig \
-                     extension): only a session of `wayrig run` starts apps"
-                ),
-            )))
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let launched: LaunchAnswer = typed(extension(
+        answer,
+        LAUNCH_METHOD,
+        "only a session of `wayrig run` starts apps",
+    )?)?;
     state.print(format!("started pid {}", launched.pid));
     if launched.ended {
         state.print(

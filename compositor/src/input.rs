@@ -517,18 +517,21 @@ impl State {
         let Some((commits, by)) = self.rig.input_queue.front_job().drawn_after else {
             return true;
         };
-        let now_commits = self
-            .rig
-            .windows
-            .registry
-            .get(id)
-            .map_or(0, |r| r.surface.activity.commits());
         // A key that changes nothing shown is drawn by no commit.
-        if now_commits > commits || Instant::now() >= by {
+        if self.commits_of(id) > commits || Instant::now() >= by {
             self.rig.input_queue.front_job().drawn_after = None;
             return true;
         }
         false
+    }
+
+    /// How many times window `id` committed.
+    fn commits_of(&self, id: u64) -> u64 {
+        self.rig
+            .windows
+            .registry
+            .get(id)
+            .map_or(0, |r| r.surface.activity.commits())
     }
 
     /// A job waiting for its window to draw a key's effect goes on once it
@@ -571,12 +574,7 @@ impl State {
             // Text follows the key: it waits for the key's effect drawn.
             if rest.is_some_and(|r| !r.is_empty()) {
                 let id = self.rig.input_queue.front_job().window;
-                let commits = self
-                    .rig
-                    .windows
-                    .registry
-                    .get(id)
-                    .map_or(0, |r| r.surface.activity.commits());
+                let commits = self.commits_of(id);
                 self.rig.input_queue.front_job().drawn_after =
                     Some((commits, Instant::now() + KEY_DRAWN_LIMIT));
             }
