@@ -407,6 +407,13 @@ impl Tree {
         self.nodes.iter().find(|n| n.id == id)
     }
 
+    /// The nodes above `n`, its parent first.
+    pub fn ancestors<'a>(&'a self, n: &Node) -> impl Iterator<Item = &'a Node> + 'a {
+        std::iter::successors(n.parent.and_then(|p| self.node(p)), |up| {
+            up.parent.and_then(|p| self.node(p))
+        })
+    }
+
     /// The nodes below `n`, each before its children, in the order the
     /// app gives them.
     pub fn descendants<'a>(&'a self, n: &Node) -> impl Iterator<Item = &'a Node> + 'a {

@@ -17,10 +17,8 @@ use crate::model::{Error, Node, Role, Tree};
 /// the items of menus are not menu buttons.
 pub(super) fn menu_buttons(tree: &Tree) -> Vec<(&Node, u64)> {
     let in_a_menu = |n: &Node| {
-        std::iter::successors(n.parent.and_then(|p| tree.node(p)), |p| {
-            p.parent.and_then(|pp| tree.node(pp))
-        })
-        .any(|p| matches!(p.role, Role::Menu | Role::MenuBar))
+        tree.ancestors(n)
+            .any(|p| matches!(p.role, Role::Menu | Role::MenuBar))
     };
     let holds_items =
         |menu: &Node| menu.role == Role::Menu && !entries_under(tree, menu.id).is_empty();
@@ -77,31 +75,20 @@ impl Session {
             .collect())
     }
 
-    /// The menu button `path[0]` names, if the window shows one.
-    pub(super) async fn names_a_menu_button(
-        &self,
-        handle: WindowHandle,
-        path: &[String],
-    ) -> Result<bool, Error> {
-        let tree = self.tree(handle).await?;
-        Ok(path
-            .first()
-            .is_some_and(|label| menu_button(&tree, label).is_some()))
-    }
-
-    /// Choose an item of a menu button's menu: press the button, then each
-    /// row along `path` once it shows (a row before the last opens its
+    /// Choose an item of the menu of the button `path[0]` names, if the
+    /// window shows such a button (`None` when not): press the button, then
+    /// each row along `path` once it shows (a row before the last opens its
     /// submenu); answers once the item ran. What a failed walk opened is
     /// closed before the answer.
     pub(super) async fn menu_by_button(
         &self,
         handle: WindowHandle,
         path: &[String],
-    ) -> Result<Path, Error> {
+    ) -> Result<Option<Path>, Error> {
         let tree = self.tree(handle).await?;
-        let (button, menu) = menu_button(&tree, &path[0])
-            .map(|(b, m)| (b.clone(), m))
-            .ok_or_else(|| Error::NoElement(format!("no menu button {:?}", path[0])))?;
+        let Some((button, menu)) = path.first().and_then(|label| menu_button(&tree, label)) else {
+            return Ok(None);
+        };
         let rows = &path[1..];
         if rows.is_empty() {
             return Err(Error::InvalidRequest(format!(
@@ -109,29 +96,24 @@ impl Session {
                 path[0]
             )));
         }
-        let open = |tree: &Tree| {
-            tree.node(menu)
-                .is_some_and(|m| tree.descendants(m).any(|n| !n.states.offscreen))
-        };
-        if !open(&tree) {
-            self.act(
-                handle,
-                ElementRef::Id(button.id),
-                Action::Press,
-                ActOptions::default(),
-            )
-            .await?;
+        let open = tree
+            .node(menu)
+            .is_some_and(|m| tree.descendants(m).any(|n| !n.states.offscreen));
+        if !open {
+            let press = ElementRef::Id(button.id);
+            self.act(handle, press, Action::Press, ActOptions::default())
+                .await?;
         }
         let walked = self.walk_open_menu(handle, menu, path, rows).await;
         if walked.is_err() {
             // Closed as a click outside would, and waited for.
             let _ = self.close_menus_in_turn(handle).await;
         }
-        walked
+        walked.map(Some)
     }
 
     /// Choose along `rows` in the open menu `menu` (`path` names it all, for
-    /// errors).
+    /// errors), each row once it shows.
     async fn walk_open_menu(
         &self,
         handle: WindowHandle,
@@ -140,28 +122,26 @@ impl Session {
         rows: &[String],
     ) -> Result<Path, Error> {
         for (depth, label) in rows.iter().enumerate() {
-            let deadline = tokio::time::Instant::now() + MENU_OPENS;
-            let item = loop {
+            let shown = self
+                .wait_until(handle, MENU_OPENS, |tree| {
+                    shown_item(tree, menu, label).cloned()
+                })
+                .await?;
+            let Some(item) = shown else {
                 let tree = self.tree(handle).await?;
-                if let Some(item) = shown_item(&tree, menu, label) {
-                    break item.clone();
-                }
-                if tokio::time::Instant::now() >= deadline {
-                    let shown: Vec<String> = tree
-                        .node(menu)
-                        .map(|m| {
-                            tree.descendants(m)
-                                .filter(|n| !n.states.offscreen && super::menus::is_menu_item(n))
-                                .map(|n| super::menus::row_label(n).0)
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    return Err(Error::NoElement(format!(
-                        "{path:?}: the menu of {:?} shows no item {label:?}; it shows {shown:?}",
-                        path[0]
-                    )));
-                }
-                self.settle_briefly(handle).await?;
+                let has: Vec<String> = tree
+                    .node(menu)
+                    .map(|m| {
+                        tree.descendants(m)
+                            .filter(|n| !n.states.offscreen && super::menus::is_menu_item(n))
+                            .map(|n| super::menus::row_label(n).0)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                return Err(Error::NoElement(format!(
+                    "{path:?}: the menu of {:?} shows no item {label:?}; it shows {has:?}",
+                    path[0]
+                )));
             };
             let last = depth + 1 == rows.len();
             if last && item.states.disabled {

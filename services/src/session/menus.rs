@@ -397,8 +397,8 @@ impl Session {
             return self.choose_drawn(handle, path).await.map(MenuPath::Tree);
         }
         // A menu button's menu (the primary menu of a GTK 4 header bar).
-        if self.names_a_menu_button(handle, path).await? {
-            return self.menu_by_button(handle, path).await.map(MenuPath::Tree);
+        if let Some(done) = self.menu_by_button(handle, path).await? {
+            return Ok(MenuPath::Tree(done));
         }
         if let Some((menus, at, number)) = self.exported(&window).await {
             menus.choose(&at, path, number).await?;
@@ -707,10 +707,9 @@ pub(super) fn menu_bar(tree: &Tree) -> Result<u64, Error> {
             && items_under(tree, n.id)
                 .iter()
                 .any(|item| !item.states.offscreen)
-            && std::iter::successors(n.parent.and_then(|p| tree.node(p)), |p| {
-                p.parent.and_then(|pp| tree.node(pp))
-            })
-            .all(|p| p.role != Role::Menu && !is_menu_item(p))
+            && tree
+                .ancestors(n)
+                .all(|p| p.role != Role::Menu && !is_menu_item(p))
     };
     tree.nodes
         .iter()

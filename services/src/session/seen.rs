@@ -725,10 +725,9 @@ fn label_before<'t>(tree: &'t Tree, reading: &Reading, at: usize) -> Option<&'t 
 /// The one label of the list row a control is the one control of (a
 /// settings row: "Row 1" and its switch), however far apart they sit.
 fn row_label<'t>(tree: &'t Tree, n: &Node) -> Option<&'t str> {
-    let row = std::iter::successors(n.parent.and_then(|p| tree.node(p)), |p| {
-        p.parent.and_then(|pp| tree.node(pp))
-    })
-    .find(|p| matches!(p.role, Role::ListItem | Role::Row))?;
+    let row = tree
+        .ancestors(n)
+        .find(|p| matches!(p.role, Role::ListItem | Role::Row))?;
     let mut controls = tree.descendants(row).filter(|d| is_control(d));
     if controls.next().map(|c| c.id) != Some(n.id) || controls.next().is_some() {
         return None;
@@ -771,14 +770,8 @@ fn holds(tree: &Tree, holder: u64, n: &Node) -> bool {
 
 /// Whether a control that does not hold `field` holds the label.
 fn inside_another_control(tree: &Tree, label: &Node, field: &Node) -> bool {
-    let mut parent = label.parent;
-    while let Some(p) = parent.and_then(|p| tree.node(p)) {
-        if is_control(p) && !holds(tree, p.id, field) {
-            return true;
-        }
-        parent = p.parent;
-    }
-    false
+    tree.ancestors(label)
+        .any(|p| is_control(p) && !holds(tree, p.id, field))
 }
 
 /// Text that is a value rather than a name: digits with the signs numbers,
