@@ -139,27 +139,8 @@ impl Session {
 
     /// The menus (popups that took a grab) open over the window, outermost first.
     fn open_popups(&self, handle: WindowHandle) -> Vec<WindowInfo> {
-        let windows = self.windows();
-        let mut popups: Vec<WindowInfo> = windows
-            .iter()
-            .filter(|w| w.kind == WindowKind::Menu)
-            .filter(|w| {
-                // Popups hang from the window or from another popup of it.
-                let mut parent = w.parent;
-                for _ in 0..16 {
-                    match parent {
-                        Some(p) if p == handle => return true,
-                        Some(p) => match windows.iter().find(|x| x.handle == p) {
-                            Some(up) => parent = up.parent,
-                            None => return false,
-                        },
-                        None => return false,
-                    }
-                }
-                false
-            })
-            .cloned()
-            .collect();
+        let mut popups = self.popups_of(handle);
+        popups.retain(|w| w.kind == WindowKind::Menu);
         popups.sort_by_key(|w| w.handle.id);
         popups
     }

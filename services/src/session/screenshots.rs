@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::SystemTime;
 
 use image::{ImageBuffer, Rgba, RgbaImage};
-use wayrig_host::{Capture, DisplayInfo, Rect, WindowHandle, WindowInfo, WindowKind};
+use wayrig_host::{Capture, DisplayInfo, Rect, WindowHandle, WindowInfo};
 
 use super::windows::CATCH_UP_LIMIT;
 use super::{Session, WindowPick};
@@ -567,23 +567,7 @@ impl Session {
         let Some(window) = windows.iter().find(|w| w.handle == handle) else {
             return Ok((capture, own));
         };
-        let belongs = |w: &WindowInfo| {
-            let mut up = w.parent;
-            while let Some(p) = up {
-                if p == handle {
-                    return true;
-                }
-                up = windows
-                    .iter()
-                    .find(|o| o.handle == p)
-                    .and_then(|o| o.parent);
-            }
-            false
-        };
-        let mut popups: Vec<&WindowInfo> = windows
-            .iter()
-            .filter(|w| matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip) && belongs(w))
-            .collect();
+        let mut popups = self.popups_of(handle);
         // Back to front.
         popups.sort_by_key(|w| std::cmp::Reverse(w.z));
         let mut layers = Vec::new();

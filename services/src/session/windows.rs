@@ -370,6 +370,33 @@ impl Session {
         self.windows.now()
     }
 
+    /// The popups (menus, tooltips) open over the window now: those that
+    /// hang from it or from another popup of it.
+    pub(crate) fn popups_of(&self, handle: WindowHandle) -> Vec<WindowInfo> {
+        let windows = self.windows();
+        let hangs_from_it = |w: &WindowInfo| {
+            let mut parent = w.parent;
+            // A chain of popups is short; a loop in a broken list ends here.
+            for _ in 0..16 {
+                match parent {
+                    Some(p) if p == handle => return true,
+                    Some(p) => match windows.iter().find(|x| x.handle == p) {
+                        Some(up) => parent = up.parent,
+                        None => return false,
+                    },
+                    None => return false,
+                }
+            }
+            false
+        };
+        windows
+            .iter()
+            .filter(|w| matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip))
+            .filter(|w| hangs_from_it(w))
+            .cloned()
+            .collect()
+    }
+
     /// The window list, front to back, changing as windows come, change and
     /// go: a face that names apps learns of new ones from it.
     pub fn watch_windows(&self) -> tokio::sync::watch::Receiver<Arc<Vec<WindowInfo>>> {
