@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use support::{have, Image, ProtocolClient as Client, Wayrig};
-use wayrig_proto::mygo::{Action, Awaited, Call, ElementPick};
+use wayrig_proto::mygo::{Action, Awaited, Call, Code, ElementPick};
 
 /// A page with what a form test needs, served from a file: no network.
 const PAGE: &str = r##"<!doctype html>
@@ -117,6 +117,30 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
         the_node(&tree, "textField", "Name")["value"],
         "Grace Hopper"
     );
+
+    // Scripts run in the page (through the DevTools pipe Wayrig started
+    // the browser with): values as JSON, promises awaited, throws refused.
+    let eval = |c: &mut Client, script: &str| {
+        c.answer(Call::Eval {
+            window: Some(window),
+            script: script.into(),
+        })
+    };
+    assert_eq!(
+        eval(&mut c, "document.getElementById('name').value").unwrap()["value"],
+        "Grace Hopper"
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "await new Promise(r => setTimeout(() => r({n: [1, 2]}), 50))"
+        )
+        .unwrap()["value"],
+        serde_json::json!({"n": [1, 2]})
+    );
+    let thrown = eval(&mut c, "null.x").unwrap_err();
+    assert_eq!(thrown.code, Code::Failed, "{thrown:?}");
+    assert!(thrown.message.contains("TypeError"), "{thrown:?}");
     act(
         &mut c,
         &the_node(&tree, "link", "a first link"),

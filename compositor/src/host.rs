@@ -15,6 +15,7 @@ use smithay::reexports::calloop::timer::{TimeoutAction, Timer};
 use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
 use smithay::reexports::wayland_server::{Display, ListeningSocket};
 use tokio::sync::oneshot;
+use wayrig_host::devtools::{self, DevToolsPipes};
 use wayrig_host::{
     AppInfo, Capabilities, Capture, ClipboardText, Damage, DisplayInfo, FrameWait, Host, HostError,
     HostResult, InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled,
@@ -103,6 +104,8 @@ pub struct CompositorHost {
     /// The one virtual output, fixed for the compositor's life.
     display: DisplayInfo,
     settle_threads: bool,
+    /// The DevTools pipes of the browsers the compositor's launcher started.
+    devtools: DevToolsPipes,
 }
 
 /// The compositor's event loop, to be run on the thread that made it (winit,
@@ -146,6 +149,7 @@ impl CompositorHost {
             info: parts.info.clone(),
             display,
             settle_threads,
+            devtools: parts.state.rig.apps.devtools(),
         };
         Ok((
             host,
@@ -329,6 +333,16 @@ impl Host for CompositorHost {
             Command::PointerToDesktop(x, y, reply)
         })
         .await?
+    }
+
+    async fn evaluate(
+        &self,
+        window: WindowHandle,
+        script: String,
+        limit: Duration,
+    ) -> HostResult<serde_json::Value> {
+        let windows = self.windows().await?;
+        devtools::evaluate_in_window(&self.devtools, &windows, window, &script, limit).await
     }
 
     async fn clipboard(&self) -> HostResult<ClipboardText> {

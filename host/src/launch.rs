@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::chromium;
+use crate::devtools::{DevToolsPipes, PipeToSpawn};
 use crate::{HostError, LaunchSpec};
 
 /// Launched apps still running, shared with their waiter threads, which
@@ -54,6 +56,8 @@ pub struct Apps {
     launched: Vec<u32>,
     /// Apps launched in the background: their windows map without focus.
     background: Vec<u32>,
+    /// The DevTools pipes of the Chromium browsers among them.
+    devtools: DevToolsPipes,
 }
 
 impl Apps {
@@ -64,7 +68,14 @@ impl Apps {
             exits: Arc::default(),
             launched: Vec::new(),
             background: Vec::new(),
+            devtools: DevToolsPipes::default(),
         }
+    }
+
+    /// The DevTools pipes of the browsers this launcher starts, shared with
+    /// whoever evaluates scripts in their pages.
+    pub fn devtools(&self) -> DevToolsPipes {
+        self.devtools.clone()
     }
 
     /// Start an app; `on_exit` runs on a waiter thread with the pid and exit code.
@@ -78,25 +89,47 @@ impl Apps {
                 "launch needs a program to run".into(),
             ));
         };
-        let mut cmd = app_command(program, args, self.base_env.iter().chain(spec.env.iter()));
+        let mut args = args.to_vec();
+        if chromium::wants_renderer_accessibility(program, &args) {
+            args.insert(0, chromium::RENDERER_ACCESSIBILITY.to_string());
+        }
+        let mut cmd = app_command(program, &args, self.base_env.iter().chain(spec.env.iter()));
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
+        let pipe = if chromium::wants_devtools_pipe(program, &args) {
+            Some(
+                PipeToSpawn::attach(&mut cmd).map_err(|e| HostError::Launch {
+                    argv0: program.clone(),
+                    reason: format!("cannot open its DevTools pipe: {e}"),
+                })?,
+            )
+        } else {
+            None
+        };
         let mut child = cmd.spawn().map_err(|e| HostError::Launch {
             argv0: program.clone(),
             reason: e.to_string(),
         })?;
         let pid = child.id();
+        if let Some(pipe) = pipe {
+            match pipe.connect(pid) {
+                Ok(pipe) => self.devtools.insert(pid, pipe),
+                Err(e) => tracing::warn!(pid, %e, "no DevTools pipe to the browser"),
+            }
+        }
         self.launched.push(pid);
         if spec.background {
             self.background.push(pid);
         }
         self.exits.running.lock().unwrap().insert(pid);
         let exits = self.exits.clone();
+        let devtools = self.devtools.clone();
         std::thread::Builder::new()
             .name(format!("wayrig-wait-{pid}"))
             .spawn(move || {
                 let code = child.wait().ok().and_then(|s| s.code());
+                devtools.remove(pid);
                 exits.running.lock().unwrap().remove(&pid);
                 exits.ended.notify_all();
                 on_exit(pid, code);

@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+pub mod chromium;
 pub mod clipboard_pipe;
+pub mod devtools;
 pub mod launch;
 
 /// A window as the host knows it: a stable id plus an epoch that changes each
@@ -677,6 +679,20 @@ pub trait Host: Send + Sync {
         Err(HostError::Unsupported(
             "this host cannot move the pointer where no window is".into(),
         ))
+    }
+
+    /// Evaluate `script` in the web page `window` shows and answer its
+    /// value as JSON; a script that threw fails, saying what it threw.
+    async fn evaluate(
+        &self,
+        window: WindowHandle,
+        _script: String,
+        _limit: Duration,
+    ) -> HostResult<serde_json::Value> {
+        Err(HostError::Unsupported(format!(
+            "this host cannot evaluate scripts: window {} shows no page it can reach",
+            window.id
+        )))
     }
 
     /// The clipboard's text (the data device selection), whoever owns it.

@@ -161,11 +161,9 @@ async fn run(
                 None => json!({}),
             })
         }
-        Call::Eval { .. } => {
-            window().await?;
-            Err(Error::Unsupported(
-                "the window shows native UI, not a page: there is no script to evaluate".into(),
-            ))
+        Call::Eval { script, .. } => {
+            let value = session.evaluate(window().await?.handle, &script).await?;
+            Ok(json!({ "value": value }))
         }
         Call::Menu { path, .. } => {
             session.menu(window().await?.handle, &path).await?;

@@ -28,6 +28,7 @@ mod hit;
 mod input;
 mod launch;
 mod menus;
+mod pages;
 mod screenshots;
 mod seen;
 mod snapshots;
