@@ -579,6 +579,23 @@ fn pressing_what_offers_no_press_is_refused_not_clicked() {
     assert_eq!(code, Code::Unsupported);
 }
 
+/// An app started with its accessibility off has no tree, and the answer
+/// says which setting turned it off, not just that the tree is empty.
+#[test]
+fn an_app_with_accessibility_turned_off_is_told_what_turned_it_off() {
+    let wayrig = Wayrig::start_with(&["--env", "NO_AT_BRIDGE=1"], &["gtk3-widget-factory"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    let refused = c.answer(Call::Tree { window: Some(id) }).unwrap_err();
+    assert_eq!(refused.code, Code::Unsupported, "{refused:?}");
+    assert!(
+        refused
+            .message
+            .contains("NO_AT_BRIDGE=1 (read by GTK 3 and ATK)"),
+        "{refused:?}"
+    );
+}
+
 fn nodes_of(c: &mut Client, window: u64) -> Vec<Value> {
     c.call(tree_of(Some(window)))["nodes"]
         .as_array()

@@ -5,6 +5,7 @@
 
 pub mod a11y;
 pub mod access;
+mod accessibility_off;
 pub mod bus;
 mod gtk_menus;
 mod menu_labels;

@@ -98,9 +98,11 @@ impl Staged {
             false => None,
         };
         let mut config = spec.compositor;
-        config
-            .app_env
-            .extend(bus.iter().flat_map(PrivateBus::app_env));
+        // The bus's settings turn accessibility on; a setting the user gave
+        // (`--env`) comes after them and wins.
+        let mut app_env: Vec<(String, String)> = bus.iter().flat_map(PrivateBus::app_env).collect();
+        app_env.append(&mut config.app_env);
+        config.app_env = app_env;
         config.runtime_parent = Some(files.path().to_path_buf());
         Ok(Staged {
             files,

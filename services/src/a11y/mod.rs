@@ -435,9 +435,9 @@ impl Accessibility for A11y {
                 Ok(Some(_)) => continue,
                 Ok(None) | Err(_) => {
                     return Err(Error::Unsupported(format!(
-                        "process {pid} has not registered with accessibility within {timeout:?}; \
-                         is its toolkit's accessibility on?"
-                    )))
+                    "process {pid} has not registered with accessibility within {timeout:?}: {}",
+                    crate::accessibility_off::advice(pid)
+                )))
                 }
             }
         }

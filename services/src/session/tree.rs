@@ -303,8 +303,8 @@ impl Session {
                 ))
             } else {
                 Error::Unsupported(format!(
-                    "window {handle} (pid {pid}) exposes no accessibility tree; \
-                     is its toolkit's accessibility on?"
+                    "window {handle} (pid {pid}) exposes no accessibility tree: {}",
+                    crate::accessibility_off::advice(pid)
                 ))
             });
         }
