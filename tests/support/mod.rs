@@ -452,6 +452,8 @@ pub struct Wayrig {
     pub bus_address: String,
     /// Where its cua.env.v1 face listens, when its flags asked for one.
     pub cua_address: Option<String>,
+    /// What it printed on stderr, as it comes.
+    pub stderr: std::sync::Arc<Lines>,
 }
 
 impl Drop for Wayrig {
@@ -522,6 +524,8 @@ impl Wayrig {
             .expect("wayrig runs");
         // wayrig says on stderr which bus its apps use, then that the socket listens.
         let stderr = BufReader::new(child.stderr.take().unwrap());
+        let printed = std::sync::Arc::new(Lines::default());
+        let lines = printed.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut bus = String::new();
@@ -529,6 +533,7 @@ impl Wayrig {
             for line in stderr.lines().map_while(Result::ok) {
                 // Shown with the test's output when it fails.
                 eprintln!("{line}");
+                lines.push(line.clone());
                 if let Some(address) = line.strip_prefix("wayrig: DBUS_SESSION_BUS_ADDRESS=") {
                     bus = address.to_string();
                 }
@@ -555,6 +560,7 @@ impl Wayrig {
             dir,
             bus_address,
             cua_address,
+            stderr: printed,
         }
     }
 }

@@ -152,6 +152,15 @@ impl Session {
             }
             let hit = hit.map(|p| p.id()).filter(|id| tree.node(*id).is_some());
             match verdict(&parents, node.id, within, hit) {
+                // Where the toolkit itself says the element does not show,
+                // an ancestor named at its place is what a click would hit.
+                Verdict::Undecided if node.states.offscreen => {
+                    let there = hit.and_then(|h| tree.node(h));
+                    return Err(refused(format!(
+                        "the app says it does not show, and names {} there",
+                        describe(there)
+                    )));
+                }
                 Verdict::Lands | Verdict::Undecided => return Ok(()),
                 Verdict::Deeper(next) => within = next,
                 Verdict::Elsewhere(other) => {

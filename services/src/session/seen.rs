@@ -22,6 +22,7 @@ const ABOVE_GAP: i32 = 40;
 /// content coordinates; what lies in them shows, past the window's edges too.
 pub(crate) fn as_seen(tree: &mut Tree, popups: &[Rect]) {
     gizmo_tabs_are_tabs(tree);
+    chosen_items_are_values(tree);
     mark_offscreen(tree, popups);
     for n in &mut tree.nodes {
         if let Some(plain) = plain_text(&n.name) {
@@ -87,6 +88,35 @@ fn dropdown_naming(
             None,
         )),
         _ => None,
+    }
+}
+
+/// A drop-down with no value of its own shows the item chosen in its list:
+/// that item's name is its value. Chromium's `<select>` gives its text as an
+/// object mark (U+FFFC) and marks the chosen option selected. A drop-down
+/// named by its chosen item already (GTK 3's combo box) is left as it is.
+fn chosen_items_are_values(tree: &mut Tree) {
+    let chosen: Vec<(usize, String)> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| matches!(n.role, Role::PopUpButton | Role::ComboBox))
+        .filter(|(_, n)| {
+            n.value
+                .as_deref()
+                .is_none_or(|v| v.trim_matches(['\u{fffc}', ' ']).is_empty())
+        })
+        .filter_map(|(i, n)| {
+            let mut items = tree
+                .descendants(n)
+                .filter(|d| matches!(d.role, Role::MenuItem | Role::ListItem) && d.states.selected);
+            let item = items.next()?;
+            let name = item.label()?.to_string();
+            (items.next().is_none() && n.label() != Some(name.as_str())).then_some((i, name))
+        })
+        .collect();
+    for (i, name) in chosen {
+        tree.nodes[i].value = Some(name);
     }
 }
 
@@ -841,6 +871,34 @@ mod tests {
         assert_eq!(said_twice(" "), None);
         assert_eq!(said_twice("ab ab"), Some("ab"));
         assert_eq!(said_twice("ab abc"), None);
+    }
+
+    #[test]
+    fn a_select_shows_its_chosen_option_as_its_value() {
+        let selected = |mut n: Node| {
+            n.states.selected = true;
+            n
+        };
+        let mut select = node(2, Some(1), Role::PopUpButton, "Colour");
+        select.value = Some("\u{fffc}".into());
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Form"),
+            select,
+            node(3, Some(2), Role::Menu, ""),
+            node(4, Some(3), Role::MenuItem, "Red"),
+            selected(node(5, Some(3), Role::MenuItem, "Green")),
+            // Named by its chosen item already: nothing to add.
+            node(6, Some(1), Role::ComboBox, "Left"),
+            selected(node(7, Some(6), Role::MenuItem, "Left")),
+            // Nothing chosen: no value made up.
+            node(8, Some(1), Role::PopUpButton, "Size"),
+            node(9, Some(8), Role::MenuItem, "Small"),
+        ]);
+        as_seen(&mut tree, &[]);
+        let value = |id| tree.node(id).unwrap().value.clone();
+        assert_eq!(value(2).as_deref(), Some("Green"));
+        assert_eq!(value(6), None);
+        assert_eq!(value(8), None);
     }
 
     fn sizeless(mut n: Node) -> Node {

@@ -162,6 +162,9 @@ pub enum Path {
 
 /// Action names that press an element, as toolkits name them.
 pub(crate) const PRESS_ACTIONS: [&str; 4] = ["click", "activate", "press", "toggle"];
+/// The same for an item that does not show, which may offer only its
+/// choice (Chromium's options of a closed `<select>`: "select").
+const HIDDEN_PRESS_ACTIONS: [&str; 5] = ["click", "activate", "press", "toggle", "select"];
 
 impl Session {
     /// Do `action` to an element of `window`: the window, its tree and the
@@ -332,6 +335,16 @@ impl Session {
             // An element with no such action (a GTK 4 list row) is scrolled
             // into view and clicked, as a person activates it.
             Action::Press => match in_view(tree, node) {
+                // The toolkit says it does not show, yet its place lies in
+                // the window (Chromium gives a closed <select>'s options the
+                // select's own box): its own action, not a click on what is
+                // there; a click only where it has none, checked to land.
+                Some(b) if node.states.offscreen => {
+                    match self.do_named_action(id, &HIDDEN_PRESS_ACTIONS).await {
+                        Ok(path) => Ok(path),
+                        Err(_) => self.click(&target, b).await,
+                    }
+                }
                 Some(b) => self.click(&target, b).await,
                 None => match self.do_named_action(id, &PRESS_ACTIONS).await {
                     Ok(path) => Ok(path),
@@ -668,6 +681,47 @@ mod tests {
                 Ok(Path::Accessibility)
             );
             assert_eq!(app.asked(), ["activate 7"]);
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        /// A drop-down (2) whose closed list's option (3) the app says does
+        /// not show, placed on the drop-down's own box (Chromium's `<select>`).
+        fn closed_select() -> FakeAccess {
+            let mut option = at(node(3, Some(2), Role::MenuItem, "Blue"), 10, 10, 80, 20);
+            option.states.offscreen = true;
+            FakeAccess::new(vec![
+                at(node(1, None, Role::Window, "Main"), 0, 0, 400, 300),
+                at(
+                    node(2, Some(1), Role::PopUpButton, "Colour"),
+                    10,
+                    10,
+                    80,
+                    20,
+                ),
+                option,
+            ])
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_option_of_a_closed_list_is_chosen_through_its_action_not_clicked() {
+            let (session, host, app) = session(closed_select().with_actions(3, &["select"])).await;
+            assert_eq!(
+                act(&session, 3, Action::Press).await,
+                Ok(Path::Accessibility)
+            );
+            assert_eq!(app.asked(), ["select 3"]);
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_option_with_no_action_is_not_clicked_on_the_list_around_it() {
+            // The app names the drop-down at the option's place.
+            let (session, host, _) = session(closed_select().covered_by(2)).await;
+            let refused = act(&session, 3, Action::Press).await;
+            assert!(
+                matches!(&refused, Err(Error::NotShown(why)) if why.contains("does not show")),
+                "{refused:?}"
+            );
             assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
         }
 
