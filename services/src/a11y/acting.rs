@@ -155,11 +155,21 @@ impl A11y {
             .map_err(|e| call_failed("setting the value", e))
     }
 
+    /// Replace the text whole; whether it now reads as `text`.
     pub(super) async fn put_text(&self, id: u64, text: &str) -> Result<bool, Error> {
         let proxy = self
             .proxy::<EditableTextProxy>(id, Interface::EditableText)
             .await?;
-        Ok(proxy.set_text_contents(text).await.unwrap_or(false))
+        if !proxy.set_text_contents(text).await.unwrap_or(false) {
+            return Ok(false);
+        }
+        // Firefox answers yes and changes nothing: the text is read back.
+        let read = self.proxy::<TextProxy>(id, Interface::Text).await?;
+        let now = read.get_text(0, -1).await.unwrap_or_default();
+        if now != text {
+            tracing::debug!(id, "the app said it set the text, and it did not");
+        }
+        Ok(now == text)
     }
 
     pub(super) async fn length_of_text(&self, id: u64) -> Result<i32, Error> {

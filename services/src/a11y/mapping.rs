@@ -16,6 +16,7 @@ pub(super) fn to_node(
     children: Vec<u64>,
     it: &CacheItem,
     (lasting, bounds): (Arc<Lasting>, Option<Rect>),
+    hide_by_showing: bool,
 ) -> Node {
     let mut states = states(&it.states);
     let role = match lasting.role.unwrap_or_else(|| role(it.role, &it.states)) {
@@ -35,6 +36,12 @@ pub(super) fn to_node(
         .toolkit
         .as_deref()
         .is_some_and(|t| t.eq_ignore_ascii_case("gtk"));
+    // Firefox keeps what it hides visible (background tabs, its preloaded
+    // new tab, the menu bar it does not show) and says so by showing alone;
+    // GTK 4.8 says showing of nothing, so elsewhere visible alone will do.
+    if hide_by_showing {
+        states.offscreen = !it.states.contains(State::Showing);
+    }
     // GTK 4.8 names some controls by their label as written, mnemonic
     // marker and all ("Page _1"); text shown as text carries none.
     let name = if gtk && takes_mnemonic(role) {

@@ -76,6 +76,9 @@ pub struct A11y {
     /// Apps (by unique bus name) whose cache holds stale copies of what
     /// they show (Chromium's pages): walked instead of read from it.
     uncached: std::sync::Mutex<HashSet<String>>,
+    /// Apps (by unique bus name) that keep what they hide visible and say
+    /// so by `showing` alone (Firefox).
+    hide_by_showing: std::sync::Mutex<HashSet<String>>,
 }
 
 impl Drop for A11y {
@@ -164,27 +167,38 @@ impl A11y {
             spans: Default::default(),
             coords: Default::default(),
             uncached: Default::default(),
+            hide_by_showing: Default::default(),
         })
     }
 
-    /// Ask a newly seen app for its whole tree where it builds one only for
-    /// a screen reader: Chromium (and Electron) builds its pages' trees once
-    /// a client asks an object's attributes, as Orca does. Its cache keeps
-    /// stale copies of page objects (no bounds, an old parent): it is
-    /// walked instead.
-    async fn turn_on_tree(&self, root: &ObjectRefOwned) {
+    /// Learn how a newly seen app's toolkit tells its tree. Chromium (and
+    /// Electron) builds its pages' trees once a client asks an object's
+    /// attributes, as Orca does: it is asked. Its cache keeps stale copies
+    /// of page objects (no bounds, an old parent): it is walked instead.
+    /// Firefox hides by `showing` alone.
+    async fn meet_app(&self, root: &ObjectRefOwned) {
         let Ok(app) = objects::object_proxy::<ApplicationProxy>(&self.conn, root).await else {
             return;
         };
-        if app.toolkit_name().await.ok().as_deref() != Some("Chromium") {
+        let toolkit = app.toolkit_name().await.unwrap_or_default();
+        let Some(name) = root.name_as_str() else {
             return;
-        }
-        if let Some(name) = root.name_as_str() {
-            self.uncached.lock().unwrap().insert(name.to_string());
-        }
-        if let Ok(root) = objects::object_proxy::<AccessibleProxy>(&self.conn, root).await {
-            let asked = root.get_attributes().await;
-            tracing::debug!(ok = asked.is_ok(), "asked Chromium for its tree");
+        };
+        match toolkit.as_str() {
+            "Gecko" => {
+                self.hide_by_showing
+                    .lock()
+                    .unwrap()
+                    .insert(name.to_string());
+            }
+            "Chromium" => {
+                self.uncached.lock().unwrap().insert(name.to_string());
+                if let Ok(root) = objects::object_proxy::<AccessibleProxy>(&self.conn, root).await {
+                    let asked = root.get_attributes().await;
+                    tracing::debug!(ok = asked.is_ok(), "asked Chromium for its tree");
+                }
+            }
+            _ => {}
         }
     }
 
@@ -360,7 +374,7 @@ impl Accessibility for A11y {
                     // Once per app: its pid is known from here on.
                     if let Some(pid) = pid {
                         self.pids.lock().unwrap().insert(name.to_string(), pid);
-                        self.turn_on_tree(&child).await;
+                        self.meet_app(&child).await;
                     }
                     pid
                 }
@@ -389,6 +403,10 @@ impl Accessibility for A11y {
         }
         self.coords.lock().unwrap().retain(|name, _| listed(name));
         self.uncached.lock().unwrap().retain(|name| listed(name));
+        self.hide_by_showing
+            .lock()
+            .unwrap()
+            .retain(|name| listed(name));
         self.objects
             .lock()
             .unwrap()

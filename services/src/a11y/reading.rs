@@ -288,6 +288,7 @@ impl A11y {
                 });
             }
         }
+        let hide_by_showing = self.hide_by_showing.lock().unwrap().contains(&app.bus_name);
         let mut nodes: Vec<Node> = order
             .iter()
             .map(|id| {
@@ -300,6 +301,7 @@ impl A11y {
                     items.kids(*id).to_vec(),
                     it,
                     details.remove(id).unwrap_or_default(),
+                    hide_by_showing,
                 )
             })
             .collect();

@@ -750,19 +750,21 @@ impl Session {
 /// measures from the window's content, GTK 3 from its surface (shadow
 /// included), AccessKit under winit from its surface while winit draws the
 /// title bar in subsurfaces around it. The frame's own extents tell which:
-/// their size is the content's or the surface's.
+/// their size is the surface's, or (Firefox) the content's placed where the
+/// content lies in the surface.
 fn surface_offset(frame: &Frame, window: &WindowInfo) -> (i32, i32) {
-    let root = frame.nodes.first().and_then(|n| n.bounds);
-    match root {
-        Some(r)
-            if (r.width, r.height) == (window.surface.width, window.surface.height)
-                && (r.width, r.height) != (window.content.width, window.content.height) =>
-        {
-            (
-                window.surface.x - window.content.x,
-                window.surface.y - window.content.y,
-            )
-        }
+    let (surface, content) = (window.surface, window.content);
+    let inset = (content.x - surface.x, content.y - surface.y);
+    let from_surface = |r: Rect| {
+        let size = (r.width, r.height);
+        let surface_sized =
+            size == (surface.width, surface.height) && size != (content.width, content.height);
+        let content_placed =
+            size == (content.width, content.height) && (r.x, r.y) == inset && inset != (0, 0);
+        surface_sized || content_placed
+    };
+    match frame.nodes.first().and_then(|n| n.bounds) {
+        Some(r) if from_surface(r) => (-inset.0, -inset.1),
         _ => (0, 0),
     }
 }
@@ -829,6 +831,44 @@ fn pick_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 1204x772 content inset (26, 23) in a surface with its shadow.
+    fn shadowed() -> WindowInfo {
+        let mut w = window(1, "Page", WindowKind::Normal);
+        w.surface = Rect::new(100, 100, 1256, 828);
+        w.content = Rect::new(126, 123, 1204, 772);
+        w
+    }
+
+    fn frame_at(bounds: Rect) -> Frame {
+        let mut root =
+            crate::session::elements::tests::node(1, None, crate::model::Role::Window, "Page");
+        root.bounds = Some(bounds);
+        Frame {
+            head: head(1, "Page", false).1,
+            nodes: vec![root],
+        }
+    }
+
+    #[test]
+    fn a_frame_measured_from_the_surface_is_moved_to_the_content() {
+        let w = shadowed();
+        // GTK 3: the frame is the surface.
+        assert_eq!(
+            surface_offset(&frame_at(Rect::new(0, 0, 1256, 828)), &w),
+            (-26, -23)
+        );
+        // Firefox: the frame is the content, where it lies in the surface.
+        assert_eq!(
+            surface_offset(&frame_at(Rect::new(26, 23, 1204, 772)), &w),
+            (-26, -23)
+        );
+        // GTK 4: the frame is the content, from the content.
+        assert_eq!(
+            surface_offset(&frame_at(Rect::new(0, 0, 1204, 772)), &w),
+            (0, 0)
+        );
+    }
 
     fn window(id: u64, title: &str, kind: WindowKind) -> WindowInfo {
         crate::session::windows::tests::window(id, title, kind, 0)
