@@ -57,12 +57,20 @@ mod tests {
 
     #[test]
     fn an_app_started_with_accessibility_off_is_told_how() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
+        // It says so once it runs with the environment it was given.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "echo started; exec sleep 30"])
             .env("NO_AT_BRIDGE", "1")
+            .stdout(std::process::Stdio::piped())
             .process_group(0)
             .spawn()
-            .expect("sleep runs");
+            .expect("sh runs");
+        let mut started = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut started,
+        )
+        .unwrap();
         let said = advice(child.id());
         let _ = child.kill();
         let _ = child.wait();
