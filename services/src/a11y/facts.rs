@@ -38,21 +38,34 @@ pub struct Lasting {
     pub selection: Option<(i32, i32)>,
     /// The toolkit that made the object, as its attributes name it ("GTK").
     pub toolkit: Option<String>,
+    /// The text an unnamed container shows itself, where the toolkit makes
+    /// no objects of text (Firefox's paragraphs, statuses and cells).
+    pub shown_text: Option<String>,
 }
 
-/// Read the lasting facts of one object, its calls side by side. The text
-/// of a text field is read, but not that of a password field.
+/// What of an object's text a read asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextWanted {
+    None,
+    /// A text field's text and selection (not a password field's text).
+    Field {
+        password: bool,
+    },
+    /// The text a container shows, without the marks of the objects in it.
+    Shown,
+}
+
+/// Read the lasting facts of one object, its calls side by side.
 pub async fn lasting(
     conn: &zbus::Connection,
     obj: &ObjectRefOwned,
     ifaces: InterfaceSet,
-    text_field: bool,
-    password: bool,
+    wanted: TextWanted,
 ) -> Lasting {
     // Building a proxy makes no call: one serves the three Accessible calls.
     let accessible = object_proxy::<AccessibleProxy>(conn, obj).await.ok();
     let accessible = accessible.as_ref();
-    let (key, attributes, relations, actions, table, cell, range, text) = tokio::join!(
+    let (key, attributes, relations, actions, table, cell, range, text, shown_text) = tokio::join!(
         async {
             let id = accessible?.accessible_id().await.ok()?;
             (!id.is_empty()).then_some(id)
@@ -92,11 +105,22 @@ pub async fn lasting(
             }
         },
         async {
-            if text_field && ifaces.contains(Interface::Text) {
-                text_and_selection(conn, obj, password).await
-            } else {
-                (None, None)
+            match wanted {
+                TextWanted::Field { password } if ifaces.contains(Interface::Text) => {
+                    text_and_selection(conn, obj, password).await
+                }
+                _ => (None, None),
             }
+        },
+        async {
+            if wanted != TextWanted::Shown || !ifaces.contains(Interface::Text) {
+                return None;
+            }
+            let p = object_proxy::<TextProxy>(conn, obj).await.ok()?;
+            let text = p.get_text(0, -1).await.ok()?;
+            let text = text.replace('\u{fffc}', " ");
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            (!text.is_empty()).then_some(text)
         },
     );
     let attributes = attributes.unwrap_or_default();
@@ -104,6 +128,7 @@ pub async fn lasting(
     facts.key = key;
     facts.range = range;
     (facts.value, facts.selection) = text;
+    facts.shown_text = shown_text;
     if let Some(actions) = actions {
         // The first action's binding, as GTK 3 gives it ("mnemonic;path;accelerator").
         if facts.annotations.key_shortcuts.is_none() {

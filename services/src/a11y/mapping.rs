@@ -46,6 +46,8 @@ pub(super) fn to_node(
     // marker and all ("Page _1"); text shown as text carries none.
     let name = if gtk && takes_mnemonic(role) {
         without_mnemonics(&it.short_name)
+    } else if it.short_name.is_empty() {
+        lasting.shown_text.clone().unwrap_or_default()
     } else {
         it.short_name.clone()
     };

@@ -10,7 +10,7 @@ use atspi::{
 };
 use futures_util::stream::{self, StreamExt};
 
-use super::facts::{bounds, lasting, Lasting};
+use super::facts::{bounds, lasting, Lasting, TextWanted};
 use super::mapping::{role, to_node};
 use super::objects::{object_proxy, ref_id};
 use super::{call_failed, failed, A11y, EXTENTS_IN_FLIGHT};
@@ -553,6 +553,23 @@ impl A11y {
         let item = |id: &u64| &items[ids[id]];
         // Containers that only lay others out have no keys, actions or
         // relations worth a call each (most of a GTK 4 tree).
+        // Firefox makes no objects of text: an unnamed container's text is
+        // what it shows.
+        let hide_by_showing = self.hide_by_showing.lock().unwrap().contains(&app.bus_name);
+        let wanted = |it: &CacheItem| {
+            if is_text_field(role(it.role, &it.states)) {
+                TextWanted::Field {
+                    password: it.role == AtspiRole::PasswordText,
+                }
+            } else if hide_by_showing
+                && it.short_name.is_empty()
+                && it.ifaces.contains(Interface::Text)
+            {
+                TextWanted::Shown
+            } else {
+                TextWanted::None
+            }
+        };
         let (layout, unknown): (Vec<u64>, Vec<u64>) = order
             .iter()
             .copied()
@@ -560,14 +577,13 @@ impl A11y {
             .partition(|id| {
                 let it = item(id);
                 is_layout(role(it.role, &it.states), &it.short_name)
+                    && wanted(it) != TextWanted::Shown
             });
         let began = std::time::Instant::now();
         let fetched: Vec<(u64, Arc<Lasting>)> = stream::iter(unknown)
             .map(|id| async move {
                 let it = item(&id);
-                let text_field = is_text_field(role(it.role, &it.states));
-                let password = it.role == AtspiRole::PasswordText;
-                let facts = lasting(conn, &it.object, it.ifaces, text_field, password).await;
+                let facts = lasting(conn, &it.object, it.ifaces, wanted(it)).await;
                 (id, Arc::new(facts))
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
