@@ -230,7 +230,17 @@ impl Session {
             }
             return Ok(false);
         }
-        // The compositor dismisses them, innermost first, as a click outside would.
+        self.dismiss_popups(handle, &popups).await?;
+        Ok(true)
+    }
+
+    /// Have the compositor dismiss `popups` of the window, innermost first,
+    /// as a click outside would, and wait until they are gone.
+    pub(super) async fn dismiss_popups(
+        &self,
+        handle: WindowHandle,
+        popups: &[WindowInfo],
+    ) -> Result<(), Error> {
         for popup in popups.iter().rev() {
             match self
                 .host
@@ -251,7 +261,7 @@ impl Session {
                 "the menus over window {handle} did not close"
             )));
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Open the menus along `path` (a menu title, then a row at each level)
