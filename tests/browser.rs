@@ -20,10 +20,17 @@ const PAGE: &str = r##"<!doctype html>
 <br><label><input type="checkbox" id="cb" checked> Subscribe</label>
 <br><button type="button" onclick="document.getElementById('out').textContent='clicked '+(++window.n||(window.n=1))">Press me</button>
 <span id="out" role="status">not clicked</span>
+<br><label for="colour">Colour</label>
+<select id="colour" onchange="document.getElementById('out').textContent='changed '+this.value">
+<option>Red</option><option selected>Green</option><option>Blue</option></select>
 </form>
 <textarea aria-label="Notes">line one</textarea>
+<p><a href="next.html">next page</a></p>
 </body></html>
 "##;
+
+/// Where the page's second link leads.
+const NEXT_PAGE: &str = "<!doctype html><title>Next</title><h1>Arrived here</h1>";
 
 /// A directory of the test's own, removed when it ends.
 struct Scratch(PathBuf);
@@ -50,6 +57,38 @@ fn id_of(node: &Value) -> u64 {
     node["id"].as_str().and_then(|s| s.parse().ok()).unwrap()
 }
 
+/// The test's pages in a directory of its own (with a profile directory
+/// for the browser), and the address of the first.
+fn pages(browser: &str) -> (Scratch, String) {
+    let dir = std::env::temp_dir().join(format!("wayrig-browser-{browser}-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("profile")).unwrap();
+    let scratch = Scratch(dir);
+    std::fs::write(scratch.0.join("page.html"), PAGE).unwrap();
+    std::fs::write(scratch.0.join("next.html"), NEXT_PAGE).unwrap();
+    let url = format!("file://{}", scratch.0.join("page.html").display());
+    (scratch, url)
+}
+
+/// An option of the closed `<select>` chosen by MyGo `act`: through the
+/// option's own action (Chromium gives it the select's box, where a click
+/// would only open the list), read back from the page and the tree.
+fn choose_blue(c: &mut Client, window: u64) {
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    assert_eq!(the_node(&tree, "popUpButton", "Colour")["value"], "Green");
+    c.call(Call::Act {
+        window: Some(window),
+        element: ElementPick::Id(id_of(&the_node(&tree, "menuItem", "Blue"))),
+        action: Action::Press,
+    });
+    wait_for_text(c, window, "changed Blue");
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    assert_eq!(the_node(&tree, "popUpButton", "Colour")["value"], "Blue");
+}
+
 fn wait_for_text(c: &mut Client, window: u64, text: &str) {
     c.call(Call::WaitFor {
         window: Some(window),
@@ -65,13 +104,8 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
         have("chromium"),
         "chromium is not installed (apt-get install chromium)"
     );
-    let dir = std::env::temp_dir().join(format!("wayrig-browser-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("profile")).unwrap();
-    let scratch = Scratch(dir);
-    let page = scratch.0.join("page.html");
-    std::fs::write(&page, PAGE).unwrap();
+    let (scratch, url) = pages("chromium");
     let profile = format!("--user-data-dir={}", scratch.0.join("profile").display());
-    let url = format!("file://{}", page.display());
     // As root Chromium needs --no-sandbox; --test-type drops the bar that
     // says so. Nothing asks for accessibility: Wayrig turns it on.
     let reports_before = crash_reports();
@@ -141,6 +175,10 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     let thrown = eval(&mut c, "null.x").unwrap_err();
     assert_eq!(thrown.code, Code::Failed, "{thrown:?}");
     assert!(thrown.message.contains("TypeError"), "{thrown:?}");
+    choose_blue(&mut c, window);
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
     act(
         &mut c,
         &the_node(&tree, "link", "a first link"),
@@ -193,4 +231,252 @@ fn decoded(data: &Value) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(text)
         .expect("base64")
+}
+
+/// Firefox's preferences for a test: no data-reporting tab or bar on a
+/// first start (they would push the page down as it is driven), no hidden
+/// preloaded new tab page in the tree.
+const FIREFOX_PREFS: &str = "\
+user_pref(\"datareporting.policy.dataSubmissionPolicyBypassNotification\", true);
+user_pref(\"browser.newtab.preload\", false);
+";
+
+#[test]
+fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
+    assert!(
+        have("firefox-esr"),
+        "firefox-esr is not installed (apt-get install firefox-esr)"
+    );
+    let (scratch, url) = pages("firefox");
+    let profile = scratch.0.join("profile");
+    std::fs::write(profile.join("user.js"), FIREFOX_PREFS).unwrap();
+    let wayrig = Wayrig::start_app(&[
+        "firefox-esr",
+        "--no-remote",
+        "--profile",
+        profile.to_str().unwrap(),
+        &url,
+    ]);
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window()["id"].as_u64().unwrap();
+
+    // Read as it shows: fields with their values, the status by its text.
+    wait_for_text(&mut c, window, "Press me");
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    assert_eq!(the_node(&tree, "textField", "Name")["value"], "Ada");
+    assert_eq!(the_node(&tree, "textField", "Notes")["value"], "line one");
+    the_node(&tree, "checkBox", "Subscribe");
+
+    // A press lands on the button: Firefox's places are measured from its
+    // surface, shadow included, and a miss would click beside it.
+    let act = |c: &mut Client, node: &Value, action: Action| {
+        c.call(Call::Act {
+            window: Some(window),
+            element: ElementPick::Id(id_of(node)),
+            action,
+        })
+    };
+    act(
+        &mut c,
+        &the_node(&tree, "button", "Press me"),
+        Action::Press,
+    );
+    wait_for_text(&mut c, window, "clicked 1");
+
+    // Firefox says it set a field's text and does not: the fill is typed.
+    let name = the_node(&tree, "textField", "Name");
+    let grace = Action::SetValue {
+        text: "Grace Hopper".into(),
+    };
+    act(&mut c, &name, grace);
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    assert_eq!(
+        the_node(&tree, "textField", "Name")["value"],
+        "Grace Hopper"
+    );
+    // Firefox chooses nothing through a closed list's option: said so,
+    // and chosen from the list opened, as a person does.
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let refused = c
+        .answer(Call::Act {
+            window: Some(window),
+            element: ElementPick::Id(id_of(&the_node(&tree, "menuItem", "Blue"))),
+            action: Action::Press,
+        })
+        .unwrap_err();
+    assert_eq!(refused.code, Code::Failed, "{refused:?}");
+    act(
+        &mut c,
+        &the_node(&tree, "popUpButton", "Colour"),
+        Action::Press,
+    );
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let shown_blue = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| {
+            n["role"] == "menuItem"
+                && n["label"] == "Blue"
+                && !n["states"].to_string().contains("offscreen")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no Blue in the open list: {tree}"));
+    act(&mut c, &shown_blue, Action::Press);
+    wait_for_text(&mut c, window, "changed Blue");
+
+    // Scripts need the DevTools pipe only Chromium is started with.
+    let refused = c
+        .answer(Call::Eval {
+            window: Some(window),
+            script: "document.title".into(),
+        })
+        .unwrap_err();
+    assert_eq!(refused.code, Code::Unsupported, "{refused:?}");
+
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    act(&mut c, &the_node(&tree, "link", "next page"), Action::Press);
+    wait_for_text(&mut c, window, "Arrived here");
+    let shot = c.call(Call::Capture {
+        window: Some(window),
+    });
+    let image = Image::from_png(&decoded(&shot["png"]));
+    let light = image
+        .rgba
+        .chunks(4)
+        .filter(|p| p[0] > 200 && p[1] > 200 && p[2] > 200)
+        .count();
+    let all = (image.width * image.height) as usize;
+    assert!(light > all / 2, "{light} light pixels of {all}");
+}
+
+/// The same page filled over the Bus (a click and typed text) and over
+/// cua (focus and the keyboard), read back through the page's own script.
+#[test]
+fn a_chromium_form_is_filled_over_the_bus_and_cua() {
+    use wayrig_cua_proto::v1;
+    use wayrig_cua_proto::v1::accessibility_service_client::AccessibilityServiceClient;
+    use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
+    use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
+
+    assert!(
+        have("chromium"),
+        "chromium is not installed (apt-get install chromium)"
+    );
+    let (scratch, url) = pages("chromium-faces");
+    let profile = format!("--user-data-dir={}", scratch.0.join("profile").display());
+    let wayrig = Wayrig::start_with(
+        &["--bus-listen", "127.0.0.1:0", "--cua-listen", "127.0.0.1:0"],
+        &["chromium", "--no-sandbox", "--test-type", &profile, &url],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window()["id"].as_u64().unwrap();
+    wait_for_text(&mut c, window, "Press me");
+    let eval = |c: &mut Client, script: &str| {
+        c.call(Call::Eval {
+            window: Some(window),
+            script: script.into(),
+        })["value"]
+            .clone()
+    };
+
+    // The Bus: a click into the field, then text typed, mixed scripts too.
+    let said = wayrig.stderr.wait_for("bus listens at ", "the Bus address");
+    let bus = said.split("listens at ").nth(1).unwrap().to_string();
+    let said = wayrig
+        .stderr
+        .wait_for("wayrig: bus name ", "the page's Bus name");
+    let app = said.split_whitespace().nth(3).unwrap().to_string();
+    let cua = wayrig.cua_address.clone().expect("the cua face listens");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut b = support::abp::Client::connect(&bus, "browser-test").await;
+        b.ok(&app, "ui.click", serde_json::json!({"label": "Name"}))
+            .await;
+        b.ok(&app, "ui.key", serde_json::json!({"key": "End"}))
+            .await;
+        b.ok(
+            &app,
+            "ui.type",
+            serde_json::json!({"text": " Lovelace, Zürich"}),
+        )
+        .await;
+    });
+    assert_eq!(
+        eval(&mut c, "document.getElementById('name').value"),
+        "Ada Lovelace, Zürich"
+    );
+
+    // cua: the text area focused through accessibility, then typed into.
+    runtime.block_on(async {
+        let channel = tonic::transport::Channel::from_shared(format!("http://{cua}"))
+            .unwrap()
+            .connect()
+            .await
+            .expect("the cua face takes a connection");
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let mut k = ComputerServiceClient::new(channel);
+        let listed = w
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        let window_ref = listed.windows[0].r#ref.clone().expect("a window ref");
+        let found = a
+            .find(v1::FindRequest {
+                window: Some(window_ref.clone()),
+                query: Some(v1::AccessibilityQuery {
+                    role: "text_area".into(),
+                    name: "Notes".into(),
+                    ..Default::default()
+                }),
+                max_results: 1,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let notes = found.nodes.first().expect("the Notes field over cua");
+        a.act(v1::ActRequest {
+            element: Some(v1::ElementRef {
+                snapshot_id: found.snapshot_id.clone(),
+                element_id: notes.element_id.clone(),
+            }),
+            action: v1::AccessibilityAction::Focus as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        k.keyboard(v1::KeyboardRequest {
+            target: Some(v1::InputTarget {
+                window: Some(window_ref),
+                ..Default::default()
+            }),
+            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                text: "typed over cua ".into(),
+                ..Default::default()
+            })),
+        })
+        .await
+        .unwrap();
+    });
+    let notes = eval(&mut c, "document.querySelector('textarea').value");
+    assert!(
+        notes.as_str().is_some_and(|t| t.contains("typed over cua")),
+        "{notes}"
+    );
 }

@@ -357,6 +357,13 @@ impl Accessibility for FakeAccess {
         let Some(name) = name else {
             return Ok(false);
         };
+        // Choosing an item selects it alone among its siblings.
+        if name == "select" {
+            let parent = FakeAccess::element(&app, id)?.parent;
+            for n in app.nodes.iter_mut().filter(|n| n.parent == parent) {
+                n.states.selected = n.id == id;
+            }
+        }
         let what = format!("{name} {}", app.numbers[&id]);
         self.did(&mut app, id, what);
         Ok(true)

@@ -163,8 +163,17 @@ pub enum Path {
 /// Action names that press an element, as toolkits name them.
 pub(crate) const PRESS_ACTIONS: [&str; 4] = ["click", "activate", "press", "toggle"];
 /// The same for an item that does not show, which may offer only its
-/// choice (Chromium's options of a closed `<select>`: "select").
+/// choice (the options of a closed `<select>`: "select").
 const HIDDEN_PRESS_ACTIONS: [&str; 5] = ["click", "activate", "press", "toggle", "select"];
+
+/// The action names that press `node`.
+fn press_actions(node: &Node) -> &'static [&'static str] {
+    if node.states.offscreen {
+        &HIDDEN_PRESS_ACTIONS
+    } else {
+        &PRESS_ACTIONS
+    }
+}
 
 impl Session {
     /// Do `action` to an element of `window`: the window, its tree and the
@@ -340,14 +349,14 @@ impl Session {
                 // select's own box): its own action, not a click on what is
                 // there; a click only where it has none, checked to land.
                 Some(b) if node.states.offscreen => {
-                    match self.do_named_action(id, &HIDDEN_PRESS_ACTIONS).await {
-                        Ok(path) => Ok(path),
+                    match self.do_named_action(id, press_actions(node)).await {
+                        Ok(path) => self.chosen(tree, node).await.map(|_| path),
                         Err(_) => self.click(&target, b).await,
                     }
                 }
                 Some(b) => self.click(&target, b).await,
-                None => match self.do_named_action(id, &PRESS_ACTIONS).await {
-                    Ok(path) => Ok(path),
+                None => match self.do_named_action(id, press_actions(node)).await {
+                    Ok(path) => self.chosen(tree, node).await.map(|_| path),
                     Err(named) => match self.bring_into_view(&target, tree).await {
                         Ok((_, b)) => self.click(&target, b).await,
                         Err(_) => Err(named),
@@ -544,6 +553,40 @@ impl Session {
         a11y.select_child(parent.id, index).await
     }
 
+    /// After an option of a closed drop-down was pressed through its own
+    /// action: the drop-down shows it chosen, or the press failed. Firefox
+    /// answers the action and chooses nothing until its list is open.
+    async fn chosen(&self, tree: &Tree, option: &Node) -> Result<(), Error> {
+        let Some(dropdown) = tree
+            .ancestors(option)
+            .find(|a| matches!(a.role, Role::PopUpButton | Role::ComboBox))
+            .map(|d| d.id)
+        else {
+            return Ok(());
+        };
+        let Some(label) = option.label().map(str::to_string) else {
+            return Ok(());
+        };
+        let shows_it = |tree: &Tree| {
+            tree.node(dropdown)
+                .filter(|d| {
+                    d.value.as_deref() == Some(label.as_str()) || d.label() == Some(label.as_str())
+                })
+                .map(|_| ())
+        };
+        match self
+            .wait_until(tree.window.handle, EFFECT_LIMIT, shows_it)
+            .await?
+        {
+            Some(()) => Ok(()),
+            None => Err(Error::Failed(format!(
+                "the app took the press of option {:?} of a closed list and did not choose it; \
+                 open the list first (press the drop-down), then press the option",
+                label
+            ))),
+        }
+    }
+
     /// Do the first of the element's actions named in `names` that the app
     /// does.
     pub(crate) async fn do_named_action(&self, id: u64, names: &[&str]) -> Result<Path, Error> {
@@ -553,14 +596,20 @@ impl Session {
             ));
         }
         let a11y = self.a11y()?;
-        for (i, name) in a11y.action_names(id).await?.iter().enumerate() {
-            let named = names.iter().any(|n| n.eq_ignore_ascii_case(name));
-            if named && a11y.do_action(id, i).await? {
+        let offered = a11y.action_names(id).await?;
+        // In the order asked: the first is the one preferred (Firefox's
+        // options offer "select", which chooses without telling the page,
+        // before "click", which tells it).
+        for name in names {
+            let Some(i) = offered.iter().position(|o| o.eq_ignore_ascii_case(name)) else {
+                continue;
+            };
+            if a11y.do_action(id, i).await? {
                 return Ok(Path::Accessibility);
             }
         }
         Err(Error::Unsupported(format!(
-            "the element has none of the actions {names:?}"
+            "the element has none of the actions {names:?} (it offers {offered:?})"
         )))
     }
 }
@@ -710,6 +759,18 @@ mod tests {
                 Ok(Path::Accessibility)
             );
             assert_eq!(app.asked(), ["select 3"]);
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_option_the_app_does_not_choose_is_a_failed_press() {
+            // The app offers "click" and it chooses nothing while closed.
+            let (session, host, _) = session(closed_select().with_actions(3, &["click"])).await;
+            let refused = act(&session, 3, Action::Press).await;
+            assert!(
+                matches!(&refused, Err(Error::Failed(why)) if why.contains("open the list first")),
+                "{refused:?}"
+            );
             assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
         }
 
