@@ -550,7 +550,7 @@ fn settle_prints_only_what_changed() {
     assert!(refused.contains(&format!("element {press} ")), "{refused}");
     let unsupported = err(&cache, &["eval", "1+1"]);
     assert!(
-        unsupported.contains("unsupported: the window"),
+        unsupported.contains("unsupported: window") && unsupported.contains("not a page"),
         "{unsupported}"
     );
     assert!(

@@ -360,35 +360,18 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     assert!(light > all / 2, "{light} light pixels of {all}");
 }
 
-/// The same page filled over the Bus (a click and typed text) and over
-/// cua (focus and the keyboard), read back through the page's own script.
-#[test]
-fn a_chromium_form_is_filled_over_the_bus_and_cua() {
+/// The page filled over the Bus (a click, a key and typed text) and over
+/// cua (focus through accessibility, then the keyboard), read back from
+/// the tree over MyGo. `wayrig` hosts the browser with all three faces.
+fn fill_over_the_bus_and_cua(wayrig: &Wayrig) -> (Client, u64) {
     use wayrig_cua_proto::v1;
     use wayrig_cua_proto::v1::accessibility_service_client::AccessibilityServiceClient;
     use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
     use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
 
-    assert!(
-        have("chromium"),
-        "chromium is not installed (apt-get install chromium)"
-    );
-    let (scratch, url) = pages("chromium-faces");
-    let profile = format!("--user-data-dir={}", scratch.0.join("profile").display());
-    let wayrig = Wayrig::start_with(
-        &["--bus-listen", "127.0.0.1:0", "--cua-listen", "127.0.0.1:0"],
-        &["chromium", "--no-sandbox", "--test-type", &profile, &url],
-    );
     let mut c = Client::connect(&wayrig.socket);
     let window = c.first_window()["id"].as_u64().unwrap();
     wait_for_text(&mut c, window, "Press me");
-    let eval = |c: &mut Client, script: &str| {
-        c.call(Call::Eval {
-            window: Some(window),
-            script: script.into(),
-        })["value"]
-            .clone()
-    };
 
     // The Bus: a click into the field, then text typed, mixed scripts too.
     let said = wayrig.stderr.wait_for("bus listens at ", "the Bus address");
@@ -416,8 +399,11 @@ fn a_chromium_form_is_filled_over_the_bus_and_cua() {
         )
         .await;
     });
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
     assert_eq!(
-        eval(&mut c, "document.getElementById('name').value"),
+        the_node(&tree, "textField", "Name")["value"],
         "Ada Lovelace, Zürich"
     );
 
@@ -474,9 +460,61 @@ fn a_chromium_form_is_filled_over_the_bus_and_cua() {
         .await
         .unwrap();
     });
-    let notes = eval(&mut c, "document.querySelector('textarea').value");
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let notes = the_node(&tree, "textField", "Notes");
     assert!(
-        notes.as_str().is_some_and(|t| t.contains("typed over cua")),
+        notes["value"]
+            .as_str()
+            .is_some_and(|t| t.contains("typed over cua")),
         "{notes}"
     );
+    (c, window)
+}
+
+/// The faces a test of every face starts.
+const EVERY_FACE: [&str; 4] = ["--bus-listen", "127.0.0.1:0", "--cua-listen", "127.0.0.1:0"];
+
+#[test]
+fn a_chromium_form_is_filled_over_the_bus_and_cua() {
+    assert!(
+        have("chromium"),
+        "chromium is not installed (apt-get install chromium)"
+    );
+    let (scratch, url) = pages("chromium-faces");
+    let profile = format!("--user-data-dir={}", scratch.0.join("profile").display());
+    let wayrig = Wayrig::start_with(
+        &EVERY_FACE,
+        &["chromium", "--no-sandbox", "--test-type", &profile, &url],
+    );
+    let (mut c, window) = fill_over_the_bus_and_cua(&wayrig);
+    // The page's own script agrees with the tree.
+    let name = c.call(Call::Eval {
+        window: Some(window),
+        script: "document.getElementById('name').value".into(),
+    });
+    assert_eq!(name["value"], "Ada Lovelace, Zürich");
+}
+
+#[test]
+fn a_firefox_form_is_filled_over_the_bus_and_cua() {
+    assert!(
+        have("firefox-esr"),
+        "firefox-esr is not installed (apt-get install firefox-esr)"
+    );
+    let (scratch, url) = pages("firefox-faces");
+    let profile = scratch.0.join("profile");
+    std::fs::write(profile.join("user.js"), FIREFOX_PREFS).unwrap();
+    let wayrig = Wayrig::start_with(
+        &EVERY_FACE,
+        &[
+            "firefox-esr",
+            "--no-remote",
+            "--profile",
+            profile.to_str().unwrap(),
+            &url,
+        ],
+    );
+    fill_over_the_bus_and_cua(&wayrig);
 }

@@ -62,8 +62,13 @@ fn nixpkgs_lib() -> PathBuf {
     lib.canonicalize().unwrap()
 }
 
+/// One `nix-instantiate` at a time: on a fresh machine several at once
+/// race to create Nix's store database ("database is busy").
+static ONE_NIX: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `nix-instantiate ARGS`; a missing Nix fails the test (CI installs it).
 fn nix_instantiate(args: &[&str]) -> Output {
+    let _one = ONE_NIX.lock().unwrap_or_else(|e| e.into_inner());
     match Command::new("nix-instantiate")
         .args(args)
         .current_dir(repo())

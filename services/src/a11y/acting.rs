@@ -165,7 +165,9 @@ impl A11y {
         }
         // Firefox answers yes and changes nothing: the text is read back.
         let read = self.proxy::<TextProxy>(id, Interface::Text).await?;
-        let now = read.get_text(0, -1).await.unwrap_or_default();
+        // GTK 4.8 answers GetText(0, -1) with "": ask for the count first.
+        let count = read.character_count().await.unwrap_or(-1);
+        let now = read.get_text(0, count).await.unwrap_or_default();
         if now != text {
             tracing::debug!(id, "the app said it set the text, and it did not");
         }

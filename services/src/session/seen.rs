@@ -305,6 +305,53 @@ fn mark_offscreen(tree: &mut Tree, popups: &[Rect]) {
     }
 }
 
+/// The items of an open drop-down's list that lie outside every popup the
+/// app shows are not drawn: Chromium's `<select>` list draws twenty options
+/// on its popup and places the rest below it, on the page, where a click
+/// would land on the page. `popups`: where every popup of the app lies,
+/// grabbing or not, in the window's content coordinates.
+pub(super) fn hide_list_items_off_their_popup(tree: &mut Tree, popups: &[Rect]) {
+    if popups.is_empty() {
+        return;
+    }
+    let index = positions(&tree.nodes);
+    let off: Vec<usize> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| matches!(n.role, Role::MenuItem | Role::ListItem) && !n.states.offscreen)
+        .filter(|(_, n)| in_open_combo_menu(&tree.nodes, &index, n))
+        .filter(|(_, n)| {
+            n.bounds.is_some_and(|b| {
+                let (x, y) = (
+                    b.x as f64 + b.width as f64 / 2.0,
+                    b.y as f64 + b.height as f64 / 2.0,
+                );
+                !popups.iter().any(|p| p.contains_point(x, y))
+            })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for i in off {
+        tree.nodes[i].states.offscreen = true;
+    }
+}
+
+/// The element is in the menu of a combo box that is expanded (open).
+fn in_open_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let mut parent = n.parent;
+    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
+        if is_combo_menu(nodes, index, p) {
+            return p
+                .parent
+                .and_then(|d| index.get(&d))
+                .is_some_and(|d| nodes[*d].states.expanded);
+        }
+        parent = p.parent;
+    }
+    false
+}
+
 /// The panels (by id) of tabs that are not selected while a tab beside
 /// them is: only the selected tab's panel shows. A tab names its panel by
 /// its controls relation (ARIA's aria-controls, AT-SPI's controller-for),
@@ -899,6 +946,36 @@ mod tests {
         assert_eq!(value(2).as_deref(), Some("Green"));
         assert_eq!(value(6), None);
         assert_eq!(value(8), None);
+    }
+
+    #[test]
+    fn options_an_open_list_places_off_its_popup_do_not_show() {
+        let mut select = at(node(2, Some(1), Role::PopUpButton, "Pick"), 10, 10, 60, 20);
+        select.states.expanded = true;
+        let mut tree = tree_of(vec![
+            at(node(1, None, Role::Window, "Page"), 0, 0, 400, 600),
+            select,
+            at(node(3, Some(2), Role::Menu, ""), 10, 10, 60, 11),
+            at(node(4, Some(3), Role::MenuItem, "Option 0"), 10, 30, 60, 20),
+            at(
+                node(5, Some(3), Role::MenuItem, "Option 20"),
+                10,
+                430,
+                60,
+                20,
+            ),
+        ]);
+        let popup = [Rect::new(10, 30, 60, 400)];
+        as_seen(&mut tree, &popup);
+        hide_list_items_off_their_popup(&mut tree, &popup);
+        let offscreen = |id| tree.node(id).unwrap().states.offscreen;
+        assert!(!offscreen(4), "drawn on the popup");
+        assert!(offscreen(5), "placed below it, on the page");
+        // With no popup open, nothing is decided here.
+        let mut closed = tree.clone();
+        closed.nodes[4].states.offscreen = false;
+        hide_list_items_off_their_popup(&mut closed, &[]);
+        assert!(!closed.node(5).unwrap().states.offscreen);
     }
 
     fn sizeless(mut n: Node) -> Node {

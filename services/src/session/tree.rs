@@ -223,19 +223,27 @@ impl Session {
             .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu)
             .collect();
         let placed = super::seen::place_popovers(&mut tree, &popups);
-        let areas: Vec<Rect> = popups
-            .iter()
-            .map(|p| {
-                let c = &tree.window.content;
-                Rect::new(
-                    p.content.x - c.x,
-                    p.content.y - c.y,
-                    p.content.width,
-                    p.content.height,
-                )
-            })
-            .collect();
+        let content = tree.window.content;
+        let in_content = |p: &&WindowInfo| {
+            Rect::new(
+                p.content.x - content.x,
+                p.content.y - content.y,
+                p.content.width,
+                p.content.height,
+            )
+        };
+        let areas: Vec<Rect> = popups.iter().map(in_content).collect();
         super::seen::as_seen(&mut tree, &areas);
+        // Lists drawn on popups that take no grab (Chromium's <select>) too.
+        let every_popup: Vec<Rect> = windows
+            .iter()
+            .filter(|w| w.pid == Some(pid))
+            .filter(|w| matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(in_content)
+            .collect();
+        super::seen::hide_list_items_off_their_popup(&mut tree, &every_popup);
         a11y.span("model", began, 0);
         let began = std::time::Instant::now();
         let incomplete = a11y.grew_after(&apps[app]).await?;

@@ -162,17 +162,25 @@ pub enum Path {
 
 /// Action names that press an element, as toolkits name them.
 pub(crate) const PRESS_ACTIONS: [&str; 4] = ["click", "activate", "press", "toggle"];
-/// The same for an item that does not show, which may offer only its
-/// choice (the options of a closed `<select>`: "select").
-const HIDDEN_PRESS_ACTIONS: [&str; 5] = ["click", "activate", "press", "toggle", "select"];
+/// The same for an option of a drop-down, which may offer only its choice
+/// (Chromium's options of a closed `<select>`: "select").
+const OPTION_PRESS_ACTIONS: [&str; 5] = ["click", "activate", "press", "toggle", "select"];
 
 /// The action names that press `node`.
-fn press_actions(node: &Node) -> &'static [&'static str] {
-    if node.states.offscreen {
-        &HIDDEN_PRESS_ACTIONS
-    } else {
-        &PRESS_ACTIONS
+fn press_actions(tree: &Tree, node: &Node) -> &'static [&'static str] {
+    match dropdown_of(tree, node) {
+        Some(_) => &OPTION_PRESS_ACTIONS,
+        None => &PRESS_ACTIONS,
     }
+}
+
+/// The drop-down whose list holds `option`, if it is an option of one.
+fn dropdown_of<'t>(tree: &'t Tree, option: &Node) -> Option<&'t Node> {
+    if !matches!(option.role, Role::MenuItem | Role::ListItem) {
+        return None;
+    }
+    tree.ancestors(option)
+        .find(|a| matches!(a.role, Role::PopUpButton | Role::ComboBox))
 }
 
 impl Session {
@@ -348,14 +356,14 @@ impl Session {
                 // the window (Chromium gives a closed <select>'s options the
                 // select's own box): its own action, not a click on what is
                 // there; a click only where it has none, checked to land.
-                Some(b) if node.states.offscreen => {
-                    match self.do_named_action(id, press_actions(node)).await {
+                Some(b) if node.states.offscreen && dropdown_of(tree, node).is_some() => {
+                    match self.do_named_action(id, &OPTION_PRESS_ACTIONS).await {
                         Ok(path) => self.chosen(tree, node).await.map(|_| path),
                         Err(_) => self.click(&target, b).await,
                     }
                 }
                 Some(b) => self.click(&target, b).await,
-                None => match self.do_named_action(id, press_actions(node)).await {
+                None => match self.do_named_action(id, press_actions(tree, node)).await {
                     Ok(path) => self.chosen(tree, node).await.map(|_| path),
                     Err(named) => match self.bring_into_view(&target, tree).await {
                         Ok((_, b)) => self.click(&target, b).await,
@@ -557,11 +565,7 @@ impl Session {
     /// action: the drop-down shows it chosen, or the press failed. Firefox
     /// answers the action and chooses nothing until its list is open.
     async fn chosen(&self, tree: &Tree, option: &Node) -> Result<(), Error> {
-        let Some(dropdown) = tree
-            .ancestors(option)
-            .find(|a| matches!(a.role, Role::PopUpButton | Role::ComboBox))
-            .map(|d| d.id)
-        else {
+        let Some(dropdown) = dropdown_of(tree, option).map(|d| d.id) else {
             return Ok(());
         };
         let Some(label) = option.label().map(str::to_string) else {
