@@ -176,9 +176,27 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     assert_eq!(thrown.code, Code::Failed, "{thrown:?}");
     assert!(thrown.message.contains("TypeError"), "{thrown:?}");
     choose_blue(&mut c, window);
+    // With the list open, a press on the page closes it and lands (the
+    // list takes a click outside it to close itself).
     let tree = c.call(Call::Tree {
         window: Some(window),
     });
+    act(
+        &mut c,
+        &the_node(&tree, "popUpButton", "Colour"),
+        Action::Press,
+    );
+    act(
+        &mut c,
+        &the_node(&tree, "button", "Press me"),
+        Action::Press,
+    );
+    wait_for_text(&mut c, window, "clicked 2");
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let colour = the_node(&tree, "popUpButton", "Colour");
+    assert!(!colour.to_string().contains("expanded"), "{colour}");
     act(
         &mut c,
         &the_node(&tree, "link", "a first link"),

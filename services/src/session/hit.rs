@@ -105,13 +105,7 @@ impl Session {
             // A popup open over the window takes a click outside it to close
             // itself, and the element would never get it (Chromium's
             // `<select>` list, a GTK popover): closed first, as a person would.
-            Ok(hit) if hit == window => {
-                let mut popups = self.popups_of(window);
-                if !popups.is_empty() {
-                    popups.sort_by_key(|w| w.handle.id);
-                    self.dismiss_popups(window, &popups).await?;
-                }
-            }
+            Ok(hit) if hit == window => self.close_popups(tree).await?,
             // GTK 4 keeps a popover's elements in its window's tree, measured
             // on the popup's own surface, and GTK 3 a combo box's menu:
             // the app cannot be asked of them.

@@ -234,6 +234,40 @@ impl Session {
         Ok(true)
     }
 
+    /// Close every popup of the window, as a person does before clicking
+    /// beside it: an open drop-down's list with Escape, which the app
+    /// handles itself (Chromium's `<select>`, dismissed from outside, keeps
+    /// saying it is open), else, or where Escape left them, the compositor
+    /// dismisses them. `tree`: the window as last read.
+    pub(super) async fn close_popups(&self, tree: &Tree) -> Result<(), Error> {
+        let handle = tree.window.handle;
+        let mut popups = self.popups_of(handle);
+        if popups.is_empty() {
+            return Ok(());
+        }
+        popups.sort_by_key(|w| w.handle.id);
+        let gone = |list: &[WindowInfo]| {
+            !list
+                .iter()
+                .any(|w| popups.iter().any(|p| p.handle == w.handle))
+        };
+        let list_open = tree
+            .nodes
+            .iter()
+            .any(|n| matches!(n.role, Role::PopUpButton | Role::ComboBox) && n.states.expanded);
+        if list_open {
+            let escape = InputEvent::Key {
+                key: "Escape".into(),
+            };
+            self.input(handle, vec![escape], InputOptions::default())
+                .await?;
+            if self.windows.wait_for(MENU_OPENS, gone).await.is_ok() {
+                return Ok(());
+            }
+        }
+        self.dismiss_popups(handle, &popups).await
+    }
+
     /// Have the compositor dismiss `popups` of the window, innermost first,
     /// as a click outside would, and wait until they are gone.
     pub(super) async fn dismiss_popups(
