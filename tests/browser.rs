@@ -89,6 +89,30 @@ fn choose_blue(c: &mut Client, window: u64) {
     assert_eq!(the_node(&tree, "popUpButton", "Colour")["value"], "Blue");
 }
 
+/// Do `action` to `node` of the window.
+fn act(c: &mut Client, window: u64, node: &Value, action: Action) -> Value {
+    c.call(Call::Act {
+        window: Some(window),
+        element: ElementPick::Id(id_of(node)),
+        action,
+    })
+}
+
+/// The page is drawn, not black: its white background fills most of it.
+fn assert_page_drawn(c: &mut Client, window: u64) {
+    let shot = c.call(Call::Capture {
+        window: Some(window),
+    });
+    let image = Image::from_png(&decoded(&shot["png"]));
+    let light = image
+        .rgba
+        .chunks(4)
+        .filter(|p| p[0] > 200 && p[1] > 200 && p[2] > 200)
+        .count();
+    let all = (image.width * image.height) as usize;
+    assert!(light > all / 2, "{light} light pixels of {all}");
+}
+
 fn wait_for_text(c: &mut Client, window: u64, text: &str) {
     c.call(Call::WaitFor {
         window: Some(window),
@@ -127,15 +151,9 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
 
     // A press lands on the button (the page's script says so), a fill
     // replaces the field's text, and a link followed shows in the address.
-    let act = |c: &mut Client, node: &Value, action: Action| {
-        c.call(Call::Act {
-            window: Some(window),
-            element: ElementPick::Id(id_of(node)),
-            action,
-        })
-    };
     act(
         &mut c,
+        window,
         &the_node(&tree, "button", "Press me"),
         Action::Press,
     );
@@ -143,7 +161,7 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     let grace = Action::SetValue {
         text: "Grace Hopper".into(),
     };
-    act(&mut c, &name, grace);
+    act(&mut c, window, &name, grace);
     let tree = c.call(Call::Tree {
         window: Some(window),
     });
@@ -183,11 +201,13 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     });
     act(
         &mut c,
+        window,
         &the_node(&tree, "popUpButton", "Colour"),
         Action::Press,
     );
     act(
         &mut c,
+        window,
         &the_node(&tree, "button", "Press me"),
         Action::Press,
     );
@@ -199,23 +219,13 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     assert!(!colour.to_string().contains("expanded"), "{colour}");
     act(
         &mut c,
+        window,
         &the_node(&tree, "link", "a first link"),
         Action::Press,
     );
     wait_for_text(&mut c, window, "page.html#one");
 
-    // The page is drawn, not black: its white background fills most of it.
-    let shot = c.call(Call::Capture {
-        window: Some(window),
-    });
-    let image = Image::from_png(&decoded(&shot["png"]));
-    let light = image
-        .rgba
-        .chunks(4)
-        .filter(|p| p[0] > 200 && p[1] > 200 && p[2] > 200)
-        .count();
-    let all = (image.width * image.height) as usize;
-    assert!(light > all / 2, "{light} light pixels of {all}");
+    assert_page_drawn(&mut c, window);
 
     // Stopped as a browser should be: the browser first, then its helpers,
     // so that it does not abort on a helper it lost (and leave a crash
@@ -289,15 +299,9 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
 
     // A press lands on the button: Firefox's places are measured from its
     // surface, shadow included, and a miss would click beside it.
-    let act = |c: &mut Client, node: &Value, action: Action| {
-        c.call(Call::Act {
-            window: Some(window),
-            element: ElementPick::Id(id_of(node)),
-            action,
-        })
-    };
     act(
         &mut c,
+        window,
         &the_node(&tree, "button", "Press me"),
         Action::Press,
     );
@@ -308,7 +312,7 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     let grace = Action::SetValue {
         text: "Grace Hopper".into(),
     };
-    act(&mut c, &name, grace);
+    act(&mut c, window, &name, grace);
     let tree = c.call(Call::Tree {
         window: Some(window),
     });
@@ -331,6 +335,7 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     assert_eq!(refused.code, Code::Failed, "{refused:?}");
     act(
         &mut c,
+        window,
         &the_node(&tree, "popUpButton", "Colour"),
         Action::Press,
     );
@@ -348,7 +353,7 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
         })
         .cloned()
         .unwrap_or_else(|| panic!("no Blue in the open list: {tree}"));
-    act(&mut c, &shown_blue, Action::Press);
+    act(&mut c, window, &shown_blue, Action::Press);
     wait_for_text(&mut c, window, "changed Blue");
 
     // Scripts need the DevTools pipe only Chromium is started with.
@@ -363,19 +368,14 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     let tree = c.call(Call::Tree {
         window: Some(window),
     });
-    act(&mut c, &the_node(&tree, "link", "next page"), Action::Press);
+    act(
+        &mut c,
+        window,
+        &the_node(&tree, "link", "next page"),
+        Action::Press,
+    );
     wait_for_text(&mut c, window, "Arrived here");
-    let shot = c.call(Call::Capture {
-        window: Some(window),
-    });
-    let image = Image::from_png(&decoded(&shot["png"]));
-    let light = image
-        .rgba
-        .chunks(4)
-        .filter(|p| p[0] > 200 && p[1] > 200 && p[2] > 200)
-        .count();
-    let all = (image.width * image.height) as usize;
-    assert!(light > all / 2, "{light} light pixels of {all}");
+    assert_page_drawn(&mut c, window);
 }
 
 /// The page filled over the Bus (a click, a key and typed text) and over
