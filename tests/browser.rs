@@ -89,6 +89,21 @@ fn choose_blue(c: &mut Client, window: u64) {
     assert_eq!(the_node(&tree, "popUpButton", "Colour")["value"], "Blue");
 }
 
+/// Fill the Name field with a new name, read back from the tree.
+fn fill_name(c: &mut Client, window: u64, name: &Value) {
+    let grace = Action::SetValue {
+        text: "Grace Hopper".into(),
+    };
+    act(c, window, name, grace);
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    assert_eq!(
+        the_node(&tree, "textField", "Name")["value"],
+        "Grace Hopper"
+    );
+}
+
 /// Do `action` to `node` of the window.
 fn act(c: &mut Client, window: u64, node: &Value, action: Action) -> Value {
     c.call(Call::Act {
@@ -158,17 +173,7 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
         Action::Press,
     );
     wait_for_text(&mut c, window, "clicked 1");
-    let grace = Action::SetValue {
-        text: "Grace Hopper".into(),
-    };
-    act(&mut c, window, &name, grace);
-    let tree = c.call(Call::Tree {
-        window: Some(window),
-    });
-    assert_eq!(
-        the_node(&tree, "textField", "Name")["value"],
-        "Grace Hopper"
-    );
+    fill_name(&mut c, window, &name);
 
     // Scripts run in the page (through the DevTools pipe Wayrig started
     // the browser with): values as JSON, promises awaited, throws refused.
@@ -309,17 +314,7 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
 
     // Firefox says it set a field's text and does not: the fill is typed.
     let name = the_node(&tree, "textField", "Name");
-    let grace = Action::SetValue {
-        text: "Grace Hopper".into(),
-    };
-    act(&mut c, window, &name, grace);
-    let tree = c.call(Call::Tree {
-        window: Some(window),
-    });
-    assert_eq!(
-        the_node(&tree, "textField", "Name")["value"],
-        "Grace Hopper"
-    );
+    fill_name(&mut c, window, &name);
     // Firefox chooses nothing through a closed list's option: said so,
     // and chosen from the list opened, as a person does.
     let tree = c.call(Call::Tree {

@@ -80,7 +80,8 @@ impl Session {
     /// for an element of a popover, a popup of it), and the app names the
     /// element, or something inside it, at that point. Refused with what
     /// lies there instead; where the host or the app cannot tell, the other
-    /// one's word stands.
+    /// one's word stands. Popups open over the window, which would take the
+    /// click to close themselves, are closed first (the one thing it changes).
     pub(super) async fn check_hit(
         &self,
         tree: &Tree,
