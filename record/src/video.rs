@@ -1,0 +1,188 @@
+//! The video of a recording: frames offered by the compositor as it draws,
+//! encoded to VP8 on a thread of its own and written as WebM; a frame that
+//! comes while the encoder is busy is dropped (and counted), never waited for.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::budget::Budget;
+use crate::vp8::{rgba_to_i420, Encoder};
+use crate::webm::WebmWriter;
+
+/// The video's bit rate: screens are mostly still, and text must stay legible.
+const BITRATE_KBPS: u32 = 2_000;
+/// A key frame at least this often (ms of video), so that a player can seek.
+const KEY_EVERY_MS: i64 = 2_000;
+/// Frames waiting for the encoder at most; more are dropped.
+const QUEUE: usize = 2;
+
+/// One frame of the output as drawn.
+pub struct Frame {
+    pub width: u32,
+    pub height: u32,
+    /// 4 bytes a pixel: R, G, B, A; rows packed.
+    pub rgba: Vec<u8>,
+    /// When it was drawn.
+    pub at: Instant,
+}
+
+/// What a finished video holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VideoStats {
+    /// Frames offered by the compositor.
+    pub offered: u64,
+    /// Frames encoded into the file.
+    pub encoded: u64,
+    /// Frames dropped because the encoder was busy (or the size limit hit).
+    pub dropped: u64,
+    pub bytes: u64,
+}
+
+#[derive(Default)]
+struct Counts {
+    offered: AtomicU64,
+    encoded: AtomicU64,
+    dropped: AtomicU64,
+}
+
+/// A video being recorded.
+pub struct Video {
+    frames: Option<SyncSender<Frame>>,
+    counts: Arc<Counts>,
+    encoder: Option<JoinHandle<Result<u64, String>>>,
+}
+
+impl Video {
+    /// Record to `path`, its times from `zero`.
+    pub(crate) fn start(path: PathBuf, zero: Instant, budget: Arc<Budget>) -> Video {
+        let (frames, queue) = sync_channel::<Frame>(QUEUE);
+        let counts = Arc::new(Counts::default());
+        let encoder_counts = counts.clone();
+        let encoder = std::thread::Builder::new()
+            .name("wayrig-video".into())
+            .spawn(move || encode_all(path, zero, queue, encoder_counts, budget))
+            .expect("cannot start the video encoder's thread");
+        Video {
+            frames: Some(frames),
+            counts,
+            encoder: Some(encoder),
+        }
+    }
+
+    /// Offer a frame; dropped when the encoder is behind.
+    pub fn offer(&self, frame: Frame) {
+        self.counts.offered.fetch_add(1, Ordering::Relaxed);
+        let Some(frames) = &self.frames else {
+            return;
+        };
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = frames.try_send(frame) {
+            self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Offer a frame, waiting for room (tests count frames exactly).
+    #[cfg(test)]
+    pub(crate) fn offer_waiting(&self, frame: Frame) {
+        self.counts.offered.fetch_add(1, Ordering::Relaxed);
+        if let Some(frames) = &self.frames {
+            if frames.send(frame).is_err() {
+                self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Encode what is queued, write the file's end, and say what it holds.
+    pub fn finish(&mut self) -> Result<VideoStats, String> {
+        self.frames = None;
+        let bytes = match self.encoder.take() {
+            Some(encoder) => encoder
+                .join()
+                .map_err(|_| "the video encoder panicked".to_string())??,
+            None => 0,
+        };
+        Ok(VideoStats {
+            offered: self.counts.offered.load(Ordering::Relaxed),
+            encoded: self.counts.encoded.load(Ordering::Relaxed),
+            dropped: self.counts.dropped.load(Ordering::Relaxed),
+            bytes,
+        })
+    }
+}
+
+impl Drop for Video {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// The encoder thread: until the sender goes, encode each frame as it comes.
+fn encode_all(
+    path: PathBuf,
+    zero: Instant,
+    queue: std::sync::mpsc::Receiver<Frame>,
+    counts: Arc<Counts>,
+    budget: Arc<Budget>,
+) -> Result<u64, String> {
+    let mut open: Option<(Encoder, WebmWriter)> = None;
+    let mut size = (0, 0);
+    let mut i420 = Vec::new();
+    let mut last_key: Option<i64> = None;
+    let mut last_pts = -1i64;
+    let mut written = 0u64;
+    for frame in queue {
+        if budget.spent() {
+            counts.dropped.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let (w, h) = (frame.width.next_multiple_of(2), frame.height.next_multiple_of(2));
+        if open.is_none() {
+            let encoder = Encoder::new(w, h, BITRATE_KBPS)?;
+            let writer = WebmWriter::create(&path, w, h, "wayrig")
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            written = writer.len();
+            budget.spend(written);
+            open = Some((encoder, writer));
+            size = (w, h);
+        }
+        let (encoder, writer) = open.as_mut().expect("opened above");
+        if (w, h) != size {
+            // The output keeps its size for a session; a frame of another is not ours.
+            counts.dropped.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        // Milliseconds are the container's unit: two frames in one are one.
+        let pts = (frame.at.saturating_duration_since(zero).as_millis() as i64).max(last_pts + 1);
+        last_pts = pts;
+        rgba_to_i420(&frame.rgba, frame.width, frame.height, &mut i420);
+        let key = last_key.is_none_or(|last| pts - last >= KEY_EVERY_MS);
+        let packets = encoder.encode(Some(&mut i420), pts, 1, key)?;
+        for packet in packets {
+            if packet.key {
+                last_key = Some(packet.pts);
+            }
+            writer
+                .add_frame(&packet.data, packet.pts, packet.key)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        counts.encoded.fetch_add(1, Ordering::Relaxed);
+        let now = writer.len();
+        budget.spend(now.saturating_sub(written));
+        written = now;
+    }
+    let Some((mut encoder, mut writer)) = open else {
+        return Ok(0);
+    };
+    for packet in encoder.encode(None, last_pts + 1, 1, false)? {
+        writer
+            .add_frame(&packet.data, packet.pts, packet.key)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let end = zero.elapsed().as_millis() as i64;
+    writer
+        .finish(end)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
