@@ -75,6 +75,12 @@ impl FaceArgs {
         }
     }
 
+    /// The tokens the faces were given, kept out of recordings.
+    pub fn secrets(&self) -> Result<Vec<String>, String> {
+        let bus = self.bus_access()?.token;
+        Ok(bus.into_iter().chain(self.cua_token()?).collect())
+    }
+
     /// Who may open the Bus.
     fn bus_access(&self) -> Result<wayrig_bus::Access, String> {
         Ok(wayrig_bus::Access {

@@ -57,6 +57,9 @@ enum Commands {
     Serve(serve::ServeArgs),
     /// Send one request over the MixOS Bus and print its answer's body.
     Send(send::SendArgs),
+    /// Read a recording `wayrig run --record DIR` made.
+    #[command(subcommand)]
+    Trace(TraceCommand),
     #[command(flatten)]
     Agent(agent::AgentCommand),
 }
@@ -108,6 +111,15 @@ struct RunArgs {
     once: bool,
     #[command(flatten)]
     faces: faces::FaceArgs,
+    /// Record the session into DIR: `video.webm` (the output as drawn),
+    /// `trace.jsonl` (every request and answer, input, frame and window
+    /// event) and `shots/` (the screen at each action); `wayrig trace view
+    /// DIR` makes its viewer.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// The most the recording may take on disk (bytes; K, M or G suffixed).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_bytes)]
+    record_limit: u64,
     /// Another app to start once the first has started: its argument vector
     /// as a JSON array of strings, run without a shell (repeatable).
     #[arg(long = "launch", value_name = "JSON_ARGV", value_parser = parse_argv)]
@@ -119,6 +131,17 @@ struct RunArgs {
     /// The app and its arguments, run without a shell.
     #[arg(last = true, required = true, value_name = "APP")]
     app: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Write DIR/index.html, the recording's viewer: a timeline of the
+    /// requests with the screen before and after each, their answers, the
+    /// input they sent and the video; it works offline from DIR alone.
+    View {
+        /// The folder `wayrig run --record DIR` wrote.
+        dir: PathBuf,
+    },
 }
 
 fn parse_size(s: &str) -> Result<(i32, i32), String> {
@@ -167,6 +190,26 @@ fn parse_argv(s: &str) -> Result<Argv, String> {
     }
 }
 
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => s.split_at(at),
+        None => (s, ""),
+    };
+    let shift = match unit {
+        "" => 0,
+        "K" | "k" => 10,
+        "M" | "m" => 20,
+        "G" | "g" => 30,
+        other => return Err(format!("unknown unit {other:?}: give bytes, or K, M or G")),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("expected a size like 500M, got {s:?}"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&bytes| bytes >= 1 << 20)
+        .ok_or_else(|| format!("size {s} out of range (1M up to 16E)"))
+}
+
 fn parse_on_off(s: &str) -> Result<bool, String> {
     match s {
         "on" => Ok(true),
@@ -201,6 +244,9 @@ fn main() -> ExitCode {
         Commands::Attach(args) => attach::run(*args),
         Commands::Serve(args) => serve::run(args),
         Commands::Send(args) => send::run(args),
+        Commands::Trace(TraceCommand::View { dir }) => wayrig_record::write_viewer(&dir).map(|page| {
+            println!("{}", page.display());
+        }),
         Commands::Agent(command) => agent::run(cli.common, command),
     };
     match result {
@@ -226,6 +272,15 @@ fn run(args: RunArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot listen for signals: {e}"))?;
     // An address or token a face may not use stops Wayrig before anything starts.
     let listeners = runtime.block_on(faces::Listeners::bind(&args.faces))?;
+    let recording = match &args.record {
+        Some(dir) => Some(wayrig_record::Recording::start(dir, args.record_limit)?),
+        None => None,
+    };
+    if let Some(recording) = &recording {
+        for secret in args.faces.secrets()? {
+            recording.secret(&secret);
+        }
+    }
     // Every file the session makes (its Wayland socket, its bus's socket and
     // the AT-SPI bus's runtime files) lives under its one private directory,
     // removed when the session ends, however it ended. Faces read
@@ -245,6 +300,7 @@ fn run(args: RunArgs) -> Result<(), String> {
             exit_with_last_app: !args.keep_running,
             app_env: args.env.clone(),
             runtime_parent: None,
+            record: recording.clone(),
         },
         accessibility: args.faces.any(),
         desktop: None,
@@ -270,9 +326,14 @@ fn run(args: RunArgs) -> Result<(), String> {
         })
     });
     runner.run();
-    driver
+    let driven = driver
         .join()
-        .map_err(|_| "the driver thread panicked".to_string())?
+        .map_err(|_| "the driver thread panicked".to_string())?;
+    if let Some(recording) = recording {
+        recording.finish();
+        say!("wayrig: recorded to {}", recording.dir().display());
+    }
+    driven
 }
 
 /// The runtime the daemon's commands drive their sessions on.

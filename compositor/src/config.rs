@@ -2,6 +2,9 @@
 //! Filled from the command line by the `wayrig` binary or directly by tests.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use wayrig_record::Recording;
 
 pub use wayrig_host::Pacing;
 
@@ -52,6 +55,8 @@ pub struct Config {
     pub runtime_parent: Option<PathBuf>,
     /// Environment given to every launched app, on top of the Wayland set-up.
     pub app_env: Vec<(String, String)>,
+    /// The session's recording, when it is recorded (`--record`).
+    pub record: Option<Arc<Recording>>,
 }
 
 impl Default for Config {
@@ -69,6 +74,7 @@ impl Default for Config {
             exit_with_last_app: false,
             runtime_parent: None,
             app_env: Vec::new(),
+            record: None,
         }
     }
 }

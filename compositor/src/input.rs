@@ -119,6 +119,7 @@ impl State {
                         let job = self.rig.input_queue.front_job();
                         job.report.text_paths.push(TextPath::InputMethod);
                     }
+                    self.record_step(&step, "text-input");
                     match self.commit_text(text) {
                         Ok(Some(rest)) if !rest.is_empty() => {
                             let job = self.rig.input_queue.front_job();
@@ -133,6 +134,7 @@ impl State {
                     continue;
                 }
             }
+            self.record_step(&step, "keymap");
             let mut report = std::mem::take(&mut self.rig.input_queue.front_job().report);
             let sent = self.send_step(step, &mut report);
             self.rig.input_queue.front_job().report = report;

@@ -14,6 +14,7 @@ mod input;
 mod input_method;
 mod keys;
 mod registry;
+mod recorder;
 mod rig;
 mod runtime_dir;
 mod settle;

@@ -28,6 +28,7 @@ use wayrig_host::{HostError, HostResult, WindowHandle};
 use crate::backend::Backend;
 use crate::capture::Pixels;
 use crate::config::Config;
+use crate::recorder::OutputRecorder;
 use crate::rig::clients::ClientState;
 use crate::rig::windows::Surface;
 use crate::rig::{self, Rig};
@@ -87,6 +88,8 @@ pub struct State {
     pub backend: Backend,
     /// The popup grab the seat holds for a client, while it lasts.
     pub popup_grab: Option<crate::handlers::xdg_shell::HeldPopupGrab>,
+    /// What the compositor adds to the session's recording, if recorded.
+    pub recorder: Option<OutputRecorder>,
 }
 
 impl State {
@@ -105,13 +108,16 @@ impl State {
         let output = rig::virtual_output(&config);
         output.create_global::<State>(dh);
         let backend = Backend::headless()?;
+        let recorder = config.record.clone();
         let rig = Rig::new(config, display_handle, loop_signal, output, app_env)?;
+        let recorder = recorder.map(|r| OutputRecorder::new(r, rig.windows.events.subscribe()));
         Ok(State {
             protocols,
             seat,
             rig,
             backend,
             popup_grab: None,
+            recorder,
         })
     }
 
@@ -133,6 +139,7 @@ impl State {
         self.rig.tick();
         self.backend
             .render(&self.rig.windows.space, &self.rig.output);
+        self.record_tick();
         self.rig.check_settle_waiters();
         self.rig.frames.check_step_deadline();
         self.check_input_deadline();

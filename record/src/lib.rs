@@ -5,11 +5,13 @@
 mod budget;
 mod trace;
 mod video;
+mod viewer;
 mod vp8;
 mod webm;
 
 pub use trace::Recording;
 pub use video::{Frame, VideoStats};
+pub use viewer::{write_viewer, VIEWER_FILE};
 
 /// The trace's file in a recording's directory.
 pub const TRACE_FILE: &str = "trace.jsonl";

@@ -17,6 +17,9 @@ use crate::{SHOTS_DIR, TRACE_FILE, VIDEO_FILE};
 
 /// What a masked secret reads as.
 const MASK: &str = "•••";
+/// Strings longer than this (an image's base64, a whole page) are written
+/// as their length: the trace is for reading.
+const LONGEST_STRING: usize = 2048;
 /// Secrets shorter than this are masked only where their caller puts them,
 /// not wherever the same letters appear.
 const SHORTEST_SECRET: usize = 3;
@@ -136,7 +139,8 @@ impl Recording {
         let mut line = Map::new();
         line.insert("t".into(), Value::from((t * 1000.0).round() / 1000.0));
         line.insert("kind".into(), Value::from(kind));
-        for (key, value) in fields {
+        for (key, mut value) in fields {
+            abridge(&mut value);
             line.insert(key.into(), value);
         }
         let mut text = Value::Object(line).to_string();
@@ -197,6 +201,13 @@ impl Recording {
         Some(name)
     }
 
+    /// Whether the video would take a frame now: a compositor draws one
+    /// only then, so a busy encoder costs the apps nothing.
+    pub fn wants_frame(&self) -> bool {
+        let video = self.video.lock().unwrap();
+        video.as_ref().is_some_and(|v| v.has_room()) && !self.budget.spent()
+    }
+
     /// Offer a frame of the output to the video.
     pub fn frame(&self, frame: Frame) {
         if let Some(video) = self.video.lock().unwrap().as_ref() {
@@ -240,6 +251,24 @@ impl Recording {
     }
 }
 
+/// Replace each string over `LONGEST_STRING` bytes in `value` by its length.
+fn abridge(value: &mut Value) {
+    match value {
+        Value::String(s) if s.len() > LONGEST_STRING => {
+            *s = format!("<{} bytes, not kept>", s.len());
+        }
+        Value::Array(items) => items.iter_mut().for_each(abridge),
+        Value::Object(map) => map.values_mut().for_each(abridge),
+        _ => {}
+    }
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording").field("dir", &self.dir).finish()
+    }
+}
+
 impl Drop for Recording {
     fn drop(&mut self) {
         self.finish();
@@ -270,11 +299,14 @@ mod tests {
         let recording = Recording::start(&dir, 1 << 20).unwrap();
         recording.secret("hunter\"2");
         recording.event("request", [("text", Value::from("typed hunter\"2 here"))]);
+        let png = serde_json::json!({"base64": "A".repeat(5000)});
+        recording.event("answer", [("png", png)]);
         recording.finish();
         let text = std::fs::read_to_string(dir.join(TRACE_FILE)).unwrap();
         assert!(!text.contains("hunter"), "{text}");
         let lines = lines(&dir);
         assert_eq!(lines[1]["text"], "typed ••• here");
+        assert_eq!(lines[2]["png"]["base64"], "<5000 bytes, not kept>");
         assert_eq!(lines.last().unwrap()["kind"], "end");
         std::fs::remove_dir_all(&dir).unwrap();
     }

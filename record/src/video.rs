@@ -95,6 +95,13 @@ impl Video {
         }
     }
 
+    /// Whether a frame offered now would be taken.
+    pub(crate) fn has_room(&self) -> bool {
+        let c = &self.counts;
+        let done = c.encoded.load(Ordering::Relaxed) + c.dropped.load(Ordering::Relaxed);
+        c.offered.load(Ordering::Relaxed).saturating_sub(done) < QUEUE as u64
+    }
+
     /// Encode what is queued, write the file's end, and say what it holds.
     pub fn finish(&mut self) -> Result<VideoStats, String> {
         self.frames = None;

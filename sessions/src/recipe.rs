@@ -146,6 +146,8 @@ impl Staged {
             }
         })
         .await;
+        let recording = self.config.record.clone();
+        let session = session.map(|session| session.with_recording(recording));
         let session = match self.desktop {
             Some(dirs) => session.map(|session| session.with_desktop(dirs)),
             None => session,

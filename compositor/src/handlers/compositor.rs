@@ -61,6 +61,7 @@ impl CompositorHandler for State {
             None => {}
         }
         self.rig.note_commit(id);
+        self.record_commit(id);
     }
 }
 delegate_compositor!(State);

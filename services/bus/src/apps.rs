@@ -398,7 +398,19 @@ async fn app_answer(
             refused("BUSY", format!("{app} is closing"))
         };
     }
+    let trace = session.trace_request(
+        "bus",
+        &format!("{app}.{}", job.verb),
+        serde_json::from_str(&request.body).unwrap_or_else(|_| request.body.clone().into()),
+    );
     let answer = verbs::answer(session, app, state.pid, &job.verb, &request.body).await;
+    if let Some(trace) = trace {
+        let traced = match &answer {
+            Ok(body) => body.clone(),
+            Err(r) => json!({"error_code": r.error_code, "message": r.message}),
+        };
+        trace.answer(answer.is_ok(), traced).await;
+    }
     let stopped = stopping.load(Ordering::SeqCst);
     match answer {
         Ok(mut body) => {

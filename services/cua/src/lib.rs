@@ -18,6 +18,7 @@ mod keys;
 mod listen;
 mod screenshot;
 mod system;
+mod trace;
 mod windows;
 
 use std::sync::Arc;
@@ -70,7 +71,9 @@ pub async fn serve(
         .max_encoding_message_size(limit),
     )
     .add_service(
-        ComputerServiceServer::new(computer::Computer { session })
+        ComputerServiceServer::new(computer::Computer {
+            session: session.clone(),
+        })
             .max_decoding_message_size(limit)
             .max_encoding_message_size(limit),
     );
@@ -80,6 +83,7 @@ pub async fn serve(
         .layer(gate::CorsLayer(rules.clone()))
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(gate::GateLayer(rules))
+        .layer(trace::TraceLayer(session.clone()))
         .add_routes(routes);
     let served = match listener.take() {
         listen::Bound::Tcp(l) => {

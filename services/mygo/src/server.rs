@@ -85,10 +85,19 @@ async fn connection(stream: UnixStream, session: Arc<Session>, stop: Cancellatio
             ),
             Ok(Line::Complete) => {
                 let (id, call) = Request::parse(&line);
+                let method = call.as_ref().map_or("invalid", |c| c.method());
+                let trace = session.trace_request("mygo", method, traced_request(&line));
                 let answer = match call {
                     Ok(call) => translate::answer(&session, &mut announced, call).await,
                     Err(e) => Err(e),
                 };
+                if let Some(trace) = trace {
+                    let traced = match &answer {
+                        Ok(result) => result.clone(),
+                        Err(e) => serde_json::to_value(e).unwrap_or_default(),
+                    };
+                    trace.answer(answer.is_ok(), traced).await;
+                }
                 answer_line(&id, answer)
             }
             Err(_) => return,
@@ -97,6 +106,12 @@ async fn connection(stream: UnixStream, session: Arc<Session>, stop: Cancellatio
             return;
         }
     }
+}
+
+/// A request line as the trace keeps it: its JSON, or its text where it is none.
+fn traced_request(line: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(line)
+        .unwrap_or_else(|_| String::from_utf8_lossy(line).into_owned().into())
 }
 
 enum Line {

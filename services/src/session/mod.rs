@@ -29,6 +29,7 @@ mod input;
 mod launch;
 mod menus;
 mod pages;
+mod recording;
 mod screenshots;
 mod seen;
 mod snapshots;
@@ -63,6 +64,7 @@ pub use screenshots::{
     display_of, encode_capture, primary_display, ImageFormat, LogicalRect, Screenshot, ShotRequest,
     ShotSource, DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
 };
+pub use recording::RequestTrace;
 pub use snapshots::Snapshot;
 pub use waits::Expect;
 pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};
@@ -138,6 +140,8 @@ pub struct Session {
     /// How long (ms) an input or action's answer waits for the window to
     /// settle, so that it shows the effect: `EFFECT_WAIT` unless set.
     effect_wait_ms: std::sync::atomic::AtomicU64,
+    /// The session's recording, when it is recorded.
+    recording: Option<Arc<wayrig_record::Recording>>,
 }
 
 /// How long an input or action's answer waits for its window to settle by
@@ -186,6 +190,7 @@ impl Session {
             _buses: None,
             started: std::time::Instant::now(),
             effect_wait_ms: (EFFECT_WAIT.as_millis() as u64).into(),
+            recording: None,
         })
     }
 
@@ -292,6 +297,7 @@ impl Session {
                         "input to window {handle} was cancelled before it was sent"
                     )));
                 }
+                self.record_input(handle, &events).await;
                 self.count_act();
                 Ok(self.host.input(handle, events, options).await?)
             }),

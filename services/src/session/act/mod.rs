@@ -238,6 +238,16 @@ impl Session {
             activated: AtomicBool::new(activated),
             ..Delivered::default()
         };
+        if node.role == wayrig_model::Role::PasswordInput {
+            if let Action::SetValue { text } | Action::InsertText { text } = &action {
+                self.trace_secret(text);
+            }
+        }
+        let act = serde_json::json!({
+            "element": {"id": node.id.to_string(), "role": node.role, "name": node.name},
+            "do": action,
+        });
+        self.record_act(window, act).await;
         let since = self.a11y()?.changes();
         self.count_act();
         let answer = self
