@@ -71,6 +71,7 @@
               pixman
               wayland
               libxkbcommon
+              libvpx
               gtk4
             ];
             # What the nested mode and the egui fixture load with dlopen.

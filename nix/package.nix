@@ -11,11 +11,13 @@
   pkg-config,
   makeWrapper,
   writeShellScriptBin,
-  # Linked: the -sys crates in Cargo.lock (pixman-sys, wayland-sys) and the
-  # xkbcommon crate's own #[link].
+  # Linked: the -sys crates in Cargo.lock (pixman-sys, wayland-sys), the
+  # xkbcommon crate's own #[link], and libvpx (recordings' video, through
+  # wayrig-record's C shim).
   pixman,
   wayland,
   libxkbcommon,
+  libvpx,
   # Run time: the session's private bus and the AT-SPI bus it activates.
   dbus,
   at-spi2-core,
@@ -85,6 +87,7 @@ rustPlatform.buildRustPackage {
       ../src
       ../docs
       ../host
+      ../record
       ../model
       ../agent
       ../keys
@@ -121,6 +124,7 @@ rustPlatform.buildRustPackage {
     pixman
     wayland
     libxkbcommon
+    libvpx
   ];
 
   # The tests are end-to-end: they host real GTK, Qt and egui apps under the

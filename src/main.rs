@@ -244,9 +244,11 @@ fn main() -> ExitCode {
         Commands::Attach(args) => attach::run(*args),
         Commands::Serve(args) => serve::run(args),
         Commands::Send(args) => send::run(args),
-        Commands::Trace(TraceCommand::View { dir }) => wayrig_record::write_viewer(&dir).map(|page| {
-            println!("{}", page.display());
-        }),
+        Commands::Trace(TraceCommand::View { dir }) => {
+            wayrig_record::write_viewer(&dir).map(|page| {
+                println!("{}", page.display());
+            })
+        }
         Commands::Agent(command) => agent::run(cli.common, command),
     };
     match result {

@@ -151,10 +151,26 @@ impl State {
             match recorder.windows.try_recv() {
                 Ok(event) => {
                     recorder.changed = true;
-                    let fields = match serde_json::to_value(&event) {
+                    let mut fields = match serde_json::to_value(&event) {
                         Ok(Value::Object(map)) => map,
                         _ => continue,
                     };
+                    // "kind" names the trace's event: the window's own is its role.
+                    if let Some(role) = fields.remove("kind") {
+                        fields.insert("role".into(), role);
+                    }
+                    // Windows read as everywhere else in the trace: "id.epoch".
+                    if let WindowEvent::Closed(handle) = &event {
+                        fields.remove("id");
+                        fields.remove("epoch");
+                        fields.insert("handle".into(), handle.to_string().into());
+                    }
+                    for key in ["handle", "parent"] {
+                        if let Some(Value::Object(h)) = fields.get(key) {
+                            let handle = format!("{}.{}", h["id"], h["epoch"]);
+                            fields.insert(key.into(), handle.into());
+                        }
+                    }
                     recorder.recording.event("window", fields);
                 }
                 Err(broadcast::error::TryRecvError::Lagged(missed)) => {

@@ -68,6 +68,7 @@ let
     "pixman"
     "wayland"
     "libxkbcommon"
+    "libvpx"
     "dbus"
     "libGL"
     "libx11"

@@ -137,12 +137,13 @@ impl Recording {
         fields: impl IntoIterator<Item = (K, Value)>,
     ) {
         let mut line = Map::new();
-        line.insert("t".into(), Value::from((t * 1000.0).round() / 1000.0));
-        line.insert("kind".into(), Value::from(kind));
         for (key, mut value) in fields {
             abridge(&mut value);
             line.insert(key.into(), value);
         }
+        // Every line's time and kind are its own, whatever the fields hold.
+        line.insert("t".into(), Value::from((t * 1000.0).round() / 1000.0));
+        line.insert("kind".into(), Value::from(kind));
         let mut text = Value::Object(line).to_string();
         for secret in self.secrets.lock().unwrap().iter() {
             if text.contains(secret.as_str()) {
@@ -175,7 +176,11 @@ impl Recording {
         };
         // Each line reaches the file whole and at once: a killed session
         // keeps everything before its end.
-        if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .is_err()
+        {
             trace.out = None;
             return;
         }

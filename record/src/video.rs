@@ -145,7 +145,10 @@ fn encode_all(
             counts.dropped.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        let (w, h) = (frame.width.next_multiple_of(2), frame.height.next_multiple_of(2));
+        let (w, h) = (
+            frame.width.next_multiple_of(2),
+            frame.height.next_multiple_of(2),
+        );
         if open.is_none() {
             let encoder = Encoder::new(w, h, BITRATE_KBPS)?;
             let writer = WebmWriter::create(&path, w, h, "wayrig")

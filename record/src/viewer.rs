@@ -45,7 +45,8 @@ mod tests {
 
     #[test]
     fn a_cut_line_is_left_out_and_a_script_end_cannot_close_the_page() {
-        let trace = "{\"kind\":\"request\",\"answer\":\"</script><script>alert(1)\"}\n{\"kind\":\"req";
+        let trace =
+            "{\"kind\":\"request\",\"answer\":\"</script><script>alert(1)\"}\n{\"kind\":\"req";
         let json = embedded(trace);
         assert!(!json.contains("</script>"), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();

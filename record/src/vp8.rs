@@ -66,13 +66,18 @@ impl Encoder {
     /// An encoder for `width` x `height` frames (both even).
     pub fn new(width: u32, height: u32, bitrate_kbps: u32) -> Result<Encoder, String> {
         if width == 0 || height == 0 || width % 2 == 1 || height % 2 == 1 {
-            return Err(format!("VP8 frames here are even-sized, not {width}x{height}"));
+            return Err(format!(
+                "VP8 frames here are even-sized, not {width}x{height}"
+            ));
         }
         let mut error = std::ptr::null();
         // SAFETY: plain values in, an owned pointer or NULL out.
         let raw = unsafe { wr_vp8_open(width, height, bitrate_kbps, &mut error) };
         if raw.is_null() {
-            return Err(format!("libvpx cannot start a VP8 encoder: {}", error_text(error)));
+            return Err(format!(
+                "libvpx cannot start a VP8 encoder: {}",
+                error_text(error)
+            ));
         }
         Ok(Encoder { raw, width, height })
     }
@@ -107,7 +112,14 @@ impl Encoder {
         // SAFETY: the frame holds frame_len bytes laid out as the shim wraps
         // them; libvpx reads it during this call only.
         let status = unsafe {
-            wr_vp8_encode(self.raw, frame, pts, duration as c_ulong, key as c_int, &mut error)
+            wr_vp8_encode(
+                self.raw,
+                frame,
+                pts,
+                duration as c_ulong,
+                key as c_int,
+                &mut error,
+            )
         };
         if status != 0 {
             return Err(format!("VP8 encoding failed: {}", error_text(error)));
@@ -181,7 +193,9 @@ mod tests {
 
     #[test]
     fn white_and_black_take_studio_range() {
-        let rgba = [255, 255, 255, 255, 0, 0, 0, 255, 255, 255, 255, 255, 0, 0, 0, 255];
+        let rgba = [
+            255, 255, 255, 255, 0, 0, 0, 255, 255, 255, 255, 255, 0, 0, 0, 255,
+        ];
         let mut out = Vec::new();
         rgba_to_i420(&rgba, 2, 2, &mut out);
         assert_eq!(&out[..4], &[235, 16, 235, 16]);

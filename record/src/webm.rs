@@ -1,8 +1,9 @@
 //! A WebM writer for one VP8 video track: EBML header, segment, info, tracks,
 //! clusters of SimpleBlocks and cues; streamed, with sizes patched at the end.
 
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 // Element IDs, from the Matroska and WebM specifications.
@@ -101,7 +102,7 @@ fn float(id: u32, value: f64) -> Vec<u8> {
 
 /// A WebM file being written.
 pub struct WebmWriter {
-    out: BufWriter<File>,
+    out: BufWriter<std::fs::File>,
     /// Where the segment's content starts (positions inside are from here).
     segment_start: u64,
     /// Where the seek head's entry for the cues keeps its position.
@@ -121,7 +122,13 @@ struct Cluster {
 impl WebmWriter {
     /// Start a file at `path` for `width` x `height` VP8 frames.
     pub fn create(path: &Path, width: u32, height: u32, app: &str) -> io::Result<WebmWriter> {
-        let mut out = BufWriter::new(File::create(path)?);
+        // A recording shows what the apps showed: the user's alone to read.
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)?;
+        let mut out = BufWriter::new(file);
         let header = [
             uint(EBML_VERSION, 1),
             uint(EBML_READ_VERSION, 1),
@@ -166,7 +173,11 @@ impl WebmWriter {
         let seek = |id: u32, position: u64| {
             element(
                 SEEK,
-                &[element(SEEK_ID, &id_bytes(id)), uint8(SEEK_POSITION, position)].concat(),
+                &[
+                    element(SEEK_ID, &id_bytes(id)),
+                    uint8(SEEK_POSITION, position),
+                ]
+                .concat(),
             )
         };
         // The seek head's size does not depend on the positions it holds.

@@ -74,8 +74,8 @@ pub async fn serve(
         ComputerServiceServer::new(computer::Computer {
             session: session.clone(),
         })
-            .max_decoding_message_size(limit)
-            .max_encoding_message_size(limit),
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit),
     );
     let server = tonic::transport::Server::builder()
         .accept_http1(true)

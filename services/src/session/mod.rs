@@ -60,11 +60,11 @@ pub use gestures::{verdicts, PassVerdicts, CLICK_DISTANCE};
 pub use input::{Step, StepReport, QUEUE_LIMIT};
 pub use launch::{AppSpec, Launch, Launched, OpenTarget};
 pub use menus::{Menu, MenuPath, MenuRow, OpenMenu};
+pub use recording::RequestTrace;
 pub use screenshots::{
     display_of, encode_capture, primary_display, ImageFormat, LogicalRect, Screenshot, ShotRequest,
     ShotSource, DEFAULT_JPEG_QUALITY, KEPT_SHOTS,
 };
-pub use recording::RequestTrace;
 pub use snapshots::Snapshot;
 pub use waits::Expect;
 pub use wayrig_host::{ClipboardText, CLIPBOARD_TEXT_LIMIT};

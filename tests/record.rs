@@ -1,0 +1,292 @@
+//! A recorded run (`wayrig run --record`): the GTK 4 fixture driven over all
+//! three faces, then the trace, the screenshots, the video and the viewer
+//! checked as someone reading a failed CI run would.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use support::{have, ProtocolClient as Client, Wayrig};
+use wayrig_proto::mygo::{Action, Call, ElementPick};
+
+/// A directory of the test's own, removed when it ends.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fixture() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/gtk4-fixture.py")
+        .display()
+        .to_string()
+}
+
+fn button_named(tree: &Value, label: &str) -> u64 {
+    tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == "button" && n["label"] == label)
+        .and_then(|n| n["id"].as_str())
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("no button {label:?} in {tree}"))
+}
+
+/// The fixture driven the way an agent loop would: a tree and a press over
+/// MyGo, a click and a key over the Bus, text typed over cua.
+fn drive_over_every_face(wayrig: &Wayrig) {
+    use wayrig_cua_proto::v1;
+    use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
+    use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
+
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window()["id"].as_u64().unwrap();
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    c.call(Call::Act {
+        window: Some(window),
+        element: ElementPick::Id(button_named(&tree, "Press")),
+        action: Action::Press,
+    });
+
+    let said = wayrig.stderr.wait_for("bus listens at ", "the Bus address");
+    let bus = said.split("listens at ").nth(1).unwrap().to_string();
+    let said = wayrig
+        .stderr
+        .wait_for("wayrig: bus name ", "the fixture's Bus name");
+    let app = said.split_whitespace().nth(3).unwrap().to_string();
+    let cua = wayrig.cua_address.clone().expect("the cua face listens");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut b = support::abp::Client::connect(&bus, "record-test").await;
+        b.ok(&app, "ui.click", json!({"label": "Press"})).await;
+        b.ok(&app, "ui.key", json!({"key": "Tab"})).await;
+
+        let channel = tonic::transport::Channel::from_shared(format!("http://{cua}"))
+            .unwrap()
+            .connect()
+            .await
+            .expect("the cua face takes a connection");
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut k = ComputerServiceClient::new(channel);
+        let listed = w
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        let window_ref = listed.windows[0].r#ref.clone().expect("a window ref");
+        k.keyboard(v1::KeyboardRequest {
+            target: Some(v1::InputTarget {
+                window: Some(window_ref),
+                ..Default::default()
+            }),
+            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                text: "typed over cua".into(),
+                ..Default::default()
+            })),
+        })
+        .await
+        .unwrap();
+    });
+}
+
+fn trace_of(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("trace.jsonl"))
+        .expect("the recording has its trace")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
+
+fn of_kind<'a>(trace: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    trace.iter().filter(|e| e["kind"] == kind).collect()
+}
+
+/// The one request of `face` whose method ends with `method`.
+fn request<'a>(trace: &'a [Value], face: &str, method: &str) -> &'a Value {
+    of_kind(trace, "request")
+        .into_iter()
+        .find(|r| r["face"] == face && r["method"].as_str().unwrap().ends_with(method))
+        .unwrap_or_else(|| panic!("no {face} {method} in the trace"))
+}
+
+/// What ffprobe counts in the video: its codec and its frames.
+fn probe(video: &Path) -> (String, u64) {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=codec_name,nb_read_frames",
+            "-of",
+            "json",
+        ])
+        .arg(video)
+        .output()
+        .expect("ffprobe runs");
+    assert!(
+        out.status.success(),
+        "ffprobe: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let probed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stream = &probed["streams"][0];
+    let frames = stream["nb_read_frames"].as_str().unwrap().parse().unwrap();
+    (stream["codec_name"].as_str().unwrap().to_string(), frames)
+}
+
+/// The viewer's page as headless Chromium has it once its script ran.
+fn viewer_dom(page: &Path, query: &str, profile: &Path) -> String {
+    let out = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}{query}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_run_driven_over_every_face_is_recorded_and_viewed() {
+    for program in ["ffprobe", "chromium"] {
+        assert!(
+            have(program),
+            "{program} is not installed: run scripts/install-deps"
+        );
+    }
+    let scratch =
+        Scratch(std::env::temp_dir().join(format!("wayrig-record-{}", std::process::id())));
+    let dir = scratch.0.join("run");
+    let record = dir.display().to_string();
+    let wayrig = Wayrig::start_with(
+        &[
+            "--record",
+            &record,
+            "--bus-listen",
+            "127.0.0.1:0",
+            "--cua-listen",
+            "127.0.0.1:0",
+        ],
+        &["/usr/bin/python3", &fixture()],
+    );
+    drive_over_every_face(&wayrig);
+    // Stopped as CI stops it: the recording is finished on the way out.
+    drop(wayrig);
+
+    let trace = trace_of(&dir);
+    assert_eq!(trace[0]["kind"], "recording");
+    let end = trace.last().unwrap();
+    assert_eq!(end["kind"], "end", "the trace ends by saying so");
+
+    // Every request with its answer, on each face; those that acted with
+    // the screen after them, kept beside the trace.
+    let press = request(&trace, "mygo", "act");
+    let click = request(&trace, "bus", ".ui.click");
+    let typed = request(&trace, "cua", "ComputerService/Keyboard");
+    for r in [press, click, typed] {
+        assert_eq!(r["ok"], true, "{r}");
+        assert_eq!(r["acted"], true, "{r}");
+        assert!(r["answered"].as_f64() >= r["t"].as_f64(), "{r}");
+        let shot = r["shot"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no shot after {r}"));
+        let png = std::fs::read(dir.join(shot)).unwrap();
+        assert_eq!(&png[1..4], b"PNG", "{shot}");
+    }
+    assert_eq!(press["request"]["params"]["action"], "press");
+    assert_eq!(click["request"]["label"], "Press");
+    assert!(!request(&trace, "mygo", "tree")["answer"]["nodes"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // The press names the element it pressed, with the screen before it.
+    let act = of_kind(&trace, "act")
+        .into_iter()
+        .find(|a| a["act"]["element"]["name"] == "Press")
+        .expect("the press is in the trace with its element");
+    assert!(dir.join(act["shot"].as_str().unwrap()).exists());
+
+    // Each input with the window that took it: the Bus's click at the
+    // button, the Tab and the text typed over cua.
+    let windows = of_kind(&trace, "window");
+    let window = windows
+        .iter()
+        .find(|w| w["event"] == "created" && w["app_id"] == "org.wayrig.Gtk4Fixture")
+        .unwrap_or_else(|| panic!("the window's creation is traced: {windows:?}"))["handle"]
+        .clone();
+    let inputs = of_kind(&trace, "input");
+    assert!(
+        inputs
+            .iter()
+            .any(|i| i["event"] == "button" && i["window"] == window),
+        "{inputs:?}"
+    );
+    assert!(
+        inputs.iter().any(|i| i["event"] == "text"
+            && i["text"] == "typed over cua"
+            && i["window"] == window),
+        "{inputs:?}"
+    );
+    // Frames in order, each with its window.
+    let commits = of_kind(&trace, "commit");
+    assert!(commits.iter().any(|c| c["window"] == window));
+    assert!(commits
+        .windows(2)
+        .all(|p| p[0]["t"].as_f64() <= p[1]["t"].as_f64()));
+
+    // The video decodes, with the frames the trace says it holds.
+    let (codec, frames) = probe(&dir.join("video.webm"));
+    assert_eq!(codec, "vp8");
+    assert!(frames >= 2, "{frames} frames");
+    assert_eq!(Some(frames), end["frames_encoded"].as_u64(), "{end}");
+
+    // The viewer lists every request; asked for the press, it shows it
+    // with the screen after it.
+    let viewer = Command::new(env!("CARGO_BIN_EXE_wayrig"))
+        .args(["trace", "view"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        viewer.status.success(),
+        "{}",
+        String::from_utf8_lossy(&viewer.stderr)
+    );
+    let page = dir.join("index.html");
+    let mut requests = of_kind(&trace, "request");
+    requests.sort_by(|a, b| a["t"].as_f64().partial_cmp(&b["t"].as_f64()).unwrap());
+    let n = 1 + requests.iter().position(|r| *r == press).unwrap();
+    let dom = viewer_dom(&page, &format!("?action={n}"), &scratch.0.join("profile"));
+    assert!(
+        dom.contains(&format!("id=\"action-{}\"", requests.len())),
+        "{dom}"
+    );
+    assert!(!dom.contains(&format!("id=\"action-{}\"", requests.len() + 1)));
+    assert!(
+        dom.contains(&format!("<h2>{n}. mygo act — ok</h2>")),
+        "{dom}"
+    );
+    let after = format!("src=\"{}\"", press["shot"].as_str().unwrap());
+    assert!(
+        dom.contains(&after),
+        "the press's screenshot is shown: {dom}"
+    );
+    // A search by the element's name keeps the press listed.
+    let found = viewer_dom(&page, "?q=press", &scratch.0.join("profile"));
+    assert!(found.contains(&format!("<li id=\"action-{n}\"")), "{found}");
+}
