@@ -39,7 +39,8 @@ fn button_named(tree: &Value, label: &str) -> u64 {
 }
 
 /// The fixture driven the way an agent loop would: a tree and a press over
-/// MyGo, a click and a key over the Bus, text typed over cua.
+/// MyGo, a click into the first field and a Tab to the second over the
+/// Bus, text typed there over cua.
 fn drive_over_every_face(wayrig: &Wayrig) {
     use wayrig_cua_proto::v1;
     use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
@@ -70,7 +71,7 @@ fn drive_over_every_face(wayrig: &Wayrig) {
         .unwrap();
     runtime.block_on(async {
         let mut b = support::abp::Client::connect(&bus, "record-test").await;
-        b.ok(&app, "ui.click", json!({"label": "Press"})).await;
+        b.ok(&app, "ui.click", json!({"label": "First"})).await;
         b.ok(&app, "ui.key", json!({"key": "Tab"})).await;
 
         let channel = tonic::transport::Channel::from_shared(format!("http://{cua}"))
@@ -209,7 +210,7 @@ fn a_run_driven_over_every_face_is_recorded_and_viewed() {
         assert_eq!(&png[1..4], b"PNG", "{shot}");
     }
     assert_eq!(press["request"]["params"]["action"], "press");
-    assert_eq!(click["request"]["label"], "Press");
+    assert_eq!(click["request"]["label"], "First");
     assert!(!request(&trace, "mygo", "tree")["answer"]["nodes"]
         .as_array()
         .unwrap()
@@ -221,8 +222,17 @@ fn a_run_driven_over_every_face_is_recorded_and_viewed() {
         .expect("the press is in the trace with its element");
     assert!(dir.join(act["shot"].as_str().unwrap()).exists());
 
-    // Each input with the window that took it: the Bus's click at the
-    // button, the Tab and the text typed over cua.
+    // What the typing changed in the tree, as the answer left it.
+    let typed_in = of_kind(&trace, "tree")
+        .into_iter()
+        .flat_map(|t| t["changed"].as_array().unwrap().clone())
+        .find(|c| c["name"] == "Second" && c["now"].get("value").is_some())
+        .expect("the second field's new text is traced");
+    assert_eq!(typed_in["now"]["value"], "typed over cua", "{typed_in}");
+    assert_eq!(typed_in["was"]["value"], "", "{typed_in}");
+
+    // Each input with the window that took it: the Bus's click in the
+    // field, the Tab and the text typed over cua.
     let windows = of_kind(&trace, "window");
     let window = windows
         .iter()
@@ -286,6 +296,10 @@ fn a_run_driven_over_every_face_is_recorded_and_viewed() {
         dom.contains(&after),
         "the press's screenshot is shown: {dom}"
     );
+    // The typing's request shows what it changed in the tree.
+    let k = 1 + requests.iter().position(|r| *r == typed).unwrap();
+    let dom = viewer_dom(&page, &format!("?action={k}"), &scratch.0.join("profile"));
+    assert!(dom.contains("= \"typed over cua\""), "{dom}");
     // A search by the element's name keeps the press listed.
     let found = viewer_dom(&page, "?q=press", &scratch.0.join("profile"));
     assert!(found.contains(&format!("<li id=\"action-{n}\"")), "{found}");

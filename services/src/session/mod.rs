@@ -142,6 +142,9 @@ pub struct Session {
     effect_wait_ms: std::sync::atomic::AtomicU64,
     /// The session's recording, when it is recorded.
     recording: Option<Arc<wayrig_record::Recording>>,
+    /// Each window's tree before the first act a recorded request made on
+    /// it, for the diff its answer writes.
+    trees_before_acts: std::sync::Mutex<HashMap<WindowHandle, Vec<wayrig_model::Node>>>,
 }
 
 /// How long an input or action's answer waits for its window to settle by
@@ -191,6 +194,7 @@ impl Session {
             started: std::time::Instant::now(),
             effect_wait_ms: (EFFECT_WAIT.as_millis() as u64).into(),
             recording: None,
+            trees_before_acts: Default::default(),
         })
     }
 

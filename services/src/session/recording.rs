@@ -1,12 +1,14 @@
 //! What the session adds to its recording (`wayrig run --record`): each
 //! request a face answers, with its answer; each act on an app, with the
-//! screen just before it; and the screen once a request that acted answers.
+//! screen and the tree just before it; and once a request that acted
+//! answers, the screen and what changed in the tree.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use wayrig_host::{InputEvent, WindowHandle};
-use wayrig_model::Role;
+use wayrig_model::{Node, Role};
 use wayrig_record::Recording;
 
 use super::{encode_capture, ImageFormat, Session};
@@ -67,6 +69,20 @@ impl Session {
             return;
         };
         let t = recording.now();
+        // The tree the act is aimed by: what the answer's diff starts from.
+        let mirrored = self
+            .mirror
+            .lock()
+            .unwrap()
+            .get(&handle)
+            .map(|m| m.tree.nodes.clone());
+        if let Some(nodes) = mirrored {
+            self.trees_before_acts
+                .lock()
+                .unwrap()
+                .entry(handle)
+                .or_insert(nodes);
+        }
         let shot = self.record_screen("before").await;
         recording.event_at(
             t,
@@ -106,6 +122,25 @@ impl Session {
         })
     }
 
+    /// What changed in each window acted on since its tree before the act,
+    /// read now (after the act's answer, once it showed its effect).
+    async fn record_tree_changes(&self) {
+        let Some(recording) = &self.recording else {
+            return;
+        };
+        let before: Vec<(WindowHandle, Vec<Node>)> =
+            self.trees_before_acts.lock().unwrap().drain().collect();
+        for (handle, before) in before {
+            // A window the act closed has no tree to compare.
+            let Ok(now) = self.tree(handle).await else {
+                continue;
+            };
+            let mut fields = vec![("window", Value::from(handle.to_string()))];
+            fields.extend(tree_changes(&before, &now.nodes));
+            recording.event("tree", fields);
+        }
+    }
+
     /// The output now, kept in the recording's folder; its path there.
     async fn record_screen(&self, label: &str) -> Option<String> {
         let recording = self.recording.as_ref()?;
@@ -119,16 +154,20 @@ impl RequestTrace<'_> {
     /// Write the request with its answer (`ok` or not); when it acted on an
     /// app, with the screen now, as its answer leaves it.
     pub async fn answer(self, ok: bool, answer: Value) {
+        let answered = self.recording.now();
         let acted = self.session.acts.load(std::sync::atomic::Ordering::SeqCst) != self.acts_before;
         let after = match acted {
             true => self.session.record_screen("after").await,
             false => None,
         };
+        if acted {
+            self.session.record_tree_changes().await;
+        }
         let mut fields = vec![
             ("face", Value::from(self.face)),
             ("method", Value::from(self.method)),
             ("request", self.request),
-            ("answered", Value::from(self.recording.now())),
+            ("answered", Value::from(answered)),
             ("ok", Value::from(ok)),
             ("answer", answer),
             ("acted", Value::from(acted)),
@@ -137,5 +176,116 @@ impl RequestTrace<'_> {
             fields.push(("shot", Value::from(after)));
         }
         self.recording.event_at(self.started, "request", fields);
+    }
+}
+
+/// An element as a change names it.
+fn brief(node: &Node) -> Value {
+    let mut brief = json!({"id": node.id.to_string(), "role": node.role, "name": node.name});
+    if let Some(value) = &node.value {
+        brief["value"] = json!(value);
+    }
+    brief
+}
+
+/// What differs between two trees of one window: elements changed (the
+/// facts that changed, then and now), added and removed.
+fn tree_changes(before: &[Node], now: &[Node]) -> [(&'static str, Value); 3] {
+    let then: HashMap<u64, &Node> = before.iter().map(|n| (n.id, n)).collect();
+    let mut changed = Vec::new();
+    let mut added = Vec::new();
+    for node in now {
+        let Some(old) = then.get(&node.id) else {
+            added.push(brief(node));
+            continue;
+        };
+        if *old == node {
+            continue;
+        }
+        let (Ok(Value::Object(was)), Ok(Value::Object(is))) =
+            (serde_json::to_value(old), serde_json::to_value(node))
+        else {
+            continue;
+        };
+        let keys: HashSet<&String> = was.keys().chain(is.keys()).collect();
+        let mut then_facts = serde_json::Map::new();
+        let mut now_facts = serde_json::Map::new();
+        for key in keys {
+            let (then, now) = (was.get(key), is.get(key));
+            if then == now {
+                continue;
+            }
+            // Of a set of facts (its states), only those that changed.
+            let (then, now) = match (then, now) {
+                (Some(Value::Object(a)), Some(Value::Object(b))) => {
+                    let changed = |k: &&String| a.get(*k) != b.get(*k);
+                    let pick = |m: &serde_json::Map<String, Value>| -> Value {
+                        let mut keys: Vec<&String> =
+                            a.keys().chain(b.keys()).filter(changed).collect();
+                        keys.dedup();
+                        keys.into_iter()
+                            .map(|k| (k.clone(), m.get(k).cloned().unwrap_or(Value::Null)))
+                            .collect::<serde_json::Map<_, _>>()
+                            .into()
+                    };
+                    (pick(a), pick(b))
+                }
+                _ => (
+                    then.cloned().unwrap_or(Value::Null),
+                    now.cloned().unwrap_or(Value::Null),
+                ),
+            };
+            then_facts.insert(key.clone(), then);
+            now_facts.insert(key.clone(), now);
+        }
+        let mut change = brief(node);
+        change["was"] = Value::Object(then_facts);
+        change["now"] = Value::Object(now_facts);
+        changed.push(change);
+    }
+    let kept: HashSet<u64> = now.iter().map(|n| n.id).collect();
+    let removed: Vec<Value> = before
+        .iter()
+        .filter(|n| !kept.contains(&n.id))
+        .map(brief)
+        .collect();
+    [
+        ("changed", Value::from(changed)),
+        ("added", Value::from(added)),
+        ("removed", Value::from(removed)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::elements::tests::node;
+
+    #[test]
+    fn a_tree_change_names_what_changed_came_and_went() {
+        let mut check = node(2, Some(1), Role::CheckBox, "Subscribe");
+        let before = vec![
+            node(1, None, Role::Group, "Form"),
+            check.clone(),
+            node(3, Some(1), Role::Label, "Saving…"),
+        ];
+        check.states.checked = true;
+        let now = vec![
+            node(1, None, Role::Group, "Form"),
+            check,
+            node(4, Some(1), Role::Label, "Saved"),
+        ];
+        let [(_, changed), (_, added), (_, removed)] = tree_changes(&before, &now);
+        assert_eq!(changed.as_array().unwrap().len(), 1, "{changed}");
+        assert_eq!(changed[0]["name"], "Subscribe");
+        assert_eq!(changed[0]["was"]["states"]["checked"], false);
+        assert_eq!(changed[0]["now"]["states"]["checked"], true);
+        assert!(changed[0]["now"].get("name").is_none(), "only what changed");
+        assert_eq!(changed[0]["now"]["states"], json!({"checked": true}));
+        assert_eq!(
+            added,
+            json!([{"id": "4", "role": "label", "name": "Saved"}])
+        );
+        assert_eq!(removed[0]["name"], "Saving…");
     }
 }
