@@ -90,6 +90,93 @@ pub fn render_output(
     render(renderer, &elements, mode.size, scale)
 }
 
+/// A canvas's draw: the output, and the rows that changed (from, to: `to`
+/// not included).
+pub struct CanvasFrame {
+    pub pixels: Pixels,
+    pub rows: (u32, u32),
+}
+
+/// The output drawn again and again into one buffer, repainting only what
+/// changed since the last draw (a recording's frames: a spinner costs its
+/// own pixels, not the whole output's).
+pub struct OutputCanvas {
+    words: Vec<u32>,
+    size: Size<i32, Physical>,
+    damage: OutputDamageTracker,
+    /// Whether `words` holds the last draw (the tracker repaints only damage).
+    drawn: bool,
+}
+
+impl OutputCanvas {
+    /// A canvas for `output` as its mode and scale are now.
+    pub fn new(output: &Output) -> Result<OutputCanvas, String> {
+        let mode = output.current_mode().ok_or("the output has no mode")?;
+        let scale = Scale::from(output.current_scale().fractional_scale());
+        Ok(OutputCanvas {
+            words: vec![0; (mode.size.w * mode.size.h).max(0) as usize],
+            size: mode.size,
+            damage: OutputDamageTracker::new(mode.size, scale, Transform::Normal),
+            drawn: false,
+        })
+    }
+
+    /// Draw the output; with the rows that changed since the last draw
+    /// (from, to: `to` not included), or `None` when nothing did.
+    pub fn draw(
+        &mut self,
+        renderer: &mut PixmanRenderer,
+        space: &Space<Window>,
+        output: &Output,
+    ) -> Result<Option<CanvasFrame>, String> {
+        let elements = space
+            .render_elements_for_output(renderer, output, 1.0)
+            .map_err(|e| format!("cannot collect the output's elements: {e:?}"))?;
+        let (w, h) = (self.size.w as usize, self.size.h as usize);
+        let changed = {
+            // SAFETY: `words` outlives `image`, dropped at the end of this
+            // block, and nothing else touches that memory while it lives.
+            let mut image = unsafe {
+                pixman::Image::from_raw_mut(
+                    pixman::FormatCode::A8B8G8R8,
+                    w,
+                    h,
+                    self.words.as_mut_ptr(),
+                    w * 4,
+                    false,
+                )
+            }
+            .map_err(|_| format!("cannot make a {w}x{h} image"))?;
+            let mut framebuffer = renderer
+                .bind(&mut image)
+                .map_err(|e| format!("cannot bind: {e}"))?;
+            let age = if self.drawn { 1 } else { 0 };
+            let result = self
+                .damage
+                .render_output(renderer, &mut framebuffer, age, &elements, BACKGROUND)
+                .map_err(|e| format!("rendering failed: {e:?}"))?;
+            match (self.drawn, result.damage) {
+                (false, _) => Some((0, h as u32)),
+                (true, Some(rects)) if !rects.is_empty() => {
+                    let from = rects.iter().map(|r| r.loc.y).min().unwrap_or(0);
+                    let to = rects.iter().map(|r| r.loc.y + r.size.h).max().unwrap_or(0);
+                    Some((from.max(0) as u32, (to.max(0) as u32).min(h as u32)))
+                }
+                _ => None,
+            }
+        };
+        self.drawn = true;
+        Ok(changed.map(|rows| {
+            let pixels = Pixels {
+                width: w as u32,
+                height: h as u32,
+                words: self.words.clone(),
+            };
+            CanvasFrame { pixels, rows }
+        }))
+    }
+}
+
 /// Where to draw a surface so that its window geometry starts at the image's origin.
 fn origin_for(geometry_loc: Point<i32, Logical>, scale: Scale<f64>) -> Point<i32, Physical> {
     let loc = geometry_loc.to_f64().to_physical(scale);

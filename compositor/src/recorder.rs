@@ -11,6 +11,7 @@ use tokio::sync::broadcast;
 use wayrig_host::WindowEvent;
 use wayrig_record::{Frame, Recording};
 
+use crate::capture::{CanvasFrame, OutputCanvas};
 use crate::rig::input_queue::{ResolvedKey, Step, Target};
 use crate::rig::windows::root_surface;
 use crate::state::State;
@@ -18,6 +19,8 @@ use crate::state::State;
 /// The compositor's side of a recording.
 pub struct OutputRecorder {
     recording: Arc<Recording>,
+    /// The output as the video last had it, repainted where it changed.
+    canvas: Option<OutputCanvas>,
     /// The output changed since its last frame went to the video.
     changed: bool,
     windows: broadcast::Receiver<WindowEvent>,
@@ -27,6 +30,7 @@ impl OutputRecorder {
     pub fn new(recording: Arc<Recording>, windows: broadcast::Receiver<WindowEvent>) -> Self {
         OutputRecorder {
             recording,
+            canvas: None,
             // The first frame shows the empty output.
             changed: true,
             windows,
@@ -187,19 +191,33 @@ impl State {
         }
         recorder.changed = false;
         let at = Instant::now();
-        let pixels = self
-            .backend
-            .capture_output(&self.rig.windows.space, &self.rig.output);
+        let mut canvas = match recorder.canvas.take() {
+            Some(canvas) => canvas,
+            None => match OutputCanvas::new(&self.rig.output) {
+                Ok(canvas) => canvas,
+                Err(e) => {
+                    tracing::debug!("no canvas for the video: {e}");
+                    return;
+                }
+            },
+        };
+        let drawn =
+            self.backend
+                .draw_output(&mut canvas, &self.rig.windows.space, &self.rig.output);
         let Some(recorder) = &mut self.recorder else {
             return;
         };
-        match pixels {
-            Ok(pixels) => recorder.recording.frame(Frame {
+        recorder.canvas = Some(canvas);
+        match drawn {
+            Ok(Some(CanvasFrame { pixels, rows })) => recorder.recording.frame(Frame {
                 width: pixels.width,
                 height: pixels.height,
                 rgba: pixels.rgba().to_vec(),
+                rows,
                 at,
             }),
+            // A commit that changed nothing shown is no frame.
+            Ok(None) => {}
             Err(e) => tracing::debug!("the output could not be drawn for the video: {e}"),
         }
     }

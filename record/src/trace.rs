@@ -33,6 +33,8 @@ pub struct Recording {
     secrets: Mutex<Vec<String>>,
     video: Mutex<Option<Video>>,
     shots: AtomicU64,
+    /// Output frames that changed while the encoder was busy.
+    frames_skipped: AtomicU64,
 }
 
 struct TraceFile {
@@ -88,6 +90,7 @@ impl Recording {
             secrets: Mutex::new(Vec::new()),
             video: Mutex::new(Some(video)),
             shots: AtomicU64::new(0),
+            frames_skipped: AtomicU64::new(0),
         });
         recording.event("recording", [("limit", Value::from(limit))]);
         Ok(recording)
@@ -208,9 +211,20 @@ impl Recording {
 
     /// Whether the video would take a frame now: a compositor draws one
     /// only then, so a busy encoder costs the apps nothing.
+    /// A changed output the video cannot take now counts as a frame skipped.
     pub fn wants_frame(&self) -> bool {
         let video = self.video.lock().unwrap();
-        video.as_ref().is_some_and(|v| v.has_room()) && !self.budget.spent()
+        let Some(video) = video.as_ref() else {
+            return false;
+        };
+        if self.budget.spent() {
+            return false;
+        }
+        if !video.has_room() {
+            self.frames_skipped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
     }
 
     /// Offer a frame of the output to the video.
@@ -231,8 +245,10 @@ impl Recording {
                 offered,
                 encoded,
                 dropped,
+                unchanged,
                 bytes,
             }) => vec![
+                ("frames_unchanged", Value::from(unchanged)),
                 ("frames_offered", Value::from(offered)),
                 ("frames_encoded", Value::from(encoded)),
                 ("frames_dropped", Value::from(dropped)),
@@ -240,6 +256,10 @@ impl Recording {
             ],
             Err(e) => vec![("video_error", Value::from(e))],
         };
+        let skipped = self.frames_skipped.load(Ordering::Relaxed);
+        let fields = fields
+            .into_iter()
+            .chain([("frames_skipped", Value::from(skipped))]);
         // The end is told even past the limit: it is what makes the rest readable.
         let mut line = Map::new();
         line.insert("t".into(), Value::from(self.now()));
@@ -353,6 +373,7 @@ mod tests {
                 width: 64,
                 height: 48,
                 rgba: vec![n * 40; 64 * 48 * 4],
+                rows: (0, 48),
                 at: start + std::time::Duration::from_millis(n as u64 * 100),
             };
             let video = recording.video.lock().unwrap();

@@ -26,6 +26,9 @@ pub struct Frame {
     pub height: u32,
     /// 4 bytes a pixel: R, G, B, A; rows packed.
     pub rgba: Vec<u8>,
+    /// The rows that changed since the frame before (from, to: `to` not
+    /// included); the rest are as they were.
+    pub rows: (u32, u32),
     /// When it was drawn.
     pub at: Instant,
 }
@@ -39,6 +42,8 @@ pub struct VideoStats {
     pub encoded: u64,
     /// Frames dropped because the encoder was busy (or the size limit hit).
     pub dropped: u64,
+    /// Frames drawn again with nothing changed: no new frame of video.
+    pub unchanged: u64,
     pub bytes: u64,
 }
 
@@ -47,6 +52,7 @@ struct Counts {
     offered: AtomicU64,
     encoded: AtomicU64,
     dropped: AtomicU64,
+    unchanged: AtomicU64,
 }
 
 /// A video being recorded.
@@ -98,7 +104,9 @@ impl Video {
     /// Whether a frame offered now would be taken.
     pub(crate) fn has_room(&self) -> bool {
         let c = &self.counts;
-        let done = c.encoded.load(Ordering::Relaxed) + c.dropped.load(Ordering::Relaxed);
+        let done = c.encoded.load(Ordering::Relaxed)
+            + c.dropped.load(Ordering::Relaxed)
+            + c.unchanged.load(Ordering::Relaxed);
         c.offered.load(Ordering::Relaxed).saturating_sub(done) < QUEUE as u64
     }
 
@@ -115,6 +123,7 @@ impl Video {
             offered: self.counts.offered.load(Ordering::Relaxed),
             encoded: self.counts.encoded.load(Ordering::Relaxed),
             dropped: self.counts.dropped.load(Ordering::Relaxed),
+            unchanged: self.counts.unchanged.load(Ordering::Relaxed),
             bytes,
         })
     }
@@ -124,6 +133,25 @@ impl Drop for Video {
     fn drop(&mut self) {
         let _ = self.finish();
     }
+}
+
+/// The rows of `rows` (from, to) where `now` differs from `before` (RGBA
+/// rows of `width` pixels); all of them when `before` is another size;
+/// `None` when none differ.
+fn changed_rows(before: &[u8], now: &[u8], width: u32, rows: (u32, u32)) -> Option<(u32, u32)> {
+    let stride = width as usize * 4;
+    let height = (now.len() / stride.max(1)) as u32;
+    if before.len() != now.len() {
+        return Some((0, height));
+    }
+    let (from, to) = (rows.0.min(height), rows.1.min(height));
+    let differs = |y: &u32| {
+        let at = *y as usize * stride;
+        before[at..at + stride] != now[at..at + stride]
+    };
+    let first = (from..to).find(differs)?;
+    let last = (first..to).rev().find(differs)?;
+    Some((first, last + 1))
 }
 
 /// The encoder thread: until the sender goes, encode each frame as it comes.
@@ -137,6 +165,9 @@ fn encode_all(
     let mut open: Option<(Encoder, WebmWriter)> = None;
     let mut size = (0, 0);
     let mut i420 = Vec::new();
+    // The frame before, to find the rows that really changed: toolkits
+    // damage their whole window for a spinner's few pixels.
+    let mut last_rgba: Vec<u8> = Vec::new();
     let mut last_key: Option<i64> = None;
     let mut last_pts = -1i64;
     let mut written = 0u64;
@@ -167,7 +198,19 @@ fn encode_all(
         // Milliseconds are the container's unit: two frames in one are one.
         let pts = (frame.at.saturating_duration_since(zero).as_millis() as i64).max(last_pts + 1);
         last_pts = pts;
-        rgba_to_i420(&frame.rgba, frame.width, frame.height, &mut i420);
+        let Some(rows) = changed_rows(&last_rgba, &frame.rgba, frame.width, frame.rows) else {
+            // Drawn again, the same: no new frame of video.
+            counts.unchanged.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        rgba_to_i420(
+            &frame.rgba,
+            frame.width,
+            frame.height,
+            Some(rows),
+            &mut i420,
+        );
+        last_rgba = frame.rgba;
         let key = last_key.is_none_or(|last| pts - last >= KEY_EVERY_MS);
         let packets = encoder.encode(Some(&mut i420), pts, 1, key)?;
         for packet in packets {
@@ -195,4 +238,21 @@ fn encode_all(
     writer
         .finish(end)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_rows_that_differ_count_as_changed() {
+        let before = vec![0u8; 2 * 4 * 5];
+        let mut now = before.clone();
+        now[2 * 8] = 1; // row 2
+        now[3 * 8 + 7] = 1; // row 3
+        assert_eq!(changed_rows(&before, &now, 2, (0, 5)), Some((2, 4)));
+        assert_eq!(changed_rows(&before, &now, 2, (3, 5)), Some((3, 4)));
+        assert_eq!(changed_rows(&before, &before, 2, (0, 5)), None);
+        assert_eq!(changed_rows(&[], &now, 2, (2, 3)), Some((0, 5)));
+    }
 }

@@ -154,35 +154,58 @@ impl Drop for Encoder {
 
 /// RGBA pixels (4 bytes each, rows packed) as I420 of the even size at
 /// least theirs (BT.601, studio range), the last row and column repeated.
-pub fn rgba_to_i420(rgba: &[u8], width: u32, height: u32, out: &mut Vec<u8>) {
+/// Only the rows in `rows` are converted when `out` already holds the rest
+/// (the frame before, of the same size).
+pub fn rgba_to_i420(
+    rgba: &[u8],
+    width: u32,
+    height: u32,
+    rows: Option<(u32, u32)>,
+    out: &mut Vec<u8>,
+) {
     let (w, h) = (width as usize, height as usize);
     let (ew, eh) = (w.next_multiple_of(2), h.next_multiple_of(2));
-    out.clear();
-    out.resize(ew * eh + 2 * (ew / 2) * (eh / 2), 0);
-    let pixel = |x: usize, y: usize| {
-        let at = (y.min(h - 1) * w + x.min(w - 1)) * 4;
-        (rgba[at] as i32, rgba[at + 1] as i32, rgba[at + 2] as i32)
+    let len = ew * eh + 2 * (ew / 2) * (eh / 2);
+    let (from, to) = match rows {
+        Some((from, to)) if out.len() == len => {
+            // Whole pairs of rows, as chroma takes them.
+            (
+                (from as usize / 2) * 2,
+                (to as usize).min(h).next_multiple_of(2).min(eh),
+            )
+        }
+        _ => {
+            out.clear();
+            out.resize(len, 0);
+            (0, eh)
+        }
     };
     let (luma, chroma) = out.split_at_mut(ew * eh);
     let (u_plane, v_plane) = chroma.split_at_mut((ew / 2) * (eh / 2));
-    for y in 0..eh {
-        for x in 0..ew {
-            let (r, g, b) = pixel(x, y);
-            luma[y * ew + x] = (((66 * r + 129 * g + 25 * b + 128) >> 8) + 16) as u8;
-        }
-    }
-    for cy in 0..eh / 2 {
+    let row_of = |y: usize| &rgba[y.min(h - 1) * w * 4..][..w * 4];
+    let luma_of = |p: &[u8]| {
+        let (r, g, b) = (p[0] as i32, p[1] as i32, p[2] as i32);
+        (((66 * r + 129 * g + 25 * b + 128) >> 8) + 16) as u8
+    };
+    for y in (from..to).step_by(2) {
+        let (top, bottom) = (row_of(y), row_of(y + 1));
+        let (luma_top, luma_bottom) = luma[y * ew..(y + 2) * ew].split_at_mut(ew);
         for cx in 0..ew / 2 {
             let (mut r, mut g, mut b) = (0, 0, 0);
-            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                let (pr, pg, pb) = pixel(cx * 2 + dx, cy * 2 + dy);
-                r += pr;
-                g += pg;
-                b += pb;
+            for (row, out_row) in [(top, &mut *luma_top), (bottom, &mut *luma_bottom)] {
+                for dx in 0..2 {
+                    let x = (cx * 2 + dx).min(w - 1);
+                    let p = &row[x * 4..x * 4 + 3];
+                    out_row[cx * 2 + dx] = luma_of(p);
+                    r += p[0] as i32;
+                    g += p[1] as i32;
+                    b += p[2] as i32;
+                }
             }
             let (r, g, b) = (r / 4, g / 4, b / 4);
-            u_plane[cy * (ew / 2) + cx] = (((-38 * r - 74 * g + 112 * b + 128) >> 8) + 128) as u8;
-            v_plane[cy * (ew / 2) + cx] = (((112 * r - 94 * g - 18 * b + 128) >> 8) + 128) as u8;
+            let at = (y / 2) * (ew / 2) + cx;
+            u_plane[at] = (((-38 * r - 74 * g + 112 * b + 128) >> 8) + 128) as u8;
+            v_plane[at] = (((112 * r - 94 * g - 18 * b + 128) >> 8) + 128) as u8;
         }
     }
 }
@@ -197,7 +220,7 @@ mod tests {
             255, 255, 255, 255, 0, 0, 0, 255, 255, 255, 255, 255, 0, 0, 0, 255,
         ];
         let mut out = Vec::new();
-        rgba_to_i420(&rgba, 2, 2, &mut out);
+        rgba_to_i420(&rgba, 2, 2, None, &mut out);
         assert_eq!(&out[..4], &[235, 16, 235, 16]);
         assert_eq!(&out[4..], &[128, 128]);
     }
@@ -206,9 +229,24 @@ mod tests {
     fn an_odd_size_is_padded_by_its_edge() {
         let rgba = [0u8, 0, 0, 255].repeat(3 * 3);
         let mut out = Vec::new();
-        rgba_to_i420(&rgba, 3, 3, &mut out);
+        rgba_to_i420(&rgba, 3, 3, None, &mut out);
         assert_eq!(out.len(), 4 * 4 + 2 * 2 * 2);
         assert!(out[..16].iter().all(|&y| y == 16));
+    }
+
+    #[test]
+    fn only_the_changed_rows_are_converted_again() {
+        let mut rgba = [0u8, 0, 0, 255].repeat(4 * 6);
+        let mut out = Vec::new();
+        rgba_to_i420(&rgba, 4, 6, None, &mut out);
+        // Rows 2 and 5 turn white; only row 3 is said to have changed.
+        for y in [2, 5] {
+            rgba[y * 16..(y + 1) * 16].fill(255);
+        }
+        rgba_to_i420(&rgba, 4, 6, Some((3, 4)), &mut out);
+        // Row 3 is converted with its pair, row 2; row 5 is left as it was.
+        assert!(out[2 * 4..3 * 4].iter().all(|&y| y == 235));
+        assert!(out[5 * 4..6 * 4].iter().all(|&y| y == 16));
     }
 
     #[test]

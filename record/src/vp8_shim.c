@@ -48,7 +48,7 @@ struct wr_vp8 *wr_vp8_open(unsigned width, unsigned height, unsigned bitrate_kbp
         return NULL;
     }
     /* The fastest realtime setting: recording must not take the apps' CPU. */
-    vpx_codec_control(&enc->codec, VP8E_SET_CPUUSED, 12);
+    vpx_codec_control(&enc->codec, VP8E_SET_CPUUSED, 16);
     vpx_codec_control(&enc->codec, VP8E_SET_SCREEN_CONTENT_MODE, 1);
     vpx_codec_control(&enc->codec, VP8E_SET_STATIC_THRESHOLD, 1);
     enc->width = width;

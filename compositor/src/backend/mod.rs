@@ -7,7 +7,7 @@ use smithay::backend::renderer::pixman::PixmanRenderer;
 use smithay::desktop::{PopupKind, Space, Window};
 use smithay::output::Output;
 
-use crate::capture::{self, Pixels};
+use crate::capture::{self, CanvasFrame, OutputCanvas, Pixels};
 use nested::Nested;
 
 /// Where the output's pixels go.
@@ -51,6 +51,17 @@ impl Backend {
             popup.geometry(),
             scale,
         )
+    }
+
+    /// Draw the output onto `canvas`, with the rows that changed; `None`
+    /// when nothing did.
+    pub fn draw_output(
+        &mut self,
+        canvas: &mut OutputCanvas,
+        space: &Space<Window>,
+        output: &Output,
+    ) -> Result<Option<CanvasFrame>, String> {
+        canvas.draw(&mut self.capture_renderer, space, output)
     }
 
     pub fn capture_output(
