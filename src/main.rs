@@ -190,7 +190,7 @@ fn parse_argv(s: &str) -> Result<Argv, String> {
     }
 }
 
-fn parse_bytes(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
     let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((at, _)) => s.split_at(at),
         None => (s, ""),

@@ -33,6 +33,14 @@ pub struct ServeArgs {
     /// Extra environment for every session's apps, KEY=VALUE (repeatable).
     #[arg(long = "env", value_parser = crate::parse_env)]
     env: Vec<(String, String)>,
+    /// Record each session into DIR/SESSION-ID, as `wayrig run --record`
+    /// does (`wayrig trace view DIR/SESSION-ID` reads one).
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// The most each session's recording may take on disk (bytes; K, M or
+    /// G suffixed).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::parse_bytes)]
+    record_limit: u64,
 }
 
 pub fn run(args: ServeArgs) -> Result<(), String> {
@@ -49,7 +57,11 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if let Some(addr) = listener.addr() {
         say!("wayrig: webdriver listens at http://{addr}");
     }
-    let sessions = Arc::new(Sessions::new(args.max_sessions as usize));
+    let mut sessions = Sessions::new(args.max_sessions as usize);
+    if let Some(root) = args.record {
+        sessions = sessions.recording_into(root, args.record_limit);
+    }
+    let sessions = Arc::new(sessions);
     let options = wayrig_webdriver::Options {
         token,
         origins: args.webdriver_allow_origin,

@@ -81,6 +81,7 @@ impl<H: Host + ?Sized> Live<H> {
         self.tasks.close();
         self.tasks.wait().await;
         self.host.shutdown().await;
+        self.session.finish_recording();
     }
 }
 
@@ -114,6 +115,9 @@ pub struct Sessions {
     book: Mutex<Book>,
     limit: usize,
     made: std::sync::atomic::AtomicU64,
+    /// Each session recorded into a folder here named by its id, within
+    /// the size limit given.
+    record: Option<(std::path::PathBuf, u64)>,
 }
 
 #[derive(Default)]
@@ -148,12 +152,19 @@ impl Sessions {
             book: Mutex::default(),
             limit,
             made: Default::default(),
+            record: None,
         }
+    }
+
+    /// Record each session into `root/ID` (its id), each within `limit` bytes.
+    pub fn recording_into(mut self, root: std::path::PathBuf, limit: u64) -> Self {
+        self.record = Some((root, limit));
+        self
     }
 
     /// Make a session by the recipe and keep it; its id names it from now on.
     /// A place is held while it starts, so concurrent creates keep the limit.
-    pub async fn create(&self, spec: Spec) -> Result<(SessionId, Arc<Live>), SessionsFull> {
+    pub async fn create(&self, mut spec: Spec) -> Result<(SessionId, Arc<Live>), SessionsFull> {
         let place = {
             let mut book = self.book.lock().unwrap();
             if book.live.len() + book.starting >= self.limit {
@@ -162,9 +173,14 @@ impl Sessions {
             book.starting += 1;
             Place(&self.book)
         };
-        let made = Arc::new(Live::start(spec).await?);
         let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let id = format!("{:x}-{n}", std::process::id());
+        if let Some((root, limit)) = &self.record {
+            let recording = wayrig_record::Recording::start(&root.join(&id), *limit)
+                .map_err(|e| StartError::new("recording", e))?;
+            spec.compositor.record = Some(recording);
+        }
+        let made = Arc::new(Live::start(spec).await?);
         let mut book = self.book.lock().unwrap();
         book.live.insert(id.clone(), made.clone());
         drop(book);

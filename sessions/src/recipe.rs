@@ -46,7 +46,7 @@ pub struct StartError {
 }
 
 impl StartError {
-    fn new(phase: &'static str, detail: impl ToString) -> Self {
+    pub(crate) fn new(phase: &'static str, detail: impl ToString) -> Self {
         StartError {
             phase,
             detail: detail.to_string(),

@@ -38,9 +38,15 @@ pub fn spawn(mut command: Command) -> Ended {
 /// `wayrig` (the path given) serving WebDriver on a loopback port with
 /// `places` sessions, and the URL it listens at.
 pub fn serve(wayrig: &Path, places: usize) -> (Ended, String) {
+    serve_with(wayrig, places, &[])
+}
+
+/// `serve` with more flags.
+pub fn serve_with(wayrig: &Path, places: usize, flags: &[&str]) -> (Ended, String) {
     let mut command = Command::new(wayrig);
     command.args(["serve", "--webdriver", "127.0.0.1:0", "--max-sessions"]);
     command.arg(places.to_string());
+    command.args(flags);
     let mut served = spawn(command);
     let (_, said) = follow_output(&mut served.0);
     let line = said.wait_for("webdriver listens at ", "the WebDriver face listens");

@@ -56,6 +56,14 @@ impl Session {
         })
     }
 
+    /// End the recording: the video's end is written. What comes later is
+    /// not recorded.
+    pub fn finish_recording(&self) {
+        if let Some(recording) = &self.recording {
+            recording.finish();
+        }
+    }
+
     /// Mask `secret` (a token, a password) in the recording from now on.
     pub fn trace_secret(&self, secret: &str) {
         if let Some(recording) = &self.recording {

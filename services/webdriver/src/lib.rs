@@ -13,6 +13,7 @@ mod error;
 mod hostile;
 mod keys;
 mod locate;
+mod trace;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -149,6 +150,10 @@ fn router(face: Arc<Face>) -> Router {
         )
         .fallback(unknown_command)
         .method_not_allowed_fallback(unknown_method)
+        .layer(axum::middleware::from_fn_with_state(
+            face.clone(),
+            trace::trace,
+        ))
         .layer(axum::middleware::from_fn_with_state(face.clone(), gate))
         .with_state(face)
 }
