@@ -304,3 +304,89 @@ fn a_run_driven_over_every_face_is_recorded_and_viewed() {
     let found = viewer_dom(&page, "?q=press", &scratch.0.join("profile"));
     assert!(found.contains(&format!("<li id=\"action-{n}\"")), "{found}");
 }
+
+/// A session started without `--record` records on request over MyGo
+/// (`wayrig.record`), into a folder of the user's state directory.
+#[test]
+fn a_session_is_recorded_on_request_between_two_calls() {
+    let scratch = Scratch(
+        std::env::temp_dir().join(format!("wayrig-record-on-request-{}", std::process::id())),
+    );
+    // Read by `wayrig run` as it starts: where recordings on request go.
+    std::env::set_var("XDG_STATE_HOME", &scratch.0);
+    let wayrig = Wayrig::start_with(
+        &["--bus-listen", "127.0.0.1:0"],
+        &["/usr/bin/python3", &fixture()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    assert_eq!(
+        c.raw_error("wayrig.record", json!({"on": false})),
+        "invalid_request",
+        "ending what never began is refused"
+    );
+    let started = c.raw_call("wayrig.record", json!({"on": true}));
+    assert_eq!(started["recording"], true);
+    let dir = PathBuf::from(started["dir"].as_str().unwrap());
+    assert!(
+        dir.starts_with(scratch.0.join("wayrig/recordings")),
+        "{dir:?}"
+    );
+    let window = c.first_window()["id"].as_u64().unwrap();
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    c.call(Call::Act {
+        window: Some(window),
+        element: ElementPick::Id(button_named(&tree, "Press")),
+        action: Action::Press,
+    });
+    let ended = c.raw_call("wayrig.record", json!({"on": false}));
+    assert_eq!(ended, json!({"dir": started["dir"], "recording": false}));
+
+    let trace = trace_of(&dir);
+    let press = request(&trace, "mygo", "act");
+    assert_eq!(press["acted"], true, "{press}");
+    assert!(dir.join(press["shot"].as_str().unwrap()).exists());
+    let end = trace.last().unwrap();
+    assert_eq!(end["kind"], "end", "ending the recording writes its end");
+    let (_, frames) = probe(&dir.join("video.webm"));
+    assert!(frames >= 1);
+    assert_eq!(Some(frames), end["frames_encoded"].as_u64(), "{end}");
+    // What comes after the end is not recorded.
+    c.call(Call::Tree {
+        window: Some(window),
+    });
+    assert_eq!(trace_of(&dir).len(), trace.len());
+
+    // Over the Bus, the same switch: a new folder, ended alike.
+    let bus = wayrig
+        .stderr
+        .wait_for("bus listens at ", "the Bus address")
+        .split("listens at ")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let app = wayrig
+        .stderr
+        .wait_for("wayrig: bus name ", "the fixture's Bus name")
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .to_string();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut b = support::abp::Client::connect(&bus, "record-test").await;
+        let on = b.ok(&app, "wayrig.record", json!({"on": true})).await;
+        assert_ne!(on["dir"], started["dir"], "a new recording, a new folder");
+        b.ok(&app, "ui.key", json!({"key": "Tab"})).await;
+        let off = b.ok(&app, "wayrig.record", json!({"on": false})).await;
+        assert_eq!(off, json!({"dir": on["dir"], "recording": false}));
+        let trace = trace_of(Path::new(on["dir"].as_str().unwrap()));
+        assert!(request(&trace, "bus", ".ui.key")["acted"] == true);
+        let refused = b.refused(&app, "wayrig.record", json!({"on": false})).await;
+        assert!(refused.to_string().contains("not recorded"), "{refused}");
+    });
+}

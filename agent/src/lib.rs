@@ -192,6 +192,12 @@ pub enum AgentCommand {
     },
     /// Evaluate a script in a page.
     Eval { script: String },
+    /// Record the session from now on (on), or end the recording (off);
+    /// prints its folder, which `wayrig trace view DIR` reads.
+    Record {
+        #[arg(value_parser = ["on", "off"])]
+        switch: String,
+    },
     /// Wait for the window to settle; with --text or --ref, wait instead for
     /// what you expect to show (or, --gone, to go), however the app works.
     Wait {
@@ -1064,6 +1070,7 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
             | AgentCommand::Screenshot { .. }
             | AgentCommand::Wait { .. }
             | AgentCommand::Eval { .. }
+            | AgentCommand::Record { .. }
             | AgentCommand::Windows
     ) || matches!(&command, AgentCommand::Menu { path, .. } if path.is_empty());
     match common.window {
@@ -1402,6 +1409,16 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         C::Eval { script } => {
             let result = client.call(Call::Eval { window, script })?;
             state.print(format!("{}", result["value"]));
+            Ok(())
+        }
+        C::Record { switch } => {
+            let on = switch == "on";
+            let answer = client.call(Call::Record { on })?;
+            let dir = answer["dir"].as_str().unwrap_or_default();
+            state.print(match on {
+                true => format!("recording into {dir}"),
+                false => format!("recorded to {dir}; `wayrig trace view {dir}` writes its viewer"),
+            });
             Ok(())
         }
         C::Wait {

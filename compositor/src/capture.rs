@@ -90,13 +90,6 @@ pub fn render_output(
     render(renderer, &elements, mode.size, scale)
 }
 
-/// A canvas's draw: the output, and the rows that changed (from, to: `to`
-/// not included).
-pub struct CanvasFrame {
-    pub pixels: Pixels,
-    pub rows: (u32, u32),
-}
-
 /// The output drawn again and again into one buffer, repainting only what
 /// changed since the last draw (a recording's frames: a spinner costs its
 /// own pixels, not the whole output's).
@@ -121,14 +114,14 @@ impl OutputCanvas {
         })
     }
 
-    /// Draw the output; with the rows that changed since the last draw
-    /// (from, to: `to` not included), or `None` when nothing did.
+    /// Draw the output; the rows that changed since the last draw (from,
+    /// to: `to` not included), or `None` when nothing did.
     pub fn draw(
         &mut self,
         renderer: &mut PixmanRenderer,
         space: &Space<Window>,
         output: &Output,
-    ) -> Result<Option<CanvasFrame>, String> {
+    ) -> Result<Option<(u32, u32)>, String> {
         let elements = space
             .render_elements_for_output(renderer, output, 1.0)
             .map_err(|e| format!("cannot collect the output's elements: {e:?}"))?;
@@ -166,14 +159,16 @@ impl OutputCanvas {
             }
         };
         self.drawn = true;
-        Ok(changed.map(|rows| {
-            let pixels = Pixels {
-                width: w as u32,
-                height: h as u32,
-                words: self.words.clone(),
-            };
-            CanvasFrame { pixels, rows }
-        }))
+        Ok(changed)
+    }
+
+    /// A copy of what the canvas shows.
+    pub fn pixels(&self) -> Pixels {
+        Pixels {
+            width: self.size.w as u32,
+            height: self.size.h as u32,
+            words: self.words.clone(),
+        }
     }
 }
 

@@ -30,6 +30,7 @@ use crate::rig::clients::ClientState;
 use crate::rig::OUTPUT_NAME;
 use crate::runtime_dir::RuntimeDir;
 use crate::state::State;
+use wayrig_record::Recording;
 
 /// Time launched apps get to exit after SIGTERM at shutdown.
 const APP_GRACE: Duration = Duration::from_secs(2);
@@ -65,6 +66,7 @@ pub enum Command {
     ),
     CaptureWindow(WindowHandle, oneshot::Sender<HostResult<Pixels>>),
     CaptureOutput(oneshot::Sender<HostResult<Pixels>>),
+    Record(Option<Arc<Recording>>, oneshot::Sender<()>),
     Pointer(oneshot::Sender<PointerState>),
     WindowAt(
         WindowHandle,
@@ -304,6 +306,13 @@ impl Host for CompositorHost {
         })
         .await?
         .map(Pixels::into_capture)
+    }
+
+    async fn record(&self, recording: Option<Arc<Recording>>) -> HostResult<()> {
+        self.ask("recording", ANSWER_LIMIT, |tx| {
+            Command::Record(recording, tx)
+        })
+        .await
     }
 
     async fn capture_output(&self) -> HostResult<Capture> {
@@ -653,6 +662,10 @@ impl State {
             }
             Command::CaptureOutput(reply) => {
                 let _ = reply.send(self.capture_output());
+            }
+            Command::Record(recording, reply) => {
+                self.record_into(recording);
+                let _ = reply.send(());
             }
             Command::Pointer(reply) => {
                 let _ = reply.send(self.pointer_state());

@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 use wayrig_host::WindowEvent;
 use wayrig_record::{Frame, Recording};
 
-use crate::capture::{CanvasFrame, OutputCanvas};
+use crate::capture::OutputCanvas;
 use crate::rig::input_queue::{ResolvedKey, Step, Target};
 use crate::rig::windows::root_surface;
 use crate::state::State;
@@ -23,6 +23,8 @@ pub struct OutputRecorder {
     canvas: Option<OutputCanvas>,
     /// The output changed since its last frame went to the video.
     changed: bool,
+    /// Where the video last drew the pointer (physical pixels).
+    pointer: Option<(i32, i32)>,
     windows: broadcast::Receiver<WindowEvent>,
 }
 
@@ -33,6 +35,7 @@ impl OutputRecorder {
             canvas: None,
             // The first frame shows the empty output.
             changed: true,
+            pointer: None,
             windows,
         }
     }
@@ -46,6 +49,12 @@ fn key_json(key: &ResolvedKey) -> Value {
 }
 
 impl State {
+    /// Record into `recording` from now on, or stop recording with `None`.
+    pub(crate) fn record_into(&mut self, recording: Option<Arc<Recording>>) {
+        self.recorder =
+            recording.map(|r| OutputRecorder::new(r, self.rig.windows.events.subscribe()));
+    }
+
     /// The window (handle, as clients know it) a surface belongs to.
     fn window_of_surface(&self, surface: &WlSurface) -> Value {
         let root = root_surface(surface);
@@ -186,9 +195,19 @@ impl State {
                 Err(_) => break,
             }
         }
-        if !recorder.changed || !recorder.recording.wants_frame() {
+        let scale = self.rig.config.scale;
+        let pointer = self.seat.get_pointer().map(|p| {
+            let at = p.current_location();
+            ((at.x * scale).round() as i32, (at.y * scale).round() as i32)
+        });
+        let Some(recorder) = &mut self.recorder else {
+            return;
+        };
+        let pointer_moved = pointer != recorder.pointer;
+        if !(recorder.changed || pointer_moved) || !recorder.recording.wants_frame() {
             return;
         }
+        recorder.pointer = pointer;
         recorder.changed = false;
         let at = Instant::now();
         let mut canvas = match recorder.canvas.take() {
@@ -204,21 +223,27 @@ impl State {
         let drawn =
             self.backend
                 .draw_output(&mut canvas, &self.rig.windows.space, &self.rig.output);
+        let frame = match &drawn {
+            // A change, or only the pointer moved: the canvas with it drawn.
+            Ok(rows) if rows.is_some() || pointer_moved => Some((canvas.pixels(), *rows)),
+            _ => None,
+        };
         let Some(recorder) = &mut self.recorder else {
             return;
         };
         recorder.canvas = Some(canvas);
-        match drawn {
-            Ok(Some(CanvasFrame { pixels, rows })) => recorder.recording.frame(Frame {
+        if let Some((pixels, rows)) = frame {
+            recorder.recording.frame(Frame {
                 width: pixels.width,
                 height: pixels.height,
                 rgba: pixels.rgba().to_vec(),
-                rows,
+                rows: rows.unwrap_or((0, 0)),
+                pointer,
                 at,
-            }),
-            // A commit that changed nothing shown is no frame.
-            Ok(None) => {}
-            Err(e) => tracing::debug!("the output could not be drawn for the video: {e}"),
+            });
+        }
+        if let Err(e) = drawn {
+            tracing::debug!("the output could not be drawn for the video: {e}");
         }
     }
 }

@@ -695,6 +695,17 @@ pub trait Host: Send + Sync {
         )))
     }
 
+    /// Record the session into `recording` from now on (its video, input
+    /// and window events), or stop recording with `None`.
+    async fn record(
+        &self,
+        _recording: Option<std::sync::Arc<wayrig_record::Recording>>,
+    ) -> HostResult<()> {
+        Err(HostError::Unsupported(
+            "this host cannot record its output".into(),
+        ))
+    }
+
     /// The clipboard's text (the data device selection), whoever owns it.
     async fn clipboard(&self) -> HostResult<ClipboardText>;
 

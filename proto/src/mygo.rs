@@ -155,6 +155,12 @@ pub enum Call {
     Menus {
         window: Option<u64>,
     },
+    /// Wayrig's extension `wayrig.record`, no MyGo method: start recording
+    /// the session (`on`: true) into a new folder of the user's, as
+    /// `wayrig run --record` does, or end the recording (`on`: false).
+    Record {
+        on: bool,
+    },
 }
 
 /// The name of Wayrig's `WaitFor` extension on the wire: namespaced, so that
@@ -166,6 +172,17 @@ pub const LAUNCH_METHOD: &str = "wayrig.launch";
 
 /// The name of Wayrig's `Menus` extension on the wire.
 pub const MENUS_METHOD: &str = "wayrig.menus";
+
+/// The name of Wayrig's `Record` extension on the wire.
+pub const RECORD_METHOD: &str = "wayrig.record";
+
+/// `wayrig.record`'s answer: the recording's folder, and whether it records
+/// now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordAnswer {
+    pub dir: String,
+    pub recording: bool,
+}
 
 /// `wayrig.menus`' answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -395,13 +412,14 @@ impl Call {
             Call::WaitFor { .. } => WAIT_FOR_METHOD,
             Call::Launch { .. } => LAUNCH_METHOD,
             Call::Menus { .. } => MENUS_METHOD,
+            Call::Record { .. } => RECORD_METHOD,
         }
     }
 
     /// The window the call names, if any.
     pub fn window(&self) -> Option<u64> {
         match self {
-            Call::Windows | Call::Launch { .. } => None,
+            Call::Windows | Call::Launch { .. } | Call::Record { .. } => None,
             Call::Tree { window }
             | Call::Act { window, .. }
             | Call::Input { window, .. }
@@ -542,6 +560,19 @@ impl Call {
                     timeout_ms: p.timeout()?,
                 }
             }
+            RECORD_METHOD => {
+                p.only(&["on"])?;
+                let on = match params.get("on") {
+                    Some(Value::Bool(on)) => *on,
+                    Some(_) => return Err(WireError::invalid("on is true or false")),
+                    None => {
+                        return Err(WireError::invalid(format!(
+                            "{RECORD_METHOD} needs on: true to start, false to end"
+                        )))
+                    }
+                };
+                Call::Record { on }
+            }
             MENUS_METHOD => {
                 p.only(&["window"])?;
                 Call::Menus {
@@ -672,6 +703,9 @@ impl Call {
                 if let Some(t) = timeout_ms {
                     o.insert("timeout".into(), json!(t));
                 }
+            }
+            Call::Record { on } => {
+                o.insert("on".into(), json!(on));
             }
             Call::Launch { app, timeout_ms } => {
                 match app {
@@ -1337,6 +1371,8 @@ mod tests {
                 timeout_ms: None,
             },
             Call::Menus { window: Some(3) },
+            Call::Record { on: true },
+            Call::Record { on: false },
             Call::Launch {
                 app: LaunchApp::Command(vec!["foot".into(), "-e".into(), "sh".into()]),
                 timeout_ms: Some(0),

@@ -374,6 +374,7 @@ mod tests {
                 height: 48,
                 rgba: vec![n * 40; 64 * 48 * 4],
                 rows: (0, 48),
+                pointer: None,
                 at: start + std::time::Duration::from_millis(n as u64 * 100),
             };
             let video = recording.video.lock().unwrap();

@@ -29,6 +29,9 @@ pub struct Frame {
     /// The rows that changed since the frame before (from, to: `to` not
     /// included); the rest are as they were.
     pub rows: (u32, u32),
+    /// Where the pointer is, in the frame's pixels: drawn over it, so that
+    /// the video shows where each click went.
+    pub pointer: Option<(i32, i32)>,
     /// When it was drawn.
     pub at: Instant,
 }
@@ -135,6 +138,46 @@ impl Drop for Video {
     }
 }
 
+/// An arrow pointer, its tip at the top left: B black, W white.
+const POINTER: [&str; 17] = [
+    "B",
+    "BB",
+    "BWB",
+    "BWWB",
+    "BWWWB",
+    "BWWWWB",
+    "BWWWWWB",
+    "BWWWWWWB",
+    "BWWWWWWWB",
+    "BWWWWWWWWB",
+    "BWWWWWBBBBB",
+    "BWWBWWB",
+    "BWB.BWWB",
+    "BB..BWWB",
+    "B....BWWB",
+    ".....BWWB",
+    "......BB",
+];
+
+/// Draw the pointer with its tip at `x`, `y` on RGBA pixels `width` wide.
+fn draw_pointer(rgba: &mut [u8], width: u32, height: u32, x: i32, y: i32) {
+    for (dy, row) in POINTER.iter().enumerate() {
+        for (dx, c) in row.bytes().enumerate() {
+            let (px, py) = (x + dx as i32, y + dy as i32);
+            if px < 0 || py < 0 || px >= width as i32 || py >= height as i32 {
+                continue;
+            }
+            let colour = match c {
+                b'B' => 0,
+                b'W' => 255,
+                _ => continue,
+            };
+            let at = (py as usize * width as usize + px as usize) * 4;
+            rgba[at..at + 3].fill(colour);
+        }
+    }
+}
+
 /// The rows of `rows` (from, to) where `now` differs from `before` (RGBA
 /// rows of `width` pixels); all of them when `before` is another size;
 /// `None` when none differ.
@@ -198,7 +241,14 @@ fn encode_all(
         // Milliseconds are the container's unit: two frames in one are one.
         let pts = (frame.at.saturating_duration_since(zero).as_millis() as i64).max(last_pts + 1);
         last_pts = pts;
-        let Some(rows) = changed_rows(&last_rgba, &frame.rgba, frame.width, frame.rows) else {
+        let mut frame = frame;
+        let mut rows = frame.rows;
+        if let Some((x, y)) = frame.pointer {
+            draw_pointer(&mut frame.rgba, frame.width, frame.height, x, y);
+            // Where it was drawn before may be uncovered now: any row may differ.
+            rows = (0, frame.height);
+        }
+        let Some(rows) = changed_rows(&last_rgba, &frame.rgba, frame.width, rows) else {
             // Drawn again, the same: no new frame of video.
             counts.unchanged.fetch_add(1, Ordering::Relaxed);
             continue;
@@ -254,5 +304,18 @@ mod tests {
         assert_eq!(changed_rows(&before, &now, 2, (3, 5)), Some((3, 4)));
         assert_eq!(changed_rows(&before, &before, 2, (0, 5)), None);
         assert_eq!(changed_rows(&[], &now, 2, (2, 3)), Some((0, 5)));
+    }
+
+    #[test]
+    fn the_pointer_is_drawn_at_its_tip_and_clipped_at_the_edge() {
+        let mut rgba = vec![128u8; 20 * 20 * 4];
+        draw_pointer(&mut rgba, 20, 20, 15, 10);
+        let at = |x: usize, y: usize| rgba[(y * 20 + x) * 4];
+        assert_eq!(at(15, 10), 0, "the tip is black");
+        assert_eq!(at(16, 12), 255, "inside is white");
+        assert_eq!(at(14, 10), 128, "left of the tip is untouched");
+        assert_eq!(at(5, 19), 128, "far from it is untouched");
+        // Off the frame's corner, nothing is drawn and nothing breaks.
+        draw_pointer(&mut rgba, 20, 20, -3, 19);
     }
 }

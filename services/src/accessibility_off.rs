@@ -57,10 +57,13 @@ mod tests {
 
     #[test]
     fn an_app_started_with_accessibility_off_is_told_how() {
-        // It says so once it runs with the environment it was given.
+        // It says so once it runs with the environment it was given; it
+        // execs nothing after (an exec under way reads as no environment),
+        // and waits on its input until killed.
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "echo started; exec sleep 30"])
+            .args(["-c", "echo started; read line"])
             .env("NO_AT_BRIDGE", "1")
+            .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .process_group(0)
             .spawn()

@@ -7,7 +7,7 @@ use smithay::backend::renderer::pixman::PixmanRenderer;
 use smithay::desktop::{PopupKind, Space, Window};
 use smithay::output::Output;
 
-use crate::capture::{self, CanvasFrame, OutputCanvas, Pixels};
+use crate::capture::{self, OutputCanvas, Pixels};
 use nested::Nested;
 
 /// Where the output's pixels go.
@@ -53,14 +53,14 @@ impl Backend {
         )
     }
 
-    /// Draw the output onto `canvas`, with the rows that changed; `None`
+    /// Draw the output onto `canvas`: the rows that changed, or `None`
     /// when nothing did.
     pub fn draw_output(
         &mut self,
         canvas: &mut OutputCanvas,
         space: &Space<Window>,
         output: &Output,
-    ) -> Result<Option<CanvasFrame>, String> {
+    ) -> Result<Option<(u32, u32)>, String> {
         canvas.draw(&mut self.capture_renderer, space, output)
     }
 

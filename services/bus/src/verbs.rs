@@ -194,6 +194,13 @@ const VERBS: &[Verb] = &[
         args: &[],
     },
     Verb {
+        name: "wayrig.record",
+        description: "Wayrig's own: records the session from now on (on: true) into a new folder of the user's state directory, as wayrig run --record does, or ends the recording (on: false): {dir, recording}.",
+        read_only: true,
+        traced: false,
+        args: &[("on", "bool", true, "true starts a recording, false ends it")],
+    },
+    Verb {
         name: "app.describe",
         description: "Every verb with its arguments. Traces give what the seat delivered in each frame; egui's own verdicts (clicked, hovered, no_longer_a_click) are not visible to a compositor and are left out.",
         read_only: true,
@@ -353,6 +360,15 @@ pub async fn answer(
         "ui.capture" => capture(session, app, pid, &args).await,
         "window" => window(session, pid, &args).await,
         "window.state" => Ok(window_state(&app_window(session, pid).await?)),
+        "wayrig.record" => {
+            let on = args.bool("on")?;
+            let dir = match on {
+                true => session.start_recording().await,
+                false => session.end_recording().await,
+            }
+            .map_err(refusal)?;
+            Ok(json!({"dir": dir.display().to_string(), "recording": on}))
+        }
         _ => Err(refuse("UNKNOWN_VERB", format!("{verb} is not wired"))),
     }
 }
@@ -1157,6 +1173,7 @@ mod tests {
             "calc.ui.capture",
             "calc.window",
             "calc.window.state",
+            "calc.wayrig.record",
             "calc.app.describe",
             "HELP",
         ] {

@@ -169,6 +169,17 @@ async fn run(
             session.menu(window().await?.handle, &path).await?;
             Ok(json!({}))
         }
+        Call::Record { on } => {
+            let dir = match on {
+                true => session.start_recording().await?,
+                false => session.end_recording().await?,
+            };
+            let answer = wire::RecordAnswer {
+                dir: dir.display().to_string(),
+                recording: on,
+            };
+            Ok(serde_json::to_value(answer).expect("an answer serializes"))
+        }
         Call::Menus { .. } => {
             let handle = window().await?.handle;
             let bar = session.menus(handle).await?;

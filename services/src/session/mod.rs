@@ -141,7 +141,7 @@ pub struct Session {
     /// settle, so that it shows the effect: `EFFECT_WAIT` unless set.
     effect_wait_ms: std::sync::atomic::AtomicU64,
     /// The session's recording, when it is recorded.
-    recording: Option<Arc<wayrig_record::Recording>>,
+    recording: std::sync::Mutex<Option<Arc<wayrig_record::Recording>>>,
     /// Each window's tree before the first act a recorded request made on
     /// it, for the diff its answer writes.
     trees_before_acts: std::sync::Mutex<HashMap<WindowHandle, Vec<wayrig_model::Node>>>,
@@ -193,7 +193,7 @@ impl Session {
             _buses: None,
             started: std::time::Instant::now(),
             effect_wait_ms: (EFFECT_WAIT.as_millis() as u64).into(),
-            recording: None,
+            recording: Default::default(),
             trees_before_acts: Default::default(),
         })
     }

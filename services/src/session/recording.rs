@@ -4,6 +4,7 @@
 //! answers, the screen and what changed in the tree.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -12,6 +13,23 @@ use wayrig_model::{Node, Role};
 use wayrig_record::Recording;
 
 use super::{encode_capture, ImageFormat, Session};
+use crate::model::Error;
+
+/// Recordings started by `start_recording` in this process: each folder's own.
+static RECORDINGS_STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Where recordings a client starts go: `$XDG_STATE_HOME/wayrig/recordings`
+/// (`~/.local/state/...`), the user's own; a client names no path.
+fn recordings_folder() -> Result<PathBuf, Error> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .ok_or_else(|| {
+            Error::Failed("no folder for recordings: set XDG_STATE_HOME or HOME".into())
+        })?;
+    Ok(state.join("wayrig/recordings"))
+}
 
 /// A request under way on a face, written to the trace when it is answered.
 pub struct RequestTrace<'a> {
@@ -26,14 +44,54 @@ pub struct RequestTrace<'a> {
 
 impl Session {
     /// Record into `recording` from now on.
-    pub fn with_recording(mut self, recording: Option<Arc<Recording>>) -> Self {
-        self.recording = recording;
+    pub fn with_recording(self, recording: Option<Arc<Recording>>) -> Self {
+        *self.recording.lock().unwrap() = recording;
         self
+    }
+
+    /// The session's recording, while it records.
+    fn recording(&self) -> Option<Arc<Recording>> {
+        self.recording.lock().unwrap().clone()
     }
 
     /// Whether the session is recorded.
     pub fn is_recorded(&self) -> bool {
-        self.recording.is_some()
+        self.recording.lock().unwrap().is_some()
+    }
+
+    /// Start recording the session into a new folder under the user's
+    /// state directory (`$XDG_STATE_HOME/wayrig/recordings`), as `wayrig
+    /// run --record` does; its folder. Recording already, its folder.
+    pub async fn start_recording(&self) -> Result<PathBuf, Error> {
+        if let Some(recording) = self.recording() {
+            return Ok(recording.dir().to_path_buf());
+        }
+        let dir = recordings_folder()?.join(format!(
+            "{}-{}-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            std::process::id(),
+            RECORDINGS_STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let recording =
+            Recording::start(&dir, wayrig_record::DEFAULT_LIMIT).map_err(Error::Failed)?;
+        self.host.record(Some(recording.clone())).await?;
+        *self.recording.lock().unwrap() = Some(recording);
+        Ok(dir)
+    }
+
+    /// End the session's recording (its video's end is written); its folder.
+    pub async fn end_recording(&self) -> Result<PathBuf, Error> {
+        let Some(recording) = self.recording.lock().unwrap().take() else {
+            return Err(Error::InvalidRequest(
+                "the session is not recorded: start it with on: true (or wayrig run --record)"
+                    .into(),
+            ));
+        };
+        self.host.record(None).await?;
+        recording.finish();
+        Ok(recording.dir().to_path_buf())
     }
 
     /// Start tracing a request `method` that came over `face` with its
@@ -44,7 +102,7 @@ impl Session {
         method: &str,
         request: Value,
     ) -> Option<RequestTrace<'_>> {
-        let recording = self.recording.clone()?;
+        let recording = self.recording()?;
         Some(RequestTrace {
             session: self,
             started: recording.now(),
@@ -59,21 +117,21 @@ impl Session {
     /// End the recording: the video's end is written. What comes later is
     /// not recorded.
     pub fn finish_recording(&self) {
-        if let Some(recording) = &self.recording {
+        if let Some(recording) = self.recording() {
             recording.finish();
         }
     }
 
     /// Mask `secret` (a token, a password) in the recording from now on.
     pub fn trace_secret(&self, secret: &str) {
-        if let Some(recording) = &self.recording {
+        if let Some(recording) = self.recording() {
             recording.secret(secret);
         }
     }
 
     /// Note an act on window `handle`, with the screen just before it.
     pub(crate) async fn record_act(&self, handle: WindowHandle, act: Value) {
-        let Some(recording) = &self.recording else {
+        let Some(recording) = self.recording() else {
             return;
         };
         let t = recording.now();
@@ -106,7 +164,7 @@ impl Session {
     /// Note input sent to window `handle`: text typed where the window's
     /// focused field is a password's is masked first.
     pub(crate) async fn record_input(&self, handle: WindowHandle, events: &[InputEvent]) {
-        if self.recording.is_none() {
+        if !self.is_recorded() {
             return;
         }
         if self.password_is_focused(handle) {
@@ -133,7 +191,7 @@ impl Session {
     /// What changed in each window acted on since its tree before the act,
     /// read now (after the act's answer, once it showed its effect).
     async fn record_tree_changes(&self) {
-        let Some(recording) = &self.recording else {
+        let Some(recording) = self.recording() else {
             return;
         };
         let before: Vec<(WindowHandle, Vec<Node>)> =
@@ -151,7 +209,7 @@ impl Session {
 
     /// The output now, kept in the recording's folder; its path there.
     async fn record_screen(&self, label: &str) -> Option<String> {
-        let recording = self.recording.as_ref()?;
+        let recording = self.recording()?;
         let capture = self.host.capture_output().await.ok()?;
         let png = encode_capture(capture, ImageFormat::Png).await.ok()?;
         recording.shot(label, &png)
