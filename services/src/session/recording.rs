@@ -273,7 +273,13 @@ fn tree_changes(before: &[Node], now: &[Node]) -> [(&'static str, Value); 3] {
         else {
             continue;
         };
-        let keys: HashSet<&String> = was.keys().chain(is.keys()).collect();
+        // Structure shows as elements added and removed; ids inside lists
+        // would only be noise (and lose digits in a reader's JavaScript).
+        let keys: HashSet<&String> = was
+            .keys()
+            .chain(is.keys())
+            .filter(|k| !matches!(k.as_str(), "children" | "parent"))
+            .collect();
         let mut then_facts = serde_json::Map::new();
         let mut now_facts = serde_json::Map::new();
         for key in keys {
@@ -303,6 +309,9 @@ fn tree_changes(before: &[Node], now: &[Node]) -> [(&'static str, Value); 3] {
             };
             then_facts.insert(key.clone(), then);
             now_facts.insert(key.clone(), now);
+        }
+        if then_facts.is_empty() {
+            continue;
         }
         let mut change = brief(node);
         change["was"] = Value::Object(then_facts);
@@ -336,11 +345,9 @@ mod tests {
             node(3, Some(1), Role::Label, "Saving…"),
         ];
         check.states.checked = true;
-        let now = vec![
-            node(1, None, Role::Group, "Form"),
-            check,
-            node(4, Some(1), Role::Label, "Saved"),
-        ];
+        let mut form = node(1, None, Role::Group, "Form");
+        form.children = vec![2, 4];
+        let now = vec![form, check, node(4, Some(1), Role::Label, "Saved")];
         let [(_, changed), (_, added), (_, removed)] = tree_changes(&before, &now);
         assert_eq!(changed.as_array().unwrap().len(), 1, "{changed}");
         assert_eq!(changed[0]["name"], "Subscribe");
