@@ -387,12 +387,7 @@ fn fill_over_the_bus_and_cua(wayrig: &Wayrig) -> (Client, u64) {
     wait_for_text(&mut c, window, "Press me");
 
     // The Bus: a click into the field, then text typed, mixed scripts too.
-    let said = wayrig.stderr.wait_for("bus listens at ", "the Bus address");
-    let bus = said.split("listens at ").nth(1).unwrap().to_string();
-    let said = wayrig
-        .stderr
-        .wait_for("wayrig: bus name ", "the page's Bus name");
-    let app = said.split_whitespace().nth(3).unwrap().to_string();
+    let (bus, app) = wayrig.bus_and_app();
     let cua = wayrig.cua_address.clone().expect("the cua face listens");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -38,6 +38,18 @@ fn button_named(tree: &Value, label: &str) -> u64 {
         .unwrap_or_else(|| panic!("no button {label:?} in {tree}"))
 }
 
+/// The fixture's Press button pressed over MyGo, found in its tree.
+fn press_the_button(c: &mut Client, window: u64) {
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    c.call(Call::Act {
+        window: Some(window),
+        element: ElementPick::Id(button_named(&tree, "Press")),
+        action: Action::Press,
+    });
+}
+
 /// The fixture driven the way an agent loop would: a tree and a press over
 /// MyGo, a click into the first field and a Tab to the second over the
 /// Bus, text typed there over cua.
@@ -48,21 +60,9 @@ fn drive_over_every_face(wayrig: &Wayrig) {
 
     let mut c = Client::connect(&wayrig.socket);
     let window = c.first_window()["id"].as_u64().unwrap();
-    let tree = c.call(Call::Tree {
-        window: Some(window),
-    });
-    c.call(Call::Act {
-        window: Some(window),
-        element: ElementPick::Id(button_named(&tree, "Press")),
-        action: Action::Press,
-    });
+    press_the_button(&mut c, window);
 
-    let said = wayrig.stderr.wait_for("bus listens at ", "the Bus address");
-    let bus = said.split("listens at ").nth(1).unwrap().to_string();
-    let said = wayrig
-        .stderr
-        .wait_for("wayrig: bus name ", "the fixture's Bus name");
-    let app = said.split_whitespace().nth(3).unwrap().to_string();
+    let (bus, app) = wayrig.bus_and_app();
     let cua = wayrig.cua_address.clone().expect("the cua face listens");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -332,14 +332,7 @@ fn a_session_is_recorded_on_request_between_two_calls() {
         "{dir:?}"
     );
     let window = c.first_window()["id"].as_u64().unwrap();
-    let tree = c.call(Call::Tree {
-        window: Some(window),
-    });
-    c.call(Call::Act {
-        window: Some(window),
-        element: ElementPick::Id(button_named(&tree, "Press")),
-        action: Action::Press,
-    });
+    press_the_button(&mut c, window);
     let ended = c.raw_call("wayrig.record", json!({"on": false}));
     assert_eq!(ended, json!({"dir": started["dir"], "recording": false}));
 
@@ -359,20 +352,7 @@ fn a_session_is_recorded_on_request_between_two_calls() {
     assert_eq!(trace_of(&dir).len(), trace.len());
 
     // Over the Bus, the same switch: a new folder, ended alike.
-    let bus = wayrig
-        .stderr
-        .wait_for("bus listens at ", "the Bus address")
-        .split("listens at ")
-        .nth(1)
-        .unwrap()
-        .to_string();
-    let app = wayrig
-        .stderr
-        .wait_for("wayrig: bus name ", "the fixture's Bus name")
-        .split_whitespace()
-        .nth(3)
-        .unwrap()
-        .to_string();
+    let (bus, app) = wayrig.bus_and_app();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

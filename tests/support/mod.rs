@@ -565,6 +565,20 @@ impl Wayrig {
     }
 }
 
+impl Wayrig {
+    /// Where its Bus listens (`--bus-listen`) and the Bus name of its first
+    /// app, once it said both.
+    pub fn bus_and_app(&self) -> (String, String) {
+        let said = self.stderr.wait_for("bus listens at ", "the Bus address");
+        let bus = said.split("listens at ").nth(1).unwrap().to_string();
+        let said = self
+            .stderr
+            .wait_for("wayrig: bus name ", "the app's Bus name");
+        let app = said.split_whitespace().nth(3).unwrap().to_string();
+        (bus, app)
+    }
+}
+
 /// A number to keep temporary names of parallel tests apart.
 fn rand_suffix() -> u64 {
     use std::hash::{BuildHasher, Hasher};
