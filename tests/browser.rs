@@ -379,8 +379,6 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
 fn fill_over_the_bus_and_cua(wayrig: &Wayrig) -> (Client, u64) {
     use wayrig_cua_proto::v1;
     use wayrig_cua_proto::v1::accessibility_service_client::AccessibilityServiceClient;
-    use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
-    use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
 
     let mut c = Client::connect(&wayrig.socket);
     let window = c.first_window()["id"].as_u64().unwrap();
@@ -417,20 +415,8 @@ fn fill_over_the_bus_and_cua(wayrig: &Wayrig) -> (Client, u64) {
 
     // cua: the text area focused through accessibility, then typed into.
     runtime.block_on(async {
-        let channel = tonic::transport::Channel::from_shared(format!("http://{cua}"))
-            .unwrap()
-            .connect()
-            .await
-            .expect("the cua face takes a connection");
-        let mut w = WindowsServiceClient::new(channel.clone());
+        let (channel, window_ref) = support::cua_first_window(&cua).await;
         let mut a = AccessibilityServiceClient::new(channel.clone());
-        let mut k = ComputerServiceClient::new(channel);
-        let listed = w
-            .list_windows(v1::ListWindowsRequest::default())
-            .await
-            .unwrap()
-            .into_inner();
-        let window_ref = listed.windows[0].r#ref.clone().expect("a window ref");
         let found = a
             .find(v1::FindRequest {
                 window: Some(window_ref.clone()),
@@ -455,18 +441,7 @@ fn fill_over_the_bus_and_cua(wayrig: &Wayrig) -> (Client, u64) {
         })
         .await
         .unwrap();
-        k.keyboard(v1::KeyboardRequest {
-            target: Some(v1::InputTarget {
-                window: Some(window_ref),
-                ..Default::default()
-            }),
-            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
-                text: "typed over cua ".into(),
-                ..Default::default()
-            })),
-        })
-        .await
-        .unwrap();
+        support::cua_type(channel, window_ref, "typed over cua ").await;
     });
     let tree = c.call(Call::Tree {
         window: Some(window),

@@ -54,10 +54,6 @@ fn press_the_button(c: &mut Client, window: u64) {
 /// MyGo, a click into the first field and a Tab to the second over the
 /// Bus, text typed there over cua.
 fn drive_over_every_face(wayrig: &Wayrig) {
-    use wayrig_cua_proto::v1;
-    use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
-    use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
-
     let mut c = Client::connect(&wayrig.socket);
     let window = c.first_window()["id"].as_u64().unwrap();
     press_the_button(&mut c, window);
@@ -74,31 +70,8 @@ fn drive_over_every_face(wayrig: &Wayrig) {
         b.ok(&app, "ui.click", json!({"label": "First"})).await;
         b.ok(&app, "ui.key", json!({"key": "Tab"})).await;
 
-        let channel = tonic::transport::Channel::from_shared(format!("http://{cua}"))
-            .unwrap()
-            .connect()
-            .await
-            .expect("the cua face takes a connection");
-        let mut w = WindowsServiceClient::new(channel.clone());
-        let mut k = ComputerServiceClient::new(channel);
-        let listed = w
-            .list_windows(v1::ListWindowsRequest::default())
-            .await
-            .unwrap()
-            .into_inner();
-        let window_ref = listed.windows[0].r#ref.clone().expect("a window ref");
-        k.keyboard(v1::KeyboardRequest {
-            target: Some(v1::InputTarget {
-                window: Some(window_ref),
-                ..Default::default()
-            }),
-            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
-                text: "typed over cua".into(),
-                ..Default::default()
-            })),
-        })
-        .await
-        .unwrap();
+        let (channel, window_ref) = support::cua_first_window(&cua).await;
+        support::cua_type(channel, window_ref, "typed over cua").await;
     });
 }
 

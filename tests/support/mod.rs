@@ -579,6 +579,48 @@ impl Wayrig {
     }
 }
 
+/// A cua.env.v1 connection to `address` (HOST:PORT) and the ref of the
+/// first window its `ListWindows` gives.
+pub async fn cua_first_window(
+    address: &str,
+) -> (tonic::transport::Channel, wayrig_cua_proto::v1::WindowRef) {
+    use wayrig_cua_proto::v1;
+    let channel = tonic::transport::Channel::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("the cua face takes a connection");
+    let listed = v1::windows_service_client::WindowsServiceClient::new(channel.clone())
+        .list_windows(v1::ListWindowsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let window = listed.windows[0].r#ref.clone().expect("a window ref");
+    (channel, window)
+}
+
+/// `text` typed into `window` over cua.env.v1's Computer `Keyboard`.
+pub async fn cua_type(
+    channel: tonic::transport::Channel,
+    window: wayrig_cua_proto::v1::WindowRef,
+    text: &str,
+) {
+    use wayrig_cua_proto::v1;
+    v1::computer_service_client::ComputerServiceClient::new(channel)
+        .keyboard(v1::KeyboardRequest {
+            target: Some(v1::InputTarget {
+                window: Some(window),
+                ..Default::default()
+            }),
+            action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                text: text.into(),
+                ..Default::default()
+            })),
+        })
+        .await
+        .unwrap();
+}
+
 /// A number to keep temporary names of parallel tests apart.
 fn rand_suffix() -> u64 {
     use std::hash::{BuildHasher, Hasher};
