@@ -1013,6 +1013,8 @@ fn capabilities_health_grpc_web_and_unserved_rpcs() {
         ] {
             assert!(feature(name).supported, "{name}");
         }
+        let recording = feature("experimental.recording");
+        assert!(!recording.supported && recording.limitation.contains("--record"));
         for f in caps.features.iter().filter(|f| !f.supported) {
             assert!(
                 f.limitation.ends_with('.') || f.limitation.len() > 20,

@@ -71,6 +71,23 @@ fn drive_over_every_face(wayrig: &Wayrig) {
         b.ok(&app, "ui.key", json!({"key": "Tab"})).await;
 
         let (channel, window_ref) = support::cua_first_window(&cua).await;
+        // A cua client learns the session is recorded, and where.
+        let features =
+            wayrig_cua_proto::v1::system_service_client::SystemServiceClient::new(channel.clone())
+                .get_capabilities(wayrig_cua_proto::v1::GetCapabilitiesRequest::default())
+                .await
+                .unwrap()
+                .into_inner()
+                .features;
+        let recording = features
+            .iter()
+            .find(|f| f.name == "experimental.recording")
+            .expect("the capabilities say whether the session is recorded");
+        assert!(recording.supported, "{recording:?}");
+        assert!(
+            recording.attributes["dir"].ends_with("/run"),
+            "{recording:?}"
+        );
         support::cua_type(channel, window_ref, "typed over cua").await;
     });
 }
@@ -184,6 +201,19 @@ fn a_run_driven_over_every_face_is_recorded_and_viewed() {
     }
     assert_eq!(press["request"]["params"]["action"], "press");
     assert_eq!(click["request"]["label"], "First");
+    // cua's messages as their protobuf JSON: what was typed where, and the
+    // windows a listing answered.
+    assert_eq!(
+        typed["request"]["type"]["text"], "typed over cua",
+        "{typed}"
+    );
+    assert!(typed["request"]["target"]["window"].is_object(), "{typed}");
+    assert_eq!(typed["answer"]["status"], "Ok", "{typed}");
+    let listed = request(&trace, "cua", "WindowsService/ListWindows");
+    assert!(
+        listed["answer"]["message"]["windows"][0]["title"].is_string(),
+        "{listed}"
+    );
     assert!(!request(&trace, "mygo", "tree")["answer"]["nodes"]
         .as_array()
         .unwrap()

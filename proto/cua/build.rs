@@ -1,5 +1,8 @@
 //! Compiles the cua.env.v1 protos with protox (no system protoc) and generates
-//! their prost messages and tonic servers and clients into OUT_DIR.
+//! their prost messages, tonic servers and clients, and the encoded
+//! descriptors (for reading messages by name) into OUT_DIR.
+
+use prost::Message;
 
 /// The five files, relative to the include root `proto/` (this crate's parent).
 const FILES: [&str; 5] = [
@@ -13,6 +16,8 @@ const FILES: [&str; 5] = [
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=env");
     let fds = protox::compile(FILES, [".."])?;
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(out.join("cua_env_v1.bin"), fds.encode_to_vec())?;
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)

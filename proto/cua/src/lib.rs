@@ -15,6 +15,10 @@ pub mod cua {
 
 pub use cua::env::v1;
 
+/// The protos' `FileDescriptorSet`, encoded: what reads a message whose
+/// type is known only by name (a recorded session's trace).
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cua_env_v1.bin"));
+
 /// google.rpc.Status, whose encoding is the `grpc-status-details-bin` trailer.
 pub mod rpc {
     /// A gRPC status with typed details; cua.env.v1 puts one `ErrorInfo` in them.

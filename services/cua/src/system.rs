@@ -167,7 +167,25 @@ fn features(session: &Session) -> Vec<v1::Feature> {
             false,
             "Wayrig serves its clients directly and joins no relay",
         ),
+        recording(session),
     ]
+}
+
+/// Whether the session is recorded (`wayrig run --record`), and where: a
+/// cua client's calls are in its trace, with their messages.
+fn recording(session: &Session) -> v1::Feature {
+    let dir = session.recorded_into();
+    let mut recording = feature(
+        "experimental.recording",
+        dir.is_some(),
+        "this session is not recorded: start Wayrig with `--record DIR`, or start a recording over MyGo (`wayrig.record`) or the Bus (`<app>.wayrig.record`)",
+    );
+    if let Some(dir) = dir {
+        recording
+            .attributes
+            .insert("dir".into(), dir.to_string_lossy().into_owned());
+    }
+    recording
 }
 
 /// What kind of machine this is: a container, a QEMU guest, or bare.

@@ -59,6 +59,11 @@ impl Session {
         self.recording.lock().unwrap().is_some()
     }
 
+    /// The folder the session is recorded into, while it is.
+    pub fn recorded_into(&self) -> Option<PathBuf> {
+        self.recording().map(|r| r.dir().to_path_buf())
+    }
+
     /// Start recording the session into a new folder under the user's
     /// state directory (`$XDG_STATE_HOME/wayrig/recordings`), as `wayrig
     /// run --record` does; its folder. Recording already, its folder.
