@@ -90,6 +90,11 @@ struct RunArgs {
     /// never rest.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     settle_threads: bool,
+    /// Whether each window's elements are read as soon as it maps, before
+    /// a client asks, so the first read asked is quick: on, or off to spend
+    /// nothing on elements no client reads.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    read_ahead: bool,
     /// Show the output in a window on your desktop (Wayland or X11).
     #[arg(long)]
     nested: bool,
@@ -306,6 +311,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         },
         accessibility: args.faces.any(),
         desktop: None,
+        read_ahead: args.read_ahead,
     };
     let staged = runtime.block_on(async {
         tokio::select! {

@@ -21,6 +21,7 @@ fn spec() -> Spec {
         },
         accessibility: true,
         desktop: None,
+        read_ahead: false,
     }
 }
 

@@ -34,6 +34,10 @@ pub struct Spec {
     /// Where its apps, MIME types and handlers are found, when not in
     /// Wayrig's own environment (another user's desktop, a test's).
     pub desktop: Option<XdgDirs>,
+    /// Read each window's elements as soon as it maps, before a client
+    /// asks (`Session::read_windows_ahead`): the first read a client asks
+    /// then finds the window mirrored.
+    pub read_ahead: bool,
 }
 
 /// A phase of a session's start that failed or took too long.
@@ -86,6 +90,7 @@ pub struct Staged {
     bus: Option<PrivateBus>,
     config: Config,
     desktop: Option<XdgDirs>,
+    read_ahead: bool,
 }
 
 impl Staged {
@@ -109,6 +114,7 @@ impl Staged {
             bus,
             config,
             desktop: spec.desktop,
+            read_ahead: spec.read_ahead,
         })
     }
 
@@ -153,7 +159,19 @@ impl Staged {
             None => session,
         };
         match session {
-            Ok(session) => Ok(Live::new(host, session, buses, Some(self.files))),
+            Ok(session) => {
+                let live = Live::new(host, session, buses, Some(self.files));
+                if self.read_ahead {
+                    let (session, stop) = (live.session().clone(), live.stopping());
+                    live.spawn(async move {
+                        tokio::select! {
+                            () = stop.cancelled() => {}
+                            () = session.read_windows_ahead() => {}
+                        }
+                    });
+                }
+                Ok(live)
+            }
             Err(e) => {
                 host.shutdown().await;
                 Err(e)

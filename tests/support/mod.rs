@@ -38,6 +38,7 @@ pub async fn live(config: Config) -> Live {
         compositor: config,
         accessibility: true,
         desktop: None,
+        read_ahead: false,
     })
     .await
 }

@@ -38,6 +38,8 @@ pub(crate) struct FakeAccess {
     changes: AtomicU64,
     /// The change count and node of the last focus event.
     focus: tokio::sync::watch::Sender<(u64, u64)>,
+    /// How many times the window's elements were read.
+    reads: tokio::sync::watch::Sender<u64>,
 }
 
 /// The app as recorded, what it does when asked, and what it was asked.
@@ -94,6 +96,7 @@ impl FakeAccess {
             }),
             changes: AtomicU64::new(0),
             focus: tokio::sync::watch::channel((0, 0)).0,
+            reads: tokio::sync::watch::channel(0).0,
         }
     }
 
@@ -144,6 +147,11 @@ impl FakeAccess {
     pub(crate) fn setting_text(self) -> Self {
         self.app.lock().unwrap().sets_text = true;
         self
+    }
+
+    /// Follows how many times the window's elements were read.
+    pub(crate) fn reads(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.reads.subscribe()
     }
 
     /// What the session asked the app to do, in order ("click 3").
@@ -288,6 +296,7 @@ impl Accessibility for FakeAccess {
         head: &FrameHead,
         _kept: &HashMap<u64, Option<Rect>>,
     ) -> Frame {
+        self.reads.send_modify(|n| *n += 1);
         Frame {
             head: head.clone(),
             nodes: self.app.lock().unwrap().nodes.clone(),

@@ -118,6 +118,12 @@ impl FakeHost {
         *self.shared.pointer.lock().unwrap() = (x, y);
     }
 
+    /// Map a window, and say so on the stream.
+    pub(crate) fn add(&self, window: WindowInfo) {
+        self.shared.windows.lock().unwrap().push(window.clone());
+        let _ = self.shared.events.send(WindowEvent::Created(window));
+    }
+
     pub(crate) fn remove(&self, id: u64) {
         let mut windows = self.shared.windows.lock().unwrap();
         if let Some(i) = windows.iter().position(|w| w.handle.id == id) {

@@ -122,6 +122,9 @@ pub struct Session {
     windows: windows::WindowBook,
     /// The last tree of each window, with what it was read at.
     mirror: std::sync::Mutex<HashMap<WindowHandle, tree::Mirrored>>,
+    /// One read of a window at a time: a read asked while another is under
+    /// way waits for it and starts from what it mirrored.
+    reading: std::sync::Mutex<HashMap<WindowHandle, Arc<tokio::sync::Mutex<()>>>>,
     /// How often the session acted on an app (input, accessibility
     /// actions): the first read after an act asks the apps' caches anew.
     acts: std::sync::atomic::AtomicU64,
@@ -183,6 +186,7 @@ impl Session {
             a11y: None,
             windows,
             mirror: Default::default(),
+            reading: Default::default(),
             acts: Default::default(),
             snapshots: Default::default(),
             shots: Default::default(),

@@ -2,6 +2,7 @@
 //! to the surface, bounds made relative to the window's content, reads kept.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
@@ -62,6 +63,26 @@ impl Session {
     /// the last read; else the mirror is what the user sees. A read that
     /// made the app create objects it then lacked is made again.
     pub async fn tree(&self, handle: WindowHandle) -> Result<Tree, Error> {
+        let turn = self
+            .reading
+            .lock()
+            .unwrap()
+            .entry(handle)
+            .or_default()
+            .clone();
+        let held = turn.lock().await;
+        let read = self.tree_completed(handle).await;
+        drop(held);
+        // The last reader of the window lets its turn go.
+        let mut reading = self.reading.lock().unwrap();
+        if Arc::strong_count(&turn) == 2 {
+            reading.remove(&handle);
+        }
+        read
+    }
+
+    /// `tree`, in the window's turn.
+    async fn tree_completed(&self, handle: WindowHandle) -> Result<Tree, Error> {
         let mut read = self.tree_once(handle).await?;
         for _ in 0..COMPLETING_READS {
             if !read.incomplete {
@@ -70,6 +91,47 @@ impl Session {
             read = self.tree_once(handle).await?;
         }
         Ok(read.tree)
+    }
+
+    /// Read each top-level window as soon as it maps, before any client
+    /// asks: its app's objects are made and its facts learned while the
+    /// client is still starting, so the first read it asks finds the
+    /// window mirrored and reads only what changed since. Runs until the
+    /// session's windows end.
+    pub async fn read_windows_ahead(&self) {
+        if self.a11y.is_none() {
+            return;
+        }
+        let mut list = self.windows.watch();
+        let mut seen: HashSet<WindowHandle> = HashSet::new();
+        let mut reads = futures_util::stream::FuturesUnordered::new();
+        loop {
+            let new: Vec<WindowHandle> = {
+                let now = list.borrow_and_update();
+                // A handle gone never comes back (a window mapped again has a new one).
+                seen.retain(|h| now.iter().any(|w| w.handle == *h));
+                now.iter()
+                    .filter(|w| is_top_level(w) && w.pid.is_some())
+                    .map(|w| w.handle)
+                    .filter(|h| seen.insert(*h))
+                    .collect()
+            };
+            for handle in new {
+                reads.push(async move {
+                    if let Err(e) = self.tree(handle).await {
+                        tracing::debug!(%handle, "reading ahead: {e}");
+                    }
+                });
+            }
+            tokio::select! {
+                changed = list.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+                Some(()) = futures_util::StreamExt::next(&mut reads) => {}
+            }
+        }
     }
 
     /// One read of the window (see `tree`), unless the last one still holds.
@@ -839,6 +901,45 @@ fn pick_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::fake_access::FakeAccess;
+    use crate::session::fake_host::{self, FakeHost, Temper};
+
+    #[tokio::test]
+    async fn a_window_that_maps_is_read_before_a_client_asks() {
+        let host = FakeHost::new(Vec::new(), Temper::Stubborn, 16).with_input();
+        let app = Arc::new(FakeAccess::new(vec![
+            crate::session::elements::tests::node(1, None, Role::Window, "Main"),
+            crate::session::elements::tests::node(2, Some(1), Role::Button, "Save"),
+        ]));
+        let session = Arc::new(
+            Session::with_accessibility(Arc::new(host.clone()), app.clone())
+                .await
+                .unwrap(),
+        );
+        let ahead = tokio::spawn({
+            let session = session.clone();
+            async move { session.read_windows_ahead().await }
+        });
+        let mut reads = app.reads();
+        host.add(fake_host::window(1, "Main"));
+        // Read with no client asking.
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            reads.wait_for(|n| *n == 1),
+        )
+        .await
+        .expect("read ahead")
+        .unwrap();
+        // The client's first read finds it mirrored: the app is not read again.
+        let handle = session.windows()[0].handle;
+        let tree = tokio::time::timeout(std::time::Duration::from_secs(5), session.tree(handle))
+            .await
+            .expect("client read")
+            .unwrap();
+        assert!(tree.nodes.iter().any(|n| n.name == "Save"));
+        assert_eq!(*reads.borrow(), 1);
+        ahead.abort();
+    }
 
     /// A 1204x772 content inset (26, 23) in a surface with its shadow.
     fn shadowed() -> WindowInfo {

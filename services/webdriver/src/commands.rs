@@ -139,6 +139,7 @@ pub async fn new_session(State(face): FaceState, body: Bytes) -> Answer {
     let asked = caps::process(&Value::Object(params(&body)?))?;
     let mut spec = Spec {
         accessibility: true,
+        read_ahead: true,
         ..Spec::default()
     };
     if let Some((w, h)) = asked.size {
