@@ -11,10 +11,11 @@ mod support;
 mod table;
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{element_id, ProtocolClient, Wayrig};
-use table::{ms, time};
+use table::{median, ms, time};
 use wayrig_proto::mygo::{Action, Awaited, Call};
 
 fn read_tree() -> Call {
@@ -28,11 +29,55 @@ fn idle() -> Call {
     }
 }
 
+/// From `wayrig run` to the app's first whole tree over MyGo, asked as soon
+/// as a window is listed (or once it is idle): median of 5, with the
+/// tree's size.
+fn launch_to_tree(flags: &[&str], app: &str, after_idle: bool) -> (Duration, usize) {
+    let mut nodes = 0;
+    let mut once = || {
+        let began = Instant::now();
+        let wayrig = Wayrig::start_with(flags, &[app]);
+        let mut c = ProtocolClient::connect(&wayrig.socket);
+        if after_idle {
+            c.first_window();
+        } else {
+            while c.call(Call::Windows)["windows"]
+                .as_array()
+                .is_none_or(Vec::is_empty)
+            {}
+        }
+        nodes = c.call(read_tree())["nodes"].as_array().map_or(0, Vec::len);
+        began.elapsed()
+    };
+    let took = median((0..5).map(|_| once()).collect());
+    (took, nodes)
+}
+
 fn main() {
     if table::listing_only() {
         return;
     }
     let mut rows = Vec::new();
+
+    for app in ["gtk4-widget-factory", "gtk4-demo"] {
+        for (flags, how) in [
+            (&["--read-ahead", "on"][..], "read ahead (default)"),
+            (&["--read-ahead", "off"][..], "--read-ahead off"),
+        ] {
+            for after_idle in [false, true] {
+                let (took, nodes) = launch_to_tree(flags, app, after_idle);
+                let asked = match after_idle {
+                    false => "asked once a window lists",
+                    true => "asked after idle",
+                };
+                rows.push((
+                    format!("launch to first whole tree, {app}, {how}, {asked}"),
+                    ms(took),
+                    format!("median of 5; {nodes} elements; from `wayrig run` to the answer"),
+                ));
+            }
+        }
+    }
 
     let factory = Wayrig::start_app(&["gtk4-widget-factory"]);
     let mut c = ProtocolClient::connect(&factory.socket);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use support::{have, start, wait_closed, wait_event, wait_window, Image, TestClient, APP_START};
 use wayrig_compositor::{Config, Pacing};
 use wayrig_host::{
-    Host, HostError, LaunchSpec, WindowCommand, WindowEvent, WindowHandle, WindowKind,
+    FrameWait, Host, HostError, LaunchSpec, WindowCommand, WindowEvent, WindowHandle, WindowKind,
 };
 
 const SHORT: Duration = Duration::from_secs(10);
@@ -583,4 +583,41 @@ async fn hidden_windows_keep_getting_frames_unless_throttled() {
             client.expect("frame", SHORT, |v| v["n"].as_u64() > Some(before + 5));
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_app_draws_nothing_until_let_go_and_a_wait_still_gets_its_frames() {
+    let host = start(Config::default());
+    let mut watch = host.watch_windows().await.unwrap();
+    let mut client = TestClient::spawn(&host, &["--frames", "forever"]);
+    let win = wait_window(&mut watch, SHORT, |w| w.app_id == "wayrig.testclient").await;
+    client.expect("frame", SHORT, |v| v["n"].as_u64() > Some(3));
+
+    // Held: no frame before the hold runs out (one asked before may land).
+    let hold = Duration::from_millis(500);
+    let held_at = std::time::Instant::now();
+    host.hold_frames(win.handle, hold).await.unwrap();
+    client.drain();
+    let before = client.count("frame") as u64;
+    client.expect("frame", SHORT, |v| v["n"].as_u64() > Some(before + 3));
+    assert!(
+        held_at.elapsed() >= hold - Duration::from_millis(50),
+        "frames came while held: {:?}",
+        held_at.elapsed()
+    );
+
+    // A wait on the window's frames gets them while it is held.
+    host.hold_frames(win.handle, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let drawn = host.commits(win.handle).await.unwrap();
+    host.wait_frames(win.handle, FrameWait::Past(drawn + 3), SHORT)
+        .await
+        .expect("a waited window draws while held");
+
+    // Let go, frames come again at once.
+    host.hold_frames(win.handle, Duration::ZERO).await.unwrap();
+    client.drain();
+    let before = client.count("frame") as u64;
+    client.expect("frame", SHORT, |v| v["n"].as_u64() > Some(before + 3));
 }

@@ -53,6 +53,7 @@ pub enum Command {
     ),
     Step(u32, oneshot::Sender<HostResult<Stepped>>),
     Commits(WindowHandle, oneshot::Sender<HostResult<u64>>),
+    HoldFrames(WindowHandle, Duration, oneshot::Sender<HostResult<()>>),
     Damage(
         WindowHandle,
         u64,
@@ -282,6 +283,13 @@ impl Host for CompositorHost {
     async fn commits(&self, window: WindowHandle) -> HostResult<u64> {
         self.ask("a commit count", ANSWER_LIMIT, |tx| {
             Command::Commits(window, tx)
+        })
+        .await?
+    }
+
+    async fn hold_frames(&self, window: WindowHandle, hold: Duration) -> HostResult<()> {
+        self.ask("holding frames", ANSWER_LIMIT, |tx| {
+            Command::HoldFrames(window, hold, tx)
         })
         .await?
     }
@@ -643,6 +651,9 @@ impl State {
             Command::Commits(handle, reply) => {
                 let windows = &self.rig.windows;
                 let _ = reply.send(windows.resolve(handle).map(|id| windows.tree_commits(id)));
+            }
+            Command::HoldFrames(handle, hold, reply) => {
+                let _ = reply.send(self.rig.hold_frames(handle, hold));
             }
             Command::Damage(handle, since, reply) => {
                 let windows = &mut self.rig.windows;

@@ -43,6 +43,7 @@ impl State {
         reply: oneshot::Sender<HostResult<InputReport>>,
     ) {
         let rig = &mut self.rig;
+        rig.release_frames(handle);
         if rig
             .input_queue
             .push(&rig.windows, handle, events, options, reply)

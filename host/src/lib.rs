@@ -641,6 +641,15 @@ pub trait Host: Send + Sync {
     /// what it shows cannot have changed while this stays the same.
     async fn commits(&self, window: WindowHandle) -> HostResult<u64>;
 
+    /// Keep frame callbacks from the app of `window` for at most `hold`
+    /// (zero: give them again), so an app that animates answers a long read
+    /// of its elements sooner: it draws nothing meanwhile, and the read
+    /// matches what it last drew. A window someone waits on (settle, input,
+    /// steps) still gets its frames. Hosts that pace no frames hold none.
+    async fn hold_frames(&self, _window: WindowHandle, _hold: Duration) -> HostResult<()> {
+        Ok(())
+    }
+
     /// Where the window's pixels may have changed since its commit count
     /// was `since` (as `commits` or this gave it), with the commit count now:
     /// what lies wholly outside the rectangles has not moved. A host that

@@ -1,6 +1,7 @@
 //! The output's frame clock: frame callbacks and presentation feedback at the
 //! session's pacing, and the settle and step waiters answered as frames go by.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use smithay::desktop::utils::{
@@ -66,6 +67,9 @@ pub struct FrameClock {
     step_job: Option<StepJob>,
     /// Whether a running thread of an app keeps its window from settling.
     settle_threads: bool,
+    /// Clients whose frame callbacks wait, until when: their elements are
+    /// being read.
+    held: HashMap<ClientId, Instant>,
 }
 
 /// Ping the client of `surface` unless a ping is in flight.
@@ -84,6 +88,7 @@ impl FrameClock {
             settle_waiters: Vec::new(),
             settle_threads: config.settle_threads,
             step_job: None,
+            held: HashMap::new(),
         }
     }
 
@@ -110,6 +115,9 @@ impl FrameClock {
             return 0;
         }
         let root = rec.surface.surface.wl_surface();
+        if self.holds(&root, id) {
+            return 0;
+        }
         let now = self.clock.now();
         let time: Duration = now.into();
         let mut sent = 0;
@@ -144,6 +152,38 @@ impl FrameClock {
             );
         }
         sent
+    }
+
+    /// Keep `client`'s frame callbacks for `hold` (zero: give them again).
+    pub fn hold(&mut self, client: ClientId, hold: Duration) {
+        let now = Instant::now();
+        self.held.retain(|_, until| *until > now);
+        match hold.is_zero() {
+            true => self.held.remove(&client),
+            false => self.held.insert(client, now + hold),
+        };
+    }
+
+    /// Whether record `id`'s frame callbacks wait: its client is held and no
+    /// one waits on the record's frames (a settle that saw no frames would
+    /// take the held app for a quiet one).
+    fn holds(&mut self, root: &WlSurface, id: u64) -> bool {
+        let Some(client) = root.client().map(|c| c.id()) else {
+            return false;
+        };
+        let Some(until) = self.held.get(&client) else {
+            return false;
+        };
+        if *until <= Instant::now() {
+            self.held.remove(&client);
+            return false;
+        }
+        let waited = self.settle_waiters.iter().any(|w| w.handle.id == id)
+            || self
+                .step_job
+                .as_ref()
+                .is_some_and(|job| job.awaiting.contains(&id));
+        !waited
     }
 
     /// One frame of the virtual output: every window that asked gets its callback.
@@ -435,6 +475,8 @@ impl FrameClock {
             )));
             return;
         }
+        // A step is every window's frames: none is held through it.
+        self.held.clear();
         self.step_job = Some(StepJob {
             remaining: frames,
             frames: 0,

@@ -17,6 +17,7 @@ use smithay::reexports::calloop::LoopSignal;
 use smithay::reexports::wayland_server::backend::ClientId;
 use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::reexports::wayland_server::DisplayHandle;
+use smithay::reexports::wayland_server::Resource;
 use smithay::utils::Transform;
 use tokio::sync::oneshot;
 use wayrig_host::{FrameWait, HostResult, Settled, Stepped, WindowHandle};
@@ -145,6 +146,30 @@ impl Rig {
         };
         self.frames.forget_window(id);
         true
+    }
+
+    /// Keep frame callbacks from the client of `handle` for `hold` (zero:
+    /// give them again).
+    /// Input queued for the window keeps its frames coming: its text waits
+    /// on them.
+    pub fn hold_frames(&mut self, handle: WindowHandle, hold: Duration) -> HostResult<()> {
+        let (id, surface) = self.windows.resolve_surface(handle)?;
+        let Some(client) = surface.wl_surface().client() else {
+            return Ok(());
+        };
+        let inputs = self.input_queue.jobs.iter().any(|job| job.window == id);
+        let hold = if inputs { Duration::ZERO } else { hold };
+        self.frames.hold(client.id(), hold);
+        Ok(())
+    }
+
+    /// Input for `handle` is queued: its app's frames come again.
+    pub fn release_frames(&mut self, handle: WindowHandle) {
+        if let Ok((_, surface)) = self.windows.resolve_surface(handle) {
+            if let Some(client) = surface.wl_surface().client() {
+                self.frames.hold(client.id(), Duration::ZERO);
+            }
+        }
     }
 
     pub fn add_frame_waiter(

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
@@ -14,12 +15,15 @@ use crate::access::{Accessibility, AppItems, Frame, FrameHead, Read, Span};
 use crate::model::{positions, Error, Node, Role, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
-const APP_REGISTRATION: std::time::Duration = std::time::Duration::from_secs(5);
+const APP_REGISTRATION: Duration = Duration::from_secs(5);
 /// How long a registered app with no frame yet (AccessKit, building its tree
 /// on first request) may take to show one.
-const FIRST_FRAME_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+const FIRST_FRAME_LIMIT: Duration = Duration::from_secs(3);
 /// The longest a tree read may take.
-const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+const READ_LIMIT: Duration = Duration::from_secs(30);
+/// The longest a read keeps its app's frames back: a read cut short, or
+/// longer, lets them go by then.
+const READ_HOLD: Duration = Duration::from_secs(2);
 /// How many times a read is made again when it made the app create objects
 /// it did not read (GTK 4 creates them as they are asked for).
 const COMPLETING_READS: usize = 2;
@@ -71,7 +75,10 @@ impl Session {
             .or_default()
             .clone();
         let held = turn.lock().await;
+        // An app that animates answers sooner when it draws nothing meanwhile.
+        let _ = self.host.hold_frames(handle, READ_HOLD).await;
         let read = self.tree_completed(handle).await;
+        let _ = self.host.hold_frames(handle, Duration::ZERO).await;
         drop(held);
         // The last reader of the window lets its turn go.
         let mut reading = self.reading.lock().unwrap();
