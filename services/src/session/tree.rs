@@ -21,8 +21,8 @@ const APP_REGISTRATION: Duration = Duration::from_secs(5);
 const FIRST_FRAME_LIMIT: Duration = Duration::from_secs(3);
 /// The longest a tree read may take.
 const READ_LIMIT: Duration = Duration::from_secs(30);
-/// The longest a read keeps its app's frames back: a read cut short, or
-/// longer, lets them go by then.
+/// The longest a window's first read keeps its app's frames back: a read
+/// cut short, or longer, lets them go by then.
 const READ_HOLD: Duration = Duration::from_secs(2);
 /// How many times a read is made again when it made the app create objects
 /// it did not read (GTK 4 creates them as they are asked for).
@@ -75,10 +75,17 @@ impl Session {
             .or_default()
             .clone();
         let held = turn.lock().await;
-        // An app that animates answers sooner when it draws nothing meanwhile.
-        let _ = self.host.hold_frames(handle, READ_HOLD).await;
+        // A first read is long: an app that animates answers it sooner when
+        // it draws nothing meanwhile. A later read is short, and a frame
+        // held through it would only come after it, and hold up a settle.
+        let first = !self.mirror.lock().unwrap().contains_key(&handle);
+        if first {
+            let _ = self.host.hold_frames(handle, READ_HOLD).await;
+        }
         let read = self.tree_completed(handle).await;
-        let _ = self.host.hold_frames(handle, Duration::ZERO).await;
+        if first {
+            let _ = self.host.hold_frames(handle, Duration::ZERO).await;
+        }
         drop(held);
         // The last reader of the window lets its turn go.
         let mut reading = self.reading.lock().unwrap();
