@@ -43,7 +43,9 @@ impl State {
         reply: oneshot::Sender<HostResult<InputReport>>,
     ) {
         let rig = &mut self.rig;
-        rig.release_frames(handle);
+        // Input for the window: its app's frames come again (a window
+        // gone is answered by the queue).
+        let _ = rig.hold_frames(handle, std::time::Duration::ZERO);
         if rig
             .input_queue
             .push(&rig.windows, handle, events, options, reply)

@@ -149,9 +149,8 @@ impl Rig {
     }
 
     /// Keep frame callbacks from the client of `handle` for `hold` (zero:
-    /// give them again).
-    /// Input queued for the window keeps its frames coming: its text waits
-    /// on them.
+    /// give them again). Input queued for the window keeps its frames
+    /// coming: its text waits on them.
     pub fn hold_frames(&mut self, handle: WindowHandle, hold: Duration) -> HostResult<()> {
         let (id, surface) = self.windows.resolve_surface(handle)?;
         let Some(client) = surface.wl_surface().client() else {
@@ -161,15 +160,6 @@ impl Rig {
         let hold = if inputs { Duration::ZERO } else { hold };
         self.frames.hold(client.id(), hold);
         Ok(())
-    }
-
-    /// Input for `handle` is queued: its app's frames come again.
-    pub fn release_frames(&mut self, handle: WindowHandle) {
-        if let Ok((_, surface)) = self.windows.resolve_surface(handle) {
-            if let Some(client) = surface.wl_surface().client() {
-                self.frames.hold(client.id(), Duration::ZERO);
-            }
-        }
     }
 
     pub fn add_frame_waiter(

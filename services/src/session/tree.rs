@@ -74,7 +74,7 @@ impl Session {
             .entry(handle)
             .or_default()
             .clone();
-        let held = turn.lock().await;
+        let my_turn = turn.lock().await;
         // A first read is long: an app that animates answers it sooner when
         // it draws nothing meanwhile. A later read is short, and a frame
         // held through it would only come after it, and hold up a settle.
@@ -86,7 +86,7 @@ impl Session {
         if first {
             let _ = self.host.hold_frames(handle, Duration::ZERO).await;
         }
-        drop(held);
+        drop(my_turn);
         // The last reader of the window lets its turn go.
         let mut reading = self.reading.lock().unwrap();
         if Arc::strong_count(&turn) == 2 {
