@@ -1,7 +1,8 @@
 //! Settle sees work an app does off its main thread (a worker computing a
 //! result its main loop shows later, a thread that never rests) and a timer
 //! its main loop will wake for soon; what an app shows after a longer
-//! timer is waited for by its text.
+//! timer is waited for by its text; a timer hidden behind an app's frame
+//! clock is waited for once seen.
 
 mod support;
 
@@ -9,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use support::{cli, cli_ok, element_id, Load, ProtocolClient as Client, Wayrig};
-use wayrig_proto::mygo::{Action, Awaited, Call, Code};
+use wayrig_proto::mygo::{Action, Awaited, Call, Code, Event};
 
 fn worker_fixture() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -148,6 +149,48 @@ fn idle_waits_for_a_timer_the_main_loop_will_wake_for() {
             load.is_some()
         );
     }
+}
+
+/// Typing into gtk4-demo's search entry: its list filters 150 ms after the
+/// last key, while the entry's caret keeps the app's frame clock waking
+/// every frame, which hides that delay from all but the first look. The
+/// input's answer, and an `idle` after it, come once the list is filtered.
+#[test]
+fn typed_search_text_is_answered_once_the_list_is_filtered() {
+    let wayrig = Wayrig::start_app(&["gtk4-demo"]);
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64();
+    c.call(Call::Idle {
+        window: id,
+        timeout_ms: Some(10_000),
+    });
+    let tree = c.call(Call::Tree { window: id });
+    let search = element_id(node(&tree, "button", "Search"));
+    c.call(Call::Act {
+        window: id,
+        element: search,
+        action: Action::Press,
+    });
+    let listed = |tree: &Value| -> Vec<String> {
+        tree["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n["label"].as_str().map(str::to_string))
+            .collect()
+    };
+    c.call(Call::Input {
+        window: id,
+        events: vec![Event::Text {
+            text: "spin".into(),
+        }],
+    });
+    let shown = listed(&c.call(Call::Tree { window: id }));
+    assert!(
+        shown.iter().any(|l| l == "Spin Buttons")
+            && !shown.iter().any(|l| l == "Application Class"),
+        "answered before \"spin\" filtered the list: {shown:?}"
+    );
 }
 
 #[test]

@@ -20,6 +20,8 @@
 //! from it, and it never settles.
 
 use crate::rig::pixels::Tiles;
+use std::time::{Duration, Instant};
+
 use crate::threads::BusyThread;
 
 /// Whole output frames without a commit or a frame request before a window counts as quiet.
@@ -86,8 +88,10 @@ pub struct Activity {
     quiet_mark: u64,
     /// A thread of the app found running at the last tick it was looked for.
     busy: Option<BusyThread>,
-    /// A timer its main loop was found waiting for then, due in this many ms.
-    timer: Option<u32>,
+    /// When the last timer its main loop was found waiting for is due. It
+    /// stays pending until then: while the app draws or animates, its frame
+    /// clock's own wake-ups hide a longer timer from later looks.
+    timer: Option<Instant>,
     /// Ticks of the output clock counted so far, and the last at which the
     /// window committed or asked for a frame.
     ticks: u64,
@@ -195,20 +199,30 @@ impl Activity {
         self.committed_since_tick = false;
     }
 
-    /// What a look at the app's threads found this tick: a thread running,
+    /// What a look at the app's threads found at `now`: a thread running,
     /// or a timer its main loop wakes for soon (in ms), is work not yet
-    /// shown, so the window is not quiet.
-    pub fn threads_looked_at(&mut self, busy: Option<BusyThread>, timer: Option<u32>) {
-        if busy.is_some() || timer.is_some() {
+    /// shown, so the window is not quiet until the timer is due.
+    pub fn threads_looked_at(
+        &mut self,
+        busy: Option<BusyThread>,
+        timer: Option<u32>,
+        now: Instant,
+    ) {
+        if let Some(ms) = timer {
+            let due = now + Duration::from_millis(ms.into());
+            self.timer = Some(self.timer.map_or(due, |known| known.max(due)));
+        }
+        self.timer = self.timer.filter(|due| *due > now);
+        if busy.is_some() || self.timer.is_some() {
             self.quiet_ticks = 0;
         }
         self.busy = busy;
-        self.timer = timer;
     }
 
-    /// The timer found due at the last look, in ms, if any.
-    pub fn timer_due(&self) -> Option<u32> {
-        self.timer
+    /// In how many ms the last timer found is due, if it is still pending.
+    pub fn timer_due(&self, now: Instant) -> Option<u32> {
+        let left = self.timer?.checked_duration_since(now)?;
+        Some(u32::try_from(left.as_millis()).unwrap_or(u32::MAX))
     }
 
     /// The thread found running at the last look, if any.
@@ -293,9 +307,13 @@ mod tests {
     use super::*;
 
     fn check(a: &Activity, wants: bool) -> SettleCheck {
+        check_at(a, wants, Instant::now())
+    }
+
+    fn check_at(a: &Activity, wants: bool, now: Instant) -> SettleCheck {
         SettleCheck {
             busy_thread: a.busy_thread().cloned(),
-            timer_due: a.timer_due(),
+            timer_due: a.timer_due(now),
             wants_frame: wants && !a.animating(),
             pending_configure: false,
             quiet_ticks: a.quiet_ticks(),
@@ -313,7 +331,7 @@ mod tests {
         };
         for _ in 0..5 {
             a.tick(false, 0);
-            a.threads_looked_at(Some(worker.clone()), None);
+            a.threads_looked_at(Some(worker.clone()), None, Instant::now());
         }
         let c = check(&a, false);
         assert!(!c.settled());
@@ -321,7 +339,7 @@ mod tests {
         // The worker is done: the window settles after its quiet ticks.
         for _ in 0..QUIET_TICKS {
             a.tick(false, 0);
-            a.threads_looked_at(None, None);
+            a.threads_looked_at(None, None, Instant::now());
         }
         assert!(check(&a, false).settled());
     }
@@ -527,5 +545,36 @@ mod tests {
         a.tick(false, 9);
         assert!(!a.answered_while_quiet(9));
         assert!(a.answered_while_quiet(10));
+    }
+    #[test]
+    fn a_timer_seen_once_keeps_the_window_unsettled_until_it_is_due() {
+        // A search entry's 150 ms delay, seen while the app waited for a
+        // frame; at later looks its frame clock's 16 ms wake-ups hide it.
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut a = Activity::default();
+        a.tick(false, 0);
+        a.threads_looked_at(None, Some(150), at(0));
+        let mut t = 0;
+        while t + 17 < 150 {
+            t += 17;
+            a.tick(false, 0);
+            a.threads_looked_at(None, None, at(t));
+            let c = check_at(&a, false, at(t));
+            assert!(!c.settled(), "settled at {t} ms, before the timer");
+            assert!(c.reason().contains("timers"), "{}", c.reason());
+        }
+        // A later, longer timer (the delay restarted by more typing) wins.
+        a.threads_looked_at(None, Some(150), at(t));
+        a.threads_looked_at(None, Some(20), at(t));
+        assert_eq!(a.timer_due(at(t)), Some(150));
+        // Once it is due, quiet ticks count again.
+        for _ in 0..3 {
+            t += 17;
+            a.tick(false, 0);
+            a.threads_looked_at(None, None, at(t + 150));
+        }
+        assert_eq!(a.timer_due(at(t + 150)), None);
+        assert!(check_at(&a, false, at(t + 150)).settled());
     }
 }

@@ -302,7 +302,7 @@ impl FrameClock {
         let activity = &rec.surface.activity;
         Some(SettleCheck {
             busy_thread: activity.busy_thread().cloned(),
-            timer_due: activity.timer_due(),
+            timer_due: activity.timer_due(Instant::now()),
             // An animation asks for every frame; what it draws is no activity.
             wants_frame: windows.wants_frame(id) && !activity.animating(),
             pending_configure,
@@ -323,14 +323,18 @@ impl FrameClock {
             .filter(|pid| *pid != std::process::id());
         let animating = rec.surface.activity.animating();
         let busy = pid.and_then(|pid| threads::busy_thread(pid, animating));
-        // A main loop that draws wakes for its frames: a timer counts only
-        // while the window asks for none (drawing keeps it unsettled anyway).
-        let drawing = animating || windows.wants_frame(id);
+        // An app waiting for a frame it asked for sleeps until its nearest
+        // timer; once it has drawn, its frame clock's own wake-ups hide a
+        // longer one (a search entry's delay after typing), so timers are
+        // read while it draws too. Not while it animates: its timers are
+        // the animation's (a progress bar's pulse).
         let timer = pid
-            .filter(|_| busy.is_none() && !drawing)
+            .filter(|_| busy.is_none() && !animating)
             .and_then(threads::timer_due);
         if let Some(rec) = windows.registry.get_mut(id) {
-            rec.surface.activity.threads_looked_at(busy, timer);
+            rec.surface
+                .activity
+                .threads_looked_at(busy, timer, Instant::now());
         }
     }
 
