@@ -94,6 +94,8 @@ pub async fn serve(
         tokio::select! {
             accepted = listener.listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    // Nagle off: a frame is not held back for the client's delayed ACK.
+                    let _ = stream.set_nodelay(true);
                     let broker = broker.clone();
                     let closed = closed.clone();
                     let access = listener.access.clone();

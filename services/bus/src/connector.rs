@@ -194,7 +194,8 @@ async fn connect_once(url: &str) -> Result<Ws, String> {
     let mut config = WebSocketConfig::default();
     config.max_frame_size = Some(2 * MAX_FRAME);
     config.max_message_size = Some(2 * MAX_FRAME);
-    tokio_tungstenite::connect_async_with_config(url, Some(config), false)
+    // Nagle off: an answer is not held back for the broker's delayed ACK.
+    tokio_tungstenite::connect_async_with_config(url, Some(config), true)
         .await
         .map(|(ws, _)| ws)
         .map_err(|e| e.to_string())

@@ -24,6 +24,7 @@ use axum::http::header::{AUTHORIZATION, ORIGIN};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -90,7 +91,12 @@ pub async fn serve(
         options,
     });
     let app = router(face.clone());
-    let served = axum::serve(listener.listener, app)
+    // Without TCP_NODELAY a large answer's tail waits for the client's
+    // delayed ACK.
+    let prompt = listener.listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let served = axum::serve(prompt, app)
         .with_graceful_shutdown(stop.cancelled_owned())
         .await;
     sessions.end_all().await;
