@@ -88,7 +88,31 @@ fn drive_over_every_face(wayrig: &Wayrig) {
             recording.attributes["dir"].ends_with("/run"),
             "{recording:?}"
         );
-        support::cua_type(channel, window_ref, "typed over cua").await;
+        support::cua_type(channel.clone(), window_ref.clone(), "typed over cua").await;
+        // A request over the limit is refused as an unrecorded session
+        // refuses it, not passed on empty.
+        use wayrig_cua_proto::v1;
+        let refused = v1::computer_service_client::ComputerServiceClient::new(channel)
+            .max_encoding_message_size(usize::MAX)
+            .keyboard(v1::KeyboardRequest {
+                target: Some(v1::InputTarget {
+                    window: Some(window_ref),
+                    ..Default::default()
+                }),
+                action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                    text: "x".repeat(9 << 20),
+                    ..Default::default()
+                })),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.code(),
+            tonic::Code::ResourceExhausted,
+            "{refused:?}"
+        );
+        let info = wayrig_cua_proto::error_info(&refused).expect("an ErrorInfo");
+        assert_eq!(info.reason, v1::ErrorReason::LimitExceeded as i32);
     });
 }
 
@@ -209,6 +233,15 @@ fn a_run_driven_over_every_face_is_recorded_and_viewed() {
     );
     assert!(typed["request"]["target"]["window"].is_object(), "{typed}");
     assert_eq!(typed["answer"]["status"], "Ok", "{typed}");
+    let too_large = of_kind(&trace, "request")
+        .into_iter()
+        .find(|r| r["method"].as_str().unwrap().ends_with("Keyboard") && r["ok"] == false)
+        .expect("the refused Keyboard request is traced");
+    assert_eq!(
+        too_large["answer"]["status"], "ResourceExhausted",
+        "{too_large}"
+    );
+    assert!(too_large["request"]["unread"].is_string(), "{too_large}");
     let listed = request(&trace, "cua", "WindowsService/ListWindows");
     assert!(
         listed["answer"]["message"]["windows"][0]["title"].is_string(),

@@ -8,10 +8,11 @@ use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
 use http::{HeaderMap, Request, Response};
-use http_body_util::{BodyExt, Limited, StreamBody};
+use http_body_util::{BodyExt, LengthLimitError, Limited, StreamBody};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor};
 use serde_json::{json, Value};
 use tonic::body::Body;
+use tonic::Status;
 use wayrig_services::Session;
 
 use crate::system::MAX_MESSAGE_BYTES;
@@ -76,7 +77,16 @@ where
         Box::pin(async move {
             // A stream from the client is not held back to be read whole.
             let (request, asked) = match &method {
-                Some(m) if !m.is_client_streaming() => read_request(request, m).await,
+                Some(m) if !m.is_client_streaming() => match read_request(request, m).await {
+                    Ok(read) => read,
+                    Err((asked, refusal)) => {
+                        let (ok, said) = status_of(refusal.headers());
+                        if let Some(trace) = session.trace_request("cua", &path, asked) {
+                            trace.answer(ok, said).await;
+                        }
+                        return Ok(refusal);
+                    }
+                },
                 _ => (request, Value::Null),
             };
             let Some(trace) = session.trace_request("cua", &path, asked) else {
@@ -105,22 +115,29 @@ fn method_of(path: &str) -> Option<MethodDescriptor> {
         .find(|m| m.name() == method)
 }
 
-/// The request read whole, and as JSON; a body that cannot be read is
-/// passed on empty, for the service to refuse as it would refuse it.
-async fn read_request(request: Request<Body>, method: &MethodDescriptor) -> (Request<Body>, Value) {
+/// The request read whole, and as JSON; one that cannot be read is
+/// refused as the services refuse it (over the limit: RESOURCE_EXHAUSTED),
+/// with what was learnt of it.
+async fn read_request(
+    request: Request<Body>,
+    method: &MethodDescriptor,
+) -> Result<(Request<Body>, Value), (Value, Response<Body>)> {
     let (parts, body) = request.into_parts();
     match Limited::new(body, BODY_LIMIT).collect().await {
         Ok(collected) => {
             let bytes = collected.to_bytes();
             let asked = messages_json(&bytes, &method.input());
-            (
-                Request::from_parts(parts, Body::new(http_body_util::Full::new(bytes))),
-                asked,
-            )
+            let body = Body::new(http_body_util::Full::new(bytes));
+            Ok((Request::from_parts(parts, body), asked))
         }
         Err(e) => {
-            let said = json!({"unread": e.to_string()});
-            (Request::from_parts(parts, Body::empty()), said)
+            let refusal = match e.downcast_ref::<LengthLimitError>() {
+                Some(_) => Status::resource_exhausted(format!(
+                    "the request is too large: over the limit of {MAX_MESSAGE_BYTES} bytes"
+                )),
+                None => Status::cancelled(format!("the request could not be read: {e}")),
+            };
+            Err((json!({"unread": e.to_string()}), refusal.into_http()))
         }
     }
 }
