@@ -142,3 +142,40 @@ fn a_session_that_fails_to_start_its_app_leaves_nothing() {
     assert!(stderr.contains("wayrig: "), "the error is said");
     assert_eq!(wayrig.0.wait().unwrap().code(), Some(1));
 }
+
+/// Killed outright, a session cannot remove its directory; the next session
+/// started beside it does, and leaves a live session's directory alone.
+#[test]
+fn a_session_killed_outright_is_swept_by_the_next_one() {
+    let dirs = Dirs::new("kill");
+    let (mut killed, stderr) = run(&dirs, &[], &["/usr/bin/python3", &gtk4_fixture()]);
+    check_running(&dirs, &stderr);
+    stderr.wait_for("started /usr/bin/python3", "the app's start");
+    // SAFETY: kill(2) on the wayrig this test started; no memory is touched.
+    unsafe { libc::kill(killed.0.id() as i32, libc::SIGKILL) };
+    let left = ended(&mut killed, &dirs);
+    assert_eq!(
+        left.len(),
+        1,
+        "a killed session leaves its directory: {left:?}"
+    );
+
+    let (mut live, stderr) = run(&dirs, &[], &["/usr/bin/python3", &gtk4_fixture()]);
+    check_running(&dirs, &stderr);
+    assert!(
+        !dirs.left().contains(&left[0]),
+        "the killed session's directory is swept: {:?}",
+        dirs.left()
+    );
+    // A third session leaves the running one's directory alone.
+    let (mut third, third_err) = run(&dirs, &[], &["/bin/sh", "-c", "exit 0"]);
+    third_err.wait_for("DBUS_SESSION_BUS_ADDRESS=", "the bus address");
+    assert_eq!(
+        ended(&mut third, &dirs).len(),
+        1,
+        "the live session's stays"
+    );
+    // SAFETY: as above.
+    unsafe { libc::kill(live.0.id() as i32, libc::SIGTERM) };
+    assert_eq!(ended(&mut live, &dirs), Vec::<String>::new());
+}
