@@ -835,14 +835,21 @@ fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
             }),
             action: Some(action),
         };
-        c.keyboard(keyboard(v1::keyboard_request::Action::Type(
-            v1::KeyboardType {
-                text: text.into(),
-                ..Default::default()
-            },
-        )))
-        .await
-        .unwrap();
+        let typed = c
+            .keyboard(keyboard(v1::keyboard_request::Action::Type(
+                v1::KeyboardType {
+                    text: text.into(),
+                    ..Default::default()
+                },
+            )))
+            .await
+            .unwrap();
+        // The report counts the frames drawn until the text showed.
+        let detail = typed.into_inner().report.unwrap().detail;
+        assert!(
+            !detail.contains(" 0 frame(s) drawn") && detail.contains("frame(s) drawn"),
+            "{detail}"
+        );
         hosted
             .stdout
             .wait_for(&format!("\"text\": \"{text}\""), "the typed text");

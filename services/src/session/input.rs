@@ -61,7 +61,8 @@ impl Step {
 pub struct StepReport {
     /// The events the seat delivered, in order.
     pub events: Vec<InputEvent>,
-    /// Frames the window committed while the step waited.
+    /// Frames the window committed while the step waited (the last step:
+    /// until the request's effect showed).
     pub commits: u64,
     pub waited: Duration,
     /// When the step was answered, from the session's start.
@@ -269,15 +270,21 @@ impl Session {
                     }
                 }
             };
-            // The request's answer waits for its effect to show.
-            let unsettled = match (sent + 1 == total, &waited) {
-                (true, Some(_)) => self.settle_effect(window).await,
-                _ => None,
+            // The request's answer waits for its effect to show; the frames
+            // drawn meanwhile are the last step's too.
+            let (unsettled, effect_commits) = match (sent + 1 == total, &waited) {
+                (true, Some(_)) => {
+                    let before = self.host.commits(window).await.unwrap_or(0);
+                    let unsettled = self.settle_effect(window).await;
+                    let after = self.host.commits(window).await.unwrap_or(before);
+                    (unsettled, after.saturating_sub(before))
+                }
+                _ => (None, 0),
             };
             reports.push(StepReport {
                 unsettled,
                 events: step.events,
-                commits: waited.as_ref().map_or(0, |w| w.commits),
+                commits: waited.as_ref().map_or(0, |w| w.commits) + effect_commits,
                 waited: waited.as_ref().map_or(Duration::ZERO, |w| w.waited),
                 at: self.started.elapsed(),
                 window_closed: waited.is_none(),
