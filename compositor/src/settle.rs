@@ -225,6 +225,12 @@ impl Activity {
         Some(u32::try_from(left.as_millis()).unwrap_or(u32::MAX))
     }
 
+    /// Whether the window committed or asked for a frame in the last
+    /// quiet ticks' span, beyond what it animates.
+    pub fn drawing(&self) -> bool {
+        self.ticks - self.last_active_tick < u64::from(QUIET_TICKS) && !self.animating()
+    }
+
     /// The thread found running at the last look, if any.
     pub fn busy_thread(&self) -> Option<&BusyThread> {
         self.busy.as_ref()
@@ -252,6 +258,8 @@ pub struct SettleCheck {
     pub busy_thread: Option<BusyThread>,
     /// A timer of the app's main loop due then, in ms.
     pub timer_due: Option<u32>,
+    /// It committed or asked for a frame lately, beyond what it animates.
+    pub drawing: bool,
     pub wants_frame: bool,
     pub pending_configure: bool,
     pub quiet_ticks: u32,
@@ -281,11 +289,18 @@ impl SettleCheck {
         if let Some(t) = &self.busy_thread {
             thread = format!("its thread {:?} (tid {}) keeps running", t.name, t.tid);
             why.push(thread.as_str());
-        } else if let Some(ms) = self.timer_due {
-            thread = format!("its main loop keeps setting timers ({ms} ms)");
-            why.push(thread.as_str());
-        } else if self.wants_frame || self.quiet_ticks < QUIET_TICKS {
-            why.push("it keeps drawing frames");
+        } else {
+            let timer = self.timer_due;
+            if self.drawing
+                || self.wants_frame
+                || (timer.is_none() && self.quiet_ticks < QUIET_TICKS)
+            {
+                why.push("it keeps drawing frames");
+            }
+            if let Some(ms) = timer {
+                thread = format!("its main loop keeps setting timers ({ms} ms)");
+                why.push(thread.as_str());
+            }
         }
         if self.pending_configure {
             why.push("it has not acknowledged a configure");
@@ -314,6 +329,7 @@ mod tests {
         SettleCheck {
             busy_thread: a.busy_thread().cloned(),
             timer_due: a.timer_due(now),
+            drawing: a.drawing(),
             wants_frame: wants && !a.animating(),
             pending_configure: false,
             quiet_ticks: a.quiet_ticks(),
@@ -510,6 +526,7 @@ mod tests {
         let c = SettleCheck {
             busy_thread: None,
             timer_due: None,
+            drawing: false,
             wants_frame: false,
             pending_configure: true,
             quiet_ticks: 10,
@@ -576,5 +593,18 @@ mod tests {
         }
         assert_eq!(a.timer_due(at(t + 150)), None);
         assert!(check_at(&a, false, at(t + 150)).settled());
+    }
+    #[test]
+    fn a_window_drawing_with_a_timer_pending_is_said_to_do_both() {
+        let now = Instant::now();
+        let mut a = Activity::default();
+        for _ in 0..3 {
+            a.committed(None);
+            a.tick(false, 0);
+            a.threads_looked_at(None, Some(99), now);
+        }
+        let why = check_at(&a, false, now).reason();
+        assert!(why.contains("keeps drawing frames"), "{why}");
+        assert!(why.contains("keeps setting timers (99 ms)"), "{why}");
     }
 }

@@ -303,6 +303,7 @@ impl FrameClock {
         Some(SettleCheck {
             busy_thread: activity.busy_thread().cloned(),
             timer_due: activity.timer_due(Instant::now()),
+            drawing: activity.drawing(),
             // An animation asks for every frame; what it draws is no activity.
             wants_frame: windows.wants_frame(id) && !activity.animating(),
             pending_configure,
