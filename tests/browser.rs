@@ -351,14 +351,38 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     act(&mut c, window, &shown_blue, Action::Press);
     wait_for_text(&mut c, window, "changed Blue");
 
-    // Scripts need the DevTools pipe only Chromium is started with.
-    let refused = c
-        .answer(Call::Eval {
+    // Scripts run in the page through the debugger server Wayrig opened
+    // on a private socket (its profile given): values as JSON, promises
+    // awaited, statements' last value, throws refused.
+    let eval = |c: &mut Client, script: &str| {
+        c.answer(Call::Eval {
             window: Some(window),
-            script: "document.title".into(),
+            script: script.into(),
         })
-        .unwrap_err();
-    assert_eq!(refused.code, Code::Unsupported, "{refused:?}");
+    };
+    assert_eq!(
+        eval(&mut c, "document.getElementById('name').value").unwrap()["value"],
+        "Grace Hopper"
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "await new Promise(r => setTimeout(() => r({n: [1, 2]}), 50))"
+        )
+        .unwrap()["value"],
+        serde_json::json!({"n": [1, 2]})
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "const s = document.querySelectorAll('button').length; s * 2;"
+        )
+        .unwrap()["value"],
+        serde_json::json!(2)
+    );
+    let thrown = eval(&mut c, "null.x").unwrap_err();
+    assert_eq!(thrown.code, Code::Failed, "{thrown:?}");
+    assert!(thrown.message.contains("TypeError"), "{thrown:?}");
 
     let tree = c.call(Call::Tree {
         window: Some(window),
@@ -370,6 +394,8 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
         Action::Press,
     );
     wait_for_text(&mut c, window, "Arrived here");
+    // The page navigated to is the one a script runs in, not the one left.
+    assert_eq!(eval(&mut c, "document.title").unwrap()["value"], "Next");
     assert_page_drawn(&mut c, window);
 }
 

@@ -15,7 +15,7 @@ use smithay::reexports::calloop::timer::{TimeoutAction, Timer};
 use smithay::reexports::calloop::{EventLoop, Interest, Mode, PostAction};
 use smithay::reexports::wayland_server::{Display, ListeningSocket};
 use tokio::sync::oneshot;
-use wayrig_host::devtools::{self, DevToolsPipes};
+use wayrig_host::devtools::{self, PageDebuggers};
 use wayrig_host::{
     AppInfo, Capabilities, Capture, ClipboardText, Damage, DisplayInfo, FrameWait, Host, HostError,
     HostResult, InputEvent, InputOptions, InputReport, LaunchSpec, PointerState, Rect, Settled,
@@ -108,7 +108,7 @@ pub struct CompositorHost {
     display: DisplayInfo,
     settle_threads: bool,
     /// The DevTools pipes of the browsers the compositor's launcher started.
-    devtools: DevToolsPipes,
+    debuggers: PageDebuggers,
 }
 
 /// The compositor's event loop, to be run on the thread that made it (winit,
@@ -152,7 +152,7 @@ impl CompositorHost {
             info: parts.info.clone(),
             display,
             settle_threads,
-            devtools: parts.state.rig.apps.devtools(),
+            debuggers: parts.state.rig.apps.debuggers(),
         };
         Ok((
             host,
@@ -359,7 +359,7 @@ impl Host for CompositorHost {
         limit: Duration,
     ) -> HostResult<serde_json::Value> {
         let windows = self.windows().await?;
-        devtools::evaluate_in_window(&self.devtools, &windows, window, &script, limit).await
+        devtools::evaluate_in_window(&self.debuggers, &windows, window, &script, limit).await
     }
 
     async fn clipboard(&self) -> HostResult<ClipboardText> {

@@ -1,7 +1,9 @@
-//! Chromium's DevTools protocol over the pipe a browser is started with
-//! (`--remote-debugging-pipe`: fd 3 in, fd 4 out, NUL-separated JSON), never a TCP port.
+//! Scripts in browser pages: Chromium's DevTools protocol over the pipe a
+//! browser is started with (`--remote-debugging-pipe`: fd 3 in, fd 4 out,
+//! NUL-separated JSON), and Firefox's debugger server ([`crate::rdp`]);
+//! never a TCP port.
 //!
-//! The launcher opens a pipe for each Chromium browser it starts; a host
+//! The launcher opens a debugger for each browser it starts; a host
 //! evaluates scripts through it in the page a window of that browser shows.
 
 use std::collections::HashMap;
@@ -17,6 +19,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
+use crate::rdp::FirefoxServer;
 use crate::{HostError, HostResult, WindowHandle, WindowInfo, WindowKind};
 
 /// The switch that opens the pipe.
@@ -351,10 +354,10 @@ impl DevToolsPipe {
     }
 }
 
-/// Evaluate `script` in the page `window` shows, through the DevTools pipe
-/// of the browser it belongs to; `windows` are all the host's windows.
+/// Evaluate `script` in the page `window` shows, through the debugger of
+/// the browser it belongs to; `windows` are all the host's windows.
 pub async fn evaluate_in_window(
-    pipes: &DevToolsPipes,
+    debuggers: &PageDebuggers,
     windows: &[WindowInfo],
     window: WindowHandle,
     script: &str,
@@ -367,33 +370,37 @@ pub async fn evaluate_in_window(
     if shown.handle.epoch != window.epoch {
         return Err(HostError::StaleWindow(window, shown.handle.epoch));
     }
-    let pipe = shown
+    let debugger = shown
         .pid
-        .and_then(|pid| pipes.of_process(pid))
+        .and_then(|pid| debuggers.of_process(pid))
         .ok_or_else(|| {
             HostError::Unsupported(format!(
-                "window {} is not a page of a Chromium browser Wayrig started \
-             (only those are started with a DevTools pipe): there is no script to evaluate",
+                "window {} is not a page of a browser Wayrig started with a debugger \
+                 (Chromium, or Firefox given --profile DIR): there is no script to evaluate",
                 window.id
             ))
         })?;
-    let group = |w: &WindowInfo| w.pid.and_then(|pid| pipes.group_of(pid));
+    let group = |w: &WindowInfo| w.pid.and_then(group_of);
     let alone = windows
         .iter()
         .filter(|w| matches!(w.kind, WindowKind::Normal) && group(w) == group(shown))
         .count()
         == 1;
-    pipe.evaluate(&shown.title, alone, script, limit).await
+    match debugger {
+        PageDebugger::Chromium(pipe) => pipe.evaluate(&shown.title, alone, script, limit).await,
+        PageDebugger::Firefox(server) => server.evaluate(&shown.title, alone, script, limit).await,
+    }
 }
 
 /// Whether a browser window titled `window` shows a page titled `page`:
-/// the same title, or the page's title and the browser's name after " - ".
-fn titles_page(window: &str, page: &str) -> bool {
+/// the same title, or the page's title and the browser's name after " - "
+/// (Chromium) or " — " (Firefox).
+pub(crate) fn titles_page(window: &str, page: &str) -> bool {
     !page.is_empty()
         && (window == page
             || window
                 .strip_prefix(page)
-                .is_some_and(|rest| rest.starts_with(" - ")))
+                .is_some_and(|rest| rest.starts_with(" - ") || rest.starts_with(" \u{2014} ")))
 }
 
 /// What `Runtime.evaluate` answered, as the script's value: JSON as it is,
@@ -422,32 +429,40 @@ fn closed() -> HostError {
     HostError::Failed("the browser closed its DevTools pipe: it has ended".into())
 }
 
-/// The DevTools pipes of the browsers a launcher started, by the process
-/// group each leads (the group of any of its windows' clients).
+/// How scripts run in one browser's pages.
+#[derive(Debug, Clone)]
+pub enum PageDebugger {
+    Chromium(Arc<DevToolsPipe>),
+    Firefox(Arc<FirefoxServer>),
+}
+
+/// The debuggers of the browsers a launcher started, by the process group
+/// each leads (the group of any of its windows' clients).
 #[derive(Debug, Clone, Default)]
-pub struct DevToolsPipes(Arc<Mutex<HashMap<u32, Arc<DevToolsPipe>>>>);
+pub struct PageDebuggers(Arc<Mutex<HashMap<u32, PageDebugger>>>);
 
-impl DevToolsPipes {
-    pub fn insert(&self, group: u32, pipe: Arc<DevToolsPipe>) {
-        self.0.lock().unwrap().insert(group, pipe);
+impl PageDebuggers {
+    pub fn insert(&self, group: u32, debugger: PageDebugger) {
+        self.0.lock().unwrap().insert(group, debugger);
     }
 
-    pub fn remove(&self, group: u32) {
-        self.0.lock().unwrap().remove(&group);
+    /// The browser leading `group` has ended: its debugger goes.
+    pub fn remove(&self, group: u32) -> Option<PageDebugger> {
+        self.0.lock().unwrap().remove(&group)
     }
 
-    /// The pipe to the browser whose process group `pid` is in.
-    pub fn of_process(&self, pid: u32) -> Option<Arc<DevToolsPipe>> {
-        let group = self.group_of(pid)?;
+    /// The debugger of the browser whose process group `pid` is in.
+    pub fn of_process(&self, pid: u32) -> Option<PageDebugger> {
+        let group = group_of(pid)?;
         self.0.lock().unwrap().get(&group).cloned()
     }
+}
 
-    /// The process group `pid` is in.
-    fn group_of(&self, pid: u32) -> Option<u32> {
-        // SAFETY: getpgid(2) reads a process's group id; no memory is touched.
-        let group = unsafe { libc::getpgid(pid as i32) };
-        (group > 0).then_some(group as u32)
-    }
+/// The process group `pid` is in.
+fn group_of(pid: u32) -> Option<u32> {
+    // SAFETY: getpgid(2) reads a process's group id; no memory is touched.
+    let group = unsafe { libc::getpgid(pid as i32) };
+    (group > 0).then_some(group as u32)
 }
 
 #[cfg(test)]
@@ -458,6 +473,7 @@ mod tests {
     fn a_window_shows_the_page_of_its_title() {
         assert!(titles_page("Todo - Chromium", "Todo"));
         assert!(titles_page("Todo", "Todo"));
+        assert!(titles_page("Todo \u{2014} Mozilla Firefox", "Todo"));
         assert!(!titles_page("Todo list - Chromium", "Todo"));
         assert!(!titles_page("Todo - Chromium", ""));
     }

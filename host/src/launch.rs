@@ -10,8 +10,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::chromium;
-use crate::devtools::{DevToolsPipes, PipeToSpawn};
+use crate::devtools::{PageDebugger, PageDebuggers, PipeToSpawn};
+use crate::rdp::FirefoxServer;
+use crate::{chromium, firefox};
 use crate::{HostError, LaunchSpec};
 
 /// Launched apps still running, shared with their waiter threads, which
@@ -56,8 +57,10 @@ pub struct Apps {
     launched: Vec<u32>,
     /// Apps launched in the background: their windows map without focus.
     background: Vec<u32>,
-    /// The DevTools pipes of the Chromium browsers among them.
-    devtools: DevToolsPipes,
+    /// The debuggers of the browsers among them.
+    debuggers: PageDebuggers,
+    /// Firefox debugger sockets opened so far, to name the next one.
+    firefox_sockets: u32,
 }
 
 impl Apps {
@@ -68,14 +71,27 @@ impl Apps {
             exits: Arc::default(),
             launched: Vec::new(),
             background: Vec::new(),
-            devtools: DevToolsPipes::default(),
+            debuggers: PageDebuggers::default(),
+            firefox_sockets: 0,
         }
     }
 
-    /// The DevTools pipes of the browsers this launcher starts, shared with
+    /// The debuggers of the browsers this launcher starts, shared with
     /// whoever evaluates scripts in their pages.
-    pub fn devtools(&self) -> DevToolsPipes {
-        self.devtools.clone()
+    pub fn debuggers(&self) -> PageDebuggers {
+        self.debuggers.clone()
+    }
+
+    /// Where a Firefox's debugger server is to listen: the session's runtime
+    /// directory, private to it (Firefox makes the socket 0666), if any.
+    fn firefox_socket(&mut self) -> Option<std::path::PathBuf> {
+        let dir = self
+            .base_env
+            .iter()
+            .find(|(k, _)| k == "XDG_RUNTIME_DIR")
+            .map(|(_, v)| std::path::PathBuf::from(v))?;
+        self.firefox_sockets += 1;
+        Some(dir.join(format!("firefox-debugger-{}.sock", self.firefox_sockets)))
     }
 
     /// Start an app; `on_exit` runs on a waiter thread with the pid and exit code.
@@ -92,6 +108,19 @@ impl Apps {
         let mut args = args.to_vec();
         if chromium::wants_renderer_accessibility(program, &args) {
             args.insert(0, chromium::RENDERER_ACCESSIBILITY.to_string());
+        }
+        let firefox_socket = firefox::debugger_profile(program, &args)
+            .and_then(|profile| Some((profile, self.firefox_socket()?)))
+            .and_then(|(profile, socket)| match firefox::enable_debugger(&profile) {
+                Ok(()) => Some(socket),
+                Err(e) => {
+                    tracing::warn!(%e, profile = %profile.display(), "no debugger server for Firefox");
+                    None
+                }
+            });
+        if let Some(socket) = &firefox_socket {
+            args.insert(0, socket.to_string_lossy().into_owned());
+            args.insert(0, firefox::DEBUGGER_SWITCH.to_string());
         }
         let mut cmd = app_command(program, &args, self.base_env.iter().chain(spec.env.iter()));
         if let Some(cwd) = &spec.cwd {
@@ -114,9 +143,14 @@ impl Apps {
         let pid = child.id();
         if let Some(pipe) = pipe {
             match pipe.connect(pid) {
-                Ok(pipe) => self.devtools.insert(pid, pipe),
+                Ok(pipe) => self.debuggers.insert(pid, PageDebugger::Chromium(pipe)),
                 Err(e) => tracing::warn!(pid, %e, "no DevTools pipe to the browser"),
             }
+        }
+        if let Some(socket) = firefox_socket {
+            let server = FirefoxServer::new(socket);
+            self.debuggers
+                .insert(pid, PageDebugger::Firefox(std::sync::Arc::new(server)));
         }
         self.launched.push(pid);
         if spec.background {
@@ -124,12 +158,15 @@ impl Apps {
         }
         self.exits.running.lock().unwrap().insert(pid);
         let exits = self.exits.clone();
-        let devtools = self.devtools.clone();
+        let debuggers = self.debuggers.clone();
         std::thread::Builder::new()
             .name(format!("wayrig-wait-{pid}"))
             .spawn(move || {
                 let code = child.wait().ok().and_then(|s| s.code());
-                devtools.remove(pid);
+                // Firefox leaves its debugger's socket behind.
+                if let Some(PageDebugger::Firefox(server)) = debuggers.remove(pid) {
+                    server.remove_socket();
+                }
                 exits.running.lock().unwrap().remove(&pid);
                 exits.ended.notify_all();
                 on_exit(pid, code);

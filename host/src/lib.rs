@@ -14,7 +14,9 @@ use tokio::sync::broadcast;
 pub mod chromium;
 pub mod clipboard_pipe;
 pub mod devtools;
+pub mod firefox;
 pub mod launch;
+pub mod rdp;
 
 /// A window as the host knows it: a stable id plus an epoch that changes each
 /// time the same surface is unmapped and mapped again.
