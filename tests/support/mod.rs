@@ -567,6 +567,11 @@ impl Wayrig {
 }
 
 impl Wayrig {
+    /// The `wayrig` process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Where its Bus listens (`--bus-listen`) and the Bus name of its first
     /// app, once it said both.
     pub fn bus_and_app(&self) -> (String, String) {
