@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{element_id, ProtocolClient, Wayrig};
+use support::{ProtocolClient, Wayrig};
 use wayrig_cua_proto::v1;
 use wayrig_cua_proto::v1::accessibility_service_client::AccessibilityServiceClient;
 use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
@@ -106,25 +106,12 @@ impl Tally {
     }
 }
 
-fn fixture() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/gtk4-fixture.py")
-        .to_string_lossy()
-        .into_owned()
-}
-
 /// A MyGo client's loop: tree, press, idle, capture.
 fn mygo_client(socket: PathBuf, tally: Arc<Tally>) {
     let mut c = ProtocolClient::connect(&socket);
     let window = c.first_window()["id"].as_u64();
     let tree = c.call(Call::Tree { window });
-    let press = tree["nodes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|n| n["role"] == "button" && n["label"] == "Press")
-        .map(element_id)
-        .expect("the fixture's Press button is in the tree");
+    let press = support::element_labelled(&tree, "button", "Press");
     loop {
         for step in 0..4 {
             if !tally.turn() {
@@ -266,11 +253,6 @@ fn cua_client(address: String, tally: Arc<Tally>) {
     });
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
 fn main() {
     if table::listing_only() {
         return;
@@ -279,7 +261,7 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(100_000);
-    let fixture = fixture();
+    let fixture = support::gtk4_fixture();
     // The Bus writes captures under XDG_RUNTIME_DIR, Wayrig's own.
     let runtime_dir = std::env::temp_dir().join(format!("wayrig-soak-{}", std::process::id()));
     std::fs::create_dir_all(&runtime_dir).unwrap();
@@ -334,8 +316,8 @@ fn main() {
             format!("{face} {method}"),
             format!(
                 "{} / {} / {}",
-                table::ms(percentile(&ts, 0.5)),
-                table::ms(percentile(&ts, 0.99)),
+                table::ms(table::percentile(&ts, 0.5)),
+                table::ms(table::percentile(&ts, 0.99)),
                 table::ms(*ts.last().unwrap())
             ),
             format!("{} requests", ts.len()),

@@ -9,6 +9,12 @@ pub fn median(mut xs: Vec<Duration>) -> Duration {
     xs[xs.len() / 2]
 }
 
+/// The time at fraction `p` (0.99 for p99) of times sorted shortest first.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
 /// The median time `f` takes over `rounds` runs.
 pub fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
     median(

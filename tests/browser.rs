@@ -175,29 +175,9 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     wait_for_text(&mut c, window, "clicked 1");
     fill_name(&mut c, window, &name);
 
-    // Scripts run in the page (through the DevTools pipe Wayrig started
-    // the browser with): values as JSON, promises awaited, throws refused.
-    let eval = |c: &mut Client, script: &str| {
-        c.answer(Call::Eval {
-            window: Some(window),
-            script: script.into(),
-        })
-    };
-    assert_eq!(
-        eval(&mut c, "document.getElementById('name').value").unwrap()["value"],
-        "Grace Hopper"
-    );
-    assert_eq!(
-        eval(
-            &mut c,
-            "await new Promise(r => setTimeout(() => r({n: [1, 2]}), 50))"
-        )
-        .unwrap()["value"],
-        serde_json::json!({"n": [1, 2]})
-    );
-    let thrown = eval(&mut c, "null.x").unwrap_err();
-    assert_eq!(thrown.code, Code::Failed, "{thrown:?}");
-    assert!(thrown.message.contains("TypeError"), "{thrown:?}");
+    // Scripts run in the page, through the DevTools pipe Wayrig started
+    // the browser with.
+    scripts_run_in_the_page(&mut c, window);
     choose_blue(&mut c, window);
     // With the list open, a press on the page closes it and lands (the
     // list takes a click outside it to close itself).
@@ -264,6 +244,33 @@ fn decoded(data: &Value) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(text)
         .expect("base64")
+}
+
+/// MyGo `eval` in the form page a browser window shows, after the Name
+/// field was filled: values as JSON, promises awaited, statements' last
+/// value answered, a throw refused.
+fn scripts_run_in_the_page(c: &mut Client, window: u64) {
+    let mut eval = |script: &str| {
+        c.answer(Call::Eval {
+            window: Some(window),
+            script: script.into(),
+        })
+    };
+    assert_eq!(
+        eval("document.getElementById('name').value").unwrap()["value"],
+        "Grace Hopper"
+    );
+    assert_eq!(
+        eval("await new Promise(r => setTimeout(() => r({n: [1, 2]}), 50))").unwrap()["value"],
+        serde_json::json!({"n": [1, 2]})
+    );
+    assert_eq!(
+        eval("const s = document.querySelectorAll('button').length; s * 2;").unwrap()["value"],
+        serde_json::json!(2)
+    );
+    let thrown = eval("null.x").unwrap_err();
+    assert_eq!(thrown.code, Code::Failed, "{thrown:?}");
+    assert!(thrown.message.contains("TypeError"), "{thrown:?}");
 }
 
 /// Firefox's preferences for a test: no data-reporting tab or bar on a
@@ -351,38 +358,9 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     act(&mut c, window, &shown_blue, Action::Press);
     wait_for_text(&mut c, window, "changed Blue");
 
-    // Scripts run in the page through the debugger server Wayrig opened
-    // on a private socket (its profile given): values as JSON, promises
-    // awaited, statements' last value, throws refused.
-    let eval = |c: &mut Client, script: &str| {
-        c.answer(Call::Eval {
-            window: Some(window),
-            script: script.into(),
-        })
-    };
-    assert_eq!(
-        eval(&mut c, "document.getElementById('name').value").unwrap()["value"],
-        "Grace Hopper"
-    );
-    assert_eq!(
-        eval(
-            &mut c,
-            "await new Promise(r => setTimeout(() => r({n: [1, 2]}), 50))"
-        )
-        .unwrap()["value"],
-        serde_json::json!({"n": [1, 2]})
-    );
-    assert_eq!(
-        eval(
-            &mut c,
-            "const s = document.querySelectorAll('button').length; s * 2;"
-        )
-        .unwrap()["value"],
-        serde_json::json!(2)
-    );
-    let thrown = eval(&mut c, "null.x").unwrap_err();
-    assert_eq!(thrown.code, Code::Failed, "{thrown:?}");
-    assert!(thrown.message.contains("TypeError"), "{thrown:?}");
+    // Scripts run in the page, through the debugger server Wayrig opened
+    // on a private socket (its profile given).
+    scripts_run_in_the_page(&mut c, window);
 
     let tree = c.call(Call::Tree {
         window: Some(window),
@@ -395,7 +373,11 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     );
     wait_for_text(&mut c, window, "Arrived here");
     // The page navigated to is the one a script runs in, not the one left.
-    assert_eq!(eval(&mut c, "document.title").unwrap()["value"], "Next");
+    let title = c.call(Call::Eval {
+        window: Some(window),
+        script: "document.title".into(),
+    });
+    assert_eq!(title["value"], "Next");
     assert_page_drawn(&mut c, window);
 }
 

@@ -739,6 +739,25 @@ pub fn element_id(node: &Value) -> ElementPick {
     ElementPick::Id(id)
 }
 
+/// The id of the element a MyGo `tree` answer holds with `role` and `label`.
+pub fn element_labelled(tree: &Value, role: &str, label: &str) -> ElementPick {
+    tree["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|n| n["role"] == role && n["label"] == label)
+        .map(element_id)
+        .unwrap_or_else(|| panic!("no {role} {label:?} in the tree"))
+}
+
+/// The GTK 4 fixture's script.
+pub fn gtk4_fixture() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/gtk4-fixture.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The centre of a widget in a fixture's reported layout ({x, y, w, h}).
 pub fn layout_centre(layout: &Value, widget: &str) -> (f64, f64) {
     let b = &layout[widget];
