@@ -1,0 +1,633 @@
+//! A live fuzzer: mutated requests, reproducible from their seed, sent to a
+//! running session over MyGo, the Bus and cua.env.v1 (gRPC-Web bodies).
+//!
+//! After every batch the session must still answer a known-good request on
+//! every face. Per face: requests tried, hangs (no answer within 15 s),
+//! the session lost (0 of each is the goal), and the slowest answer. Run
+//! with `scripts/fuzz [SEED] [REQUESTS]` (seed 1, 2,000 a face).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+mod table;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use support::{ProtocolClient, Wayrig};
+use tokio_tungstenite::tungstenite::Message;
+use wayrig_proto::abp::{Frame, Rc};
+use wayrig_proto::mygo::Call;
+
+/// How long an answer may take before the request counts as a hang.
+const ANSWER_LIMIT: Duration = Duration::from_secs(15);
+/// Requests between two checks that every face still answers.
+const BATCH: usize = 100;
+
+/// xorshift64*: small, seeded, the same sequence on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    /// Text at the edges: empty, NUL, scripts, a long run, a number's text.
+    fn text(&mut self) -> String {
+        match self.below(8) {
+            0 => String::new(),
+            1 => "a\0b".into(),
+            2 => "Grüße, 世界 — ٣ 🙂\u{202e}".into(),
+            3 => "x".repeat(self.below(200_000)),
+            4 => u64::MAX.to_string(),
+            5 => "../../etc/passwd".into(),
+            6 => "Press".into(),
+            _ => (0..self.below(20))
+                .map(|_| char::from_u32(self.below(0x3000) as u32).unwrap_or('?'))
+                .collect(),
+        }
+    }
+
+    /// A JSON value at the edges of every type, nested up to `depth`.
+    fn value(&mut self, depth: u32) -> Value {
+        match self.below(if depth == 0 { 9 } else { 12 }) {
+            0 => Value::Null,
+            1 => json!(self.below(2) == 1),
+            2 => json!(*self.pick(&[0i64, -1, 1, i64::MIN, i64::MAX, 4_294_967_296])),
+            3 => json!(u64::MAX),
+            4 => json!(*self.pick(&[0.5f64, -0.0, 1e308, -1e308, 5e-324])),
+            5 => json!(self.text()),
+            6 => json!("1.1"),
+            7 => json!(self.below(5)),
+            8 => json!({}),
+            9 => Value::Array((0..self.below(4)).map(|_| self.value(depth - 1)).collect()),
+            10 => {
+                let mut object = serde_json::Map::new();
+                for _ in 0..self.below(4) {
+                    let key = self.pick(&["window", "id", "type", "events", "x", "y", "text"]);
+                    object.insert(key.to_string(), self.value(depth - 1));
+                }
+                Value::Object(object)
+            }
+            _ => nested(self.below(2000)),
+        }
+    }
+
+    /// `valid` with one part changed: a field given another value,
+    /// dropped, or added.
+    fn mutated(&mut self, valid: &Value) -> Value {
+        let mut v = valid.clone();
+        let Some(object) = v.as_object_mut() else {
+            return self.value(3);
+        };
+        let keys: Vec<String> = object.keys().cloned().collect();
+        match self.below(4) {
+            0 if !keys.is_empty() => {
+                let key = self.pick(&keys).clone();
+                let value = self.value(3);
+                object.insert(key, value);
+            }
+            1 if !keys.is_empty() => {
+                let key = self.pick(&keys).clone();
+                object.remove(&key);
+            }
+            2 => {
+                let value = self.value(2);
+                object.insert(self.text(), value);
+            }
+            _ => {
+                for key in keys {
+                    if self.below(2) == 0 {
+                        let value = self.value(2);
+                        object.insert(key, value);
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// Bytes changed at random places: flipped, dropped, repeated.
+    fn bytes_mutated(&mut self, mut bytes: Vec<u8>) -> Vec<u8> {
+        for _ in 0..=self.below(8) {
+            if bytes.is_empty() || self.below(4) == 0 {
+                let at = self.below(bytes.len() + 1);
+                bytes.insert(at, self.next() as u8);
+                continue;
+            }
+            let at = self.below(bytes.len());
+            match self.below(3) {
+                0 => bytes[at] ^= 1 << self.below(8),
+                1 => {
+                    bytes.remove(at);
+                }
+                _ => {
+                    let run = bytes[at..].iter().take(16).copied().collect::<Vec<_>>();
+                    for _ in 0..self.below(64) {
+                        bytes.extend_from_slice(&run);
+                    }
+                }
+            }
+        }
+        bytes
+    }
+}
+
+/// An array nested `depth` deep.
+fn nested(depth: usize) -> Value {
+    serde_json::from_str(&format!("{}{}", "[".repeat(depth), "]".repeat(depth)))
+        .unwrap_or(Value::Null)
+}
+
+/// What one face's fuzzing found.
+#[derive(Default)]
+struct Found {
+    tried: usize,
+    hangs: Vec<String>,
+    /// Requests after which the face closed the connection.
+    closed: usize,
+    slowest: Duration,
+    /// Requests the face answered as done (the rest were refused).
+    succeeded: usize,
+    /// The session stopped answering a known-good request.
+    lost: Option<String>,
+}
+
+impl Found {
+    fn answered(&mut self, took: Duration) {
+        self.slowest = self.slowest.max(took);
+    }
+}
+
+/// Methods a fuzzer may send: not those that start programs, record to
+/// files or stop the session, which a mutated request would do as asked.
+const MYGO_REQUESTS: &[(&str, &str)] = &[
+    ("windows", r#"{}"#),
+    ("tree", r#"{"window": 1}"#),
+    ("act", r#"{"window": 1, "id": "1", "action": "press"}"#),
+    (
+        "input",
+        r#"{"window": 1, "events": [{"type": "text", "text": "x"}]}"#,
+    ),
+    (
+        "input",
+        r#"{"events": [{"type": "pointerMove", "x": 10, "y": 10}]}"#,
+    ),
+    ("menu", r#"{"window": 1, "path": ["Menu", "Item"]}"#),
+    ("capture", r#"{"window": 1}"#),
+    ("idle", r#"{"window": 1, "timeout": 200}"#),
+    ("eval", r#"{"window": 1, "script": "1"}"#),
+    ("wayrig.waitFor", r#"{"text": "ready", "timeout": 200}"#),
+    ("wayrig.menus", r#"{"window": 1}"#),
+];
+
+fn fuzz_mygo(
+    rng: &mut Rng,
+    wayrig: &Wayrig,
+    count: usize,
+    check: &mut dyn FnMut() -> Option<String>,
+) -> Found {
+    let mut found = Found::default();
+    let connect = || {
+        let s = UnixStream::connect(&wayrig.socket).expect("the MyGo socket");
+        s.set_read_timeout(Some(ANSWER_LIMIT)).unwrap();
+        let reader = BufReader::new(s.try_clone().unwrap());
+        (s, reader)
+    };
+    let (mut out, mut answers) = connect();
+    for n in 0..count {
+        let line = match rng.below(10) {
+            0 => {
+                let mut garbage = rng.bytes_mutated(br#"{"id": 1, "method": "tree"}"#.to_vec());
+                garbage.retain(|b| *b != b'\n');
+                garbage
+            }
+            1 => format!("{}\n", rng.value(4)).trim_end().as_bytes().to_vec(),
+            _ => {
+                let (method, params) = *rng.pick(MYGO_REQUESTS);
+                let params: Value = serde_json::from_str(params).unwrap();
+                let params = if rng.below(4) == 0 {
+                    params
+                } else {
+                    rng.mutated(&params)
+                };
+                let request = json!({"id": rng.value(1), "method": method, "params": params});
+                request.to_string().into_bytes()
+            }
+        };
+        found.tried += 1;
+        let started = Instant::now();
+        let sent = out.write_all(&line).and_then(|()| out.write_all(b"\n"));
+        let mut answer = String::new();
+        let read = sent.and_then(|()| answers.read_line(&mut answer));
+        match read {
+            Ok(0) | Err(_) if started.elapsed() >= ANSWER_LIMIT => {
+                found.hangs.push(format!(
+                    "request {n}: {:.200}",
+                    String::from_utf8_lossy(&line)
+                ));
+                (out, answers) = connect();
+            }
+            Ok(0) | Err(_) => {
+                found.closed += 1;
+                (out, answers) = connect();
+            }
+            Ok(_) => {
+                found.answered(started.elapsed());
+                found.succeeded += usize::from(answer.contains("\"result\""));
+            }
+        }
+        if (n + 1) % BATCH == 0 {
+            if let Some(why) = check() {
+                found.lost = Some(format!("after MyGo request {n}: {why}"));
+                return found;
+            }
+        }
+    }
+    found
+}
+
+/// Bus verbs a fuzzer may send, with a valid body each.
+const BUS_REQUESTS: &[(&str, &str)] = &[
+    ("ui.tree", r#"{}"#),
+    ("ui.click", r#"{"label": "Press"}"#),
+    ("ui.pointer", r#"{"action": "move", "x": 10, "y": 10}"#),
+    ("ui.scroll", r#"{"dy": 1}"#),
+    ("ui.key", r#"{"key": "A"}"#),
+    ("ui.type", r#"{"text": "x"}"#),
+    ("ui.menu.list", r#"{}"#),
+    ("ui.capture", r#"{}"#),
+    ("window.state", r#"{}"#),
+    ("window", r#"{"action": "focus"}"#),
+    ("HELP", r#"{}"#),
+    ("app.describe", r#"{}"#),
+];
+
+fn fuzz_bus(
+    rng: &mut Rng,
+    url: &str,
+    app: &str,
+    count: usize,
+    check: &mut dyn FnMut() -> Option<String>,
+) -> Found {
+    let rt = table::runtime();
+    let mut found = Found::default();
+    rt.block_on(async {
+        let connect = || async {
+            tokio_tungstenite::connect_async(url)
+                .await
+                .expect("the Bus takes a connection")
+                .0
+        };
+        let mut ws = connect().await;
+        for n in 0..count {
+            found.tried += 1;
+            let (text, answered) = match rng.below(10) {
+                0 => {
+                    let valid = Frame::request("ui.tree", "fuzz", app, "g").serialize();
+                    let bytes = rng.bytes_mutated(valid.into_bytes());
+                    (String::from_utf8_lossy(&bytes).into_owned(), false)
+                }
+                _ => {
+                    let (verb, body) = *rng.pick(BUS_REQUESTS);
+                    let body: Value = serde_json::from_str(body).unwrap();
+                    let body = if rng.below(4) == 0 {
+                        body
+                    } else {
+                        rng.mutated(&body)
+                    };
+                    let id = format!("f{n}");
+                    let frame = Frame::request(&format!("{app}.{verb}"), "fuzz", app, &id)
+                        .with_body(body.to_string());
+                    (frame.serialize(), true)
+                }
+            };
+            let started = Instant::now();
+            if ws.send(Message::text(text.clone())).await.is_err() {
+                found.closed += 1;
+                ws = connect().await;
+                continue;
+            }
+            if answered {
+                let id = format!("f{n}");
+                let got = tokio::time::timeout(ANSWER_LIMIT, async {
+                    while let Some(Ok(message)) = ws.next().await {
+                        if let Message::Text(t) = message {
+                            if let Ok(frame) = Frame::parse_strict(t.as_str()) {
+                                if frame.id() == Some(id.as_str()) {
+                                    return Some(frame.rc() == Some(Rc::Ok));
+                                }
+                            }
+                        }
+                    }
+                    None
+                })
+                .await;
+                match got {
+                    Ok(Some(done)) => {
+                        found.answered(started.elapsed());
+                        found.succeeded += usize::from(done);
+                    }
+                    Ok(None) => {
+                        found.closed += 1;
+                        ws = connect().await;
+                    }
+                    Err(_) => {
+                        found.hangs.push(format!("request {n}: {text:.200}"));
+                        ws = connect().await;
+                    }
+                }
+            }
+            if (n + 1) % BATCH == 0 {
+                if let Some(why) = check() {
+                    found.lost = Some(format!("after Bus request {n}: {why}"));
+                    return;
+                }
+            }
+        }
+    });
+    found
+}
+
+/// cua methods a fuzzer may call, with a valid request's protobuf bytes.
+fn cua_requests(window: &wayrig_cua_proto::v1::WindowRef) -> Vec<(&'static str, Vec<u8>)> {
+    use prost::Message as _;
+    use wayrig_cua_proto::v1;
+    let window = || window.clone();
+    vec![
+        (
+            "WindowsService/ListWindows",
+            v1::ListWindowsRequest::default().encode_to_vec(),
+        ),
+        (
+            "WindowsService/GetWindow",
+            v1::GetWindowRequest {
+                window: Some(window()),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "AccessibilityService/GetTree",
+            v1::GetTreeRequest {
+                window: Some(window()),
+                max_depth: 3,
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "AccessibilityService/Find",
+            v1::FindRequest {
+                window: Some(window()),
+                query: Some(v1::AccessibilityQuery {
+                    name: "Press".into(),
+                    ..Default::default()
+                }),
+                max_results: 2,
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "AccessibilityService/Act",
+            v1::ActRequest {
+                element: Some(v1::ElementRef {
+                    snapshot_id: "1".into(),
+                    element_id: "1".into(),
+                }),
+                action: v1::AccessibilityAction::Press as i32,
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "ComputerService/Keyboard",
+            v1::KeyboardRequest {
+                target: Some(v1::InputTarget {
+                    window: Some(window()),
+                    ..Default::default()
+                }),
+                action: Some(v1::keyboard_request::Action::Type(v1::KeyboardType {
+                    text: "x".into(),
+                    ..Default::default()
+                })),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "ComputerService/Pointer",
+            v1::PointerRequest {
+                target: Some(v1::InputTarget::default()),
+                action: Some(v1::pointer_request::Action::Click(v1::PointerClick {
+                    position: Some(v1::Point { x: 10.0, y: 10.0 }),
+                    ..Default::default()
+                })),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "ComputerService/Screenshot",
+            v1::ScreenshotRequest {
+                source: Some(v1::screenshot_request::Source::Window(window())),
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+        ("ComputerService/GetClipboard", Vec::new()),
+        ("ComputerService/GetCursorPosition", Vec::new()),
+        ("ComputerService/ListDisplays", Vec::new()),
+        ("SystemService/GetCapabilities", Vec::new()),
+        ("SystemService/Health", Vec::new()),
+    ]
+}
+
+/// One gRPC-Web call over HTTP/1.1: the gRPC status of the answer that
+/// came in time.
+fn grpc_web(address: &str, method: &str, message: &[u8]) -> Result<u32, String> {
+    let mut body = vec![0];
+    body.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    body.extend_from_slice(message);
+    let mut s = TcpStream::connect(address).map_err(|e| format!("connect: {e}"))?;
+    s.set_read_timeout(Some(ANSWER_LIMIT)).unwrap();
+    let head = format!(
+        "POST /cua.env.v1.{method} HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/grpc-web+proto\r\n\
+         X-Grpc-Web: 1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes())
+        .and_then(|()| s.write_all(&body))
+        .map_err(|e| format!("write: {e}"))?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)
+        .map_err(|e| format!("read: {e}"))?;
+    if !answer.starts_with(b"HTTP/1.1 ") {
+        return Err(format!("no HTTP answer ({} bytes)", answer.len()));
+    }
+    // In the headers, or in the trailers frame after the message.
+    let text = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    text.split("grpc-status:")
+        .nth(1)
+        .and_then(|rest| {
+            rest.trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+        })
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| "an HTTP answer without a gRPC status".to_string())
+}
+
+fn fuzz_cua(
+    rng: &mut Rng,
+    address: &str,
+    count: usize,
+    check: &mut dyn FnMut() -> Option<String>,
+) -> Found {
+    // The window's own ref, so that unchanged requests reach it.
+    let (_, window) = table::runtime().block_on(support::cua_first_window(address));
+    let requests = cua_requests(&window);
+    let mut found = Found::default();
+    for n in 0..count {
+        let (method, valid) = rng.pick(&requests).clone();
+        let message = if rng.below(5) == 0 {
+            valid
+        } else {
+            rng.bytes_mutated(valid)
+        };
+        found.tried += 1;
+        let started = Instant::now();
+        match grpc_web(address, method, &message) {
+            Ok(code) => {
+                found.answered(started.elapsed());
+                found.succeeded += usize::from(code == 0);
+            }
+            Err(why) if started.elapsed() >= ANSWER_LIMIT => {
+                found.hangs.push(format!("request {n}: {method}: {why}"));
+            }
+            Err(_) => found.closed += 1,
+        }
+        if (n + 1) % BATCH == 0 {
+            if let Some(why) = check() {
+                found.lost = Some(format!("after cua request {n}: {why}"));
+                return found;
+            }
+        }
+    }
+    found
+}
+
+fn main() {
+    if table::listing_only() {
+        return;
+    }
+    let number = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let seed = number("WAYRIG_FUZZ_SEED", 1);
+    let count = number("WAYRIG_FUZZ_REQUESTS", 2_000) as usize;
+    let fixture = support::gtk4_fixture();
+    let runtime_dir = std::env::temp_dir().join(format!("wayrig-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&runtime_dir).unwrap();
+    // SAFETY: no other thread runs yet to read the environment meanwhile.
+    unsafe { std::env::set_var("XDG_RUNTIME_DIR", &runtime_dir) };
+    let wayrig = Wayrig::start_with(
+        &[
+            "--keep-running",
+            "--bus-listen",
+            "127.0.0.1:0",
+            "--cua-listen",
+            "127.0.0.1:0",
+        ],
+        &["/usr/bin/python3", &fixture],
+    );
+    let (bus, app) = wayrig.bus_and_app();
+    let cua = wayrig.cua_address.clone().expect("the cua face listens");
+    let mut known_good = ProtocolClient::connect(&wayrig.socket);
+    known_good.first_window();
+    let pid = wayrig.pid();
+    // Every face answers a known-good request, and Wayrig runs.
+    let mut check = || -> Option<String> {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return Some("wayrig exited".into());
+        }
+        if let Err(e) = known_good.answer(Call::Windows) {
+            return Some(format!("MyGo windows: {}", e.message));
+        }
+        match grpc_web(&cua, "WindowsService/ListWindows", &[]) {
+            Ok(0) => {}
+            Ok(code) => return Some(format!("cua ListWindows: gRPC status {code}")),
+            Err(e) => return Some(format!("cua ListWindows: {e}")),
+        }
+        // On a thread of its own: the Bus fuzzer calls this from its runtime.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    table::runtime().block_on(async {
+                        let connect = tokio_tungstenite::connect_async(&bus);
+                        match tokio::time::timeout(ANSWER_LIMIT, connect).await {
+                            Ok(Ok(_)) => None,
+                            Ok(Err(e)) => Some(format!("Bus connect: {e}")),
+                            Err(_) => Some("Bus connect: no answer in time".into()),
+                        }
+                    })
+                })
+                .join()
+                .unwrap_or_else(|_| Some("the Bus check panicked".into()))
+        })
+    };
+    let mut rng = Rng(seed.max(1));
+    let started = Instant::now();
+    let faces = [
+        ("MyGo", fuzz_mygo(&mut rng, &wayrig, count, &mut check)),
+        ("Bus", fuzz_bus(&mut rng, &bus, &app, count, &mut check)),
+        ("cua", fuzz_cua(&mut rng, &cua, count, &mut check)),
+    ];
+    let mut rows = Vec::new();
+    for (face, found) in &faces {
+        rows.push((
+            face.to_string(),
+            format!(
+                "{} / {} / {}",
+                found.tried,
+                found.hangs.len(),
+                if found.lost.is_some() { 1 } else { 0 }
+            ),
+            format!(
+                "{} done, the rest refused; slowest answer {}; {} closed the connection",
+                found.succeeded,
+                table::ms(found.slowest),
+                found.closed
+            ),
+        ));
+    }
+    table::print_as("tried / hangs / session lost", &rows);
+    println!(
+        "\nseed {seed}, {count} requests a face, in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    for (face, found) in &faces {
+        for hang in &found.hangs {
+            println!("{face} hang: {hang}");
+        }
+        if let Some(lost) = &found.lost {
+            println!("{face}: the session was lost {lost}");
+        }
+    }
+    drop(wayrig);
+    let _ = std::fs::remove_dir_all(&runtime_dir);
+}
