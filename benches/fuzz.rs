@@ -52,7 +52,8 @@ impl Rng {
             0 => String::new(),
             1 => "a\0b".into(),
             2 => "Grüße, 世界 — ٣ 🙂\u{202e}".into(),
-            3 => "x".repeat(self.below(200_000)),
+            // Long, but not so long that typing it takes minutes.
+            3 => "x".repeat(self.below(5_000)),
             4 => u64::MAX.to_string(),
             5 => "../../etc/passwd".into(),
             6 => "Press".into(),
@@ -163,6 +164,8 @@ struct Found {
     slowest: Duration,
     /// Requests the face answered as done (the rest were refused).
     succeeded: usize,
+    /// Waits still waiting, as asked, when the fuzzer stopped waiting.
+    waiting: usize,
     /// The session stopped answering a known-good request.
     lost: Option<String>,
 }
@@ -210,6 +213,9 @@ fn fuzz_mygo(
     };
     let (mut out, mut answers) = connect();
     for n in 0..count {
+        // A wait (idle, waitFor) may be asked to take longer than the
+        // fuzzer waits: no answer then is the wait asked for, not a hang.
+        let mut waits = false;
         let line = match rng.below(10) {
             0 => {
                 let mut garbage = rng.bytes_mutated(br#"{"id": 1, "method": "tree"}"#.to_vec());
@@ -219,6 +225,7 @@ fn fuzz_mygo(
             1 => format!("{}\n", rng.value(4)).trim_end().as_bytes().to_vec(),
             _ => {
                 let (method, params) = *rng.pick(MYGO_REQUESTS);
+                waits = matches!(method, "idle" | "wayrig.waitFor");
                 let params: Value = serde_json::from_str(params).unwrap();
                 let params = if rng.below(4) == 0 {
                     params
@@ -235,7 +242,12 @@ fn fuzz_mygo(
         let mut answer = String::new();
         let read = sent.and_then(|()| answers.read_line(&mut answer));
         match read {
+            Ok(0) | Err(_) if started.elapsed() >= ANSWER_LIMIT && waits => {
+                found.waiting += 1;
+                (out, answers) = connect();
+            }
             Ok(0) | Err(_) if started.elapsed() >= ANSWER_LIMIT => {
+                eprintln!("fuzz: MyGo request {n} had no answer in time");
                 found.hangs.push(format!(
                     "request {n}: {:.200}",
                     String::from_utf8_lossy(&line)
@@ -347,6 +359,7 @@ fn fuzz_bus(
                         ws = connect().await;
                     }
                     Err(_) => {
+                        eprintln!("fuzz: Bus request {n} had no answer in time: {text:.300}");
                         found.hangs.push(format!("request {n}: {text:.200}"));
                         ws = connect().await;
                     }
@@ -514,6 +527,7 @@ fn fuzz_cua(
                 found.succeeded += usize::from(code == 0);
             }
             Err(why) if started.elapsed() >= ANSWER_LIMIT => {
+                eprintln!("fuzz: cua request {n} ({method}) had no answer in time");
                 found.hangs.push(format!("request {n}: {method}: {why}"));
             }
             Err(_) => found.closed += 1,
@@ -608,10 +622,12 @@ fn main() {
                 if found.lost.is_some() { 1 } else { 0 }
             ),
             format!(
-                "{} done, the rest refused; slowest answer {}; {} closed the connection",
+                "{} done, the rest refused; slowest answer {}; {} closed the connection; \
+                 {} waits still waiting as asked",
                 found.succeeded,
                 table::ms(found.slowest),
-                found.closed
+                found.closed,
+                found.waiting
             ),
         ));
     }
