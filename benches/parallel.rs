@@ -71,18 +71,6 @@ fn agent(socket: PathBuf, steps: usize) -> Run {
     run
 }
 
-/// Resident memory in KiB of a process and of every process below it.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
@@ -98,10 +86,6 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-fn tree_rss_kib(pid: u32) -> u64 {
-    rss_kib(pid) + children(pid).into_iter().map(tree_rss_kib).sum::<u64>()
-}
-
 /// A session's memory in KiB: Wayrig's own, its buses' (the D-Bus
 /// daemons and AT-SPI's), its app's (with what the app started).
 fn memory_of(wayrig: u32) -> (u64, u64, u64) {
@@ -110,12 +94,12 @@ fn memory_of(wayrig: u32) -> (u64, u64, u64) {
         let name = std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
         let name = name.trim();
         if name.starts_with("dbus") || name.starts_with("at-spi") {
-            buses += tree_rss_kib(child);
+            buses += table::tree_rss_kib(child);
         } else {
-            app += tree_rss_kib(child);
+            app += table::tree_rss_kib(child);
         }
     }
-    (rss_kib(wayrig), buses, app)
+    (table::rss_kib(wayrig), buses, app)
 }
 
 fn main() {

@@ -65,15 +65,7 @@ impl Tally {
     }
 
     fn sample(&self, requests: u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid));
-        let rss_kib = status
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("VmRSS:"))
-                    .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            })
-            .unwrap_or(0);
+        let rss_kib = table::rss_kib(self.pid);
         let fds = std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map_or(0, |d| d.count());
         self.samples.lock().unwrap().push(Sample {
             requests,

@@ -15,6 +15,42 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// A process's resident memory in KiB (0 once it is gone).
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Resident memory of a process and all its descendants, in KiB.
+pub fn tree_rss_kib(root: u32) -> u64 {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
+        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        parents.push((pid, ppid.unwrap_or(0)));
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    tree.iter().map(|pid| rss_kib(*pid)).sum()
+}
+
 /// The median time `f` takes over `rounds` runs.
 pub fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
     median(

@@ -126,49 +126,18 @@ fn median_p95(mut xs: Vec<Duration>) -> String {
     format!("{} / {}", ms(median(xs)), ms(p95))
 }
 
-/// Resident memory of a process and all its descendants, in KiB.
-fn tree_rss(root: u32) -> u64 {
-    let mut parents = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
-        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
-        parents.push((pid, ppid.unwrap_or(0)));
-    }
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let p = tree[i];
-        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    tree.iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
-        .filter_map(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .sum()
-}
-
 /// Open `count` sessions, then have each find and click its "Press" button
 /// `CLICKS` times, all sessions at once: the 99th percentile of one
 /// find+click, and the tree's memory per session over the idle server's.
 fn held(base: &str, server: u32, count: usize) -> (Duration, u64) {
-    let idle = tree_rss(server);
+    let idle = table::tree_rss_kib(server);
     let sessions: Vec<(String, String)> = (0..count)
         .map(|_| {
             let (_, id, element) = start_and_find(base, false);
             (id, element)
         })
         .collect();
-    let per_session = (tree_rss(server).saturating_sub(idle)) / count as u64;
+    let per_session = (table::tree_rss_kib(server).saturating_sub(idle)) / count as u64;
     let mut times: Vec<Duration> = std::thread::scope(|s| {
         let runs: Vec<_> = sessions
             .iter()
