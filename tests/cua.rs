@@ -737,6 +737,53 @@ fn a_tree_is_read_found_and_acted_on_by_snapshot() {
     });
 }
 
+/// A drag whose call is dropped midway (its gRPC deadline passed) leaves no
+/// button down: the press is let go of before the window's next input.
+#[test]
+fn a_drag_dropped_midway_leaves_no_button_down() {
+    let hosted = Hosted::fixture(&["--env", "WAYRIG_FIXTURE_INPUT=1"]);
+    runtime().block_on(async {
+        let channel = hosted.channel().await;
+        let mut w = WindowsServiceClient::new(channel.clone());
+        let mut c = ComputerServiceClient::new(channel.clone());
+        let mut a = AccessibilityServiceClient::new(channel.clone());
+        let window = first_window(&mut w).await;
+        // Along the status label, which no gesture of the app claims.
+        let tree = read_tree(&mut a, &window).await;
+        let label = tree.nodes.iter().find(|n| n.name == "ready").unwrap();
+        let from = centre(label.bounds.as_ref().unwrap());
+        let mut drag = tonic::Request::new(v1::PointerRequest {
+            target: None,
+            action: Some(v1::pointer_request::Action::Drag(v1::PointerDrag {
+                to: Some(v1::Point {
+                    x: from.x + 100.0,
+                    y: from.y,
+                }),
+                from: Some(from),
+                duration: Some(prost_types::Duration {
+                    seconds: 5,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            })),
+        });
+        drag.set_timeout(Duration::from_millis(600));
+        let dropped = c.pointer(drag).await.unwrap_err();
+        // The client gives up first (tonic says Cancelled), or the server
+        // does (DeadlineExceeded): either way the call is dropped.
+        assert!(
+            matches!(dropped.code(), Code::Cancelled | Code::DeadlineExceeded),
+            "{dropped:?}"
+        );
+        hosted
+            .stdout
+            .wait_for(r#""kind": "press""#, "the drag's press");
+        hosted
+            .stdout
+            .wait_for(r#""kind": "release""#, "the dropped drag's release");
+    });
+}
+
 #[test]
 fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
     let hosted = Hosted::fixture(&[]);

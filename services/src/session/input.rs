@@ -14,7 +14,7 @@ use wayrig_host::Capability;
 
 use tokio::sync::watch;
 use wayrig_host::{
-    Button, FrameWait, InputEvent, InputOptions, Mods, PointerState, WindowHandle, WindowInfo,
+    Button, FrameWait, Host, InputEvent, InputOptions, Mods, PointerState, WindowHandle, WindowInfo,
 };
 
 use super::Session;
@@ -80,7 +80,7 @@ pub struct StepReport {
 /// The input queue of one window.
 struct WindowQueue {
     /// Held by the request whose steps run; the others wait their turn.
-    turn: tokio::sync::Mutex<()>,
+    turn: Arc<tokio::sync::Mutex<()>>,
     waiting: AtomicUsize,
     /// Bumped by each cancel; a request started under an older one stops.
     cancels: watch::Sender<u64>,
@@ -103,7 +103,7 @@ impl InputQueues {
             .entry(window)
             .or_insert_with(|| {
                 Arc::new(WindowQueue {
-                    turn: tokio::sync::Mutex::new(()),
+                    turn: Arc::new(tokio::sync::Mutex::new(())),
                     waiting: AtomicUsize::new(0),
                     cancels: watch::channel(0).0,
                 })
@@ -124,6 +124,91 @@ struct Waiting<'a>(&'a AtomicUsize);
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A window's turn at input, held by the running request. A request dropped
+/// before its end (its client went away, a gRPC deadline passed) may have
+/// left a button down: the turn then passes on only once that button is
+/// released, so no later input drags what it pressed.
+struct Turn {
+    held: Option<tokio::sync::OwnedMutexGuard<()>>,
+    host: Arc<dyn Host>,
+    window: WindowHandle,
+}
+
+impl Turn {
+    /// The request ran to its end: the turn passes on as it is.
+    fn ended(mut self) {
+        self.held = None;
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (host, window) = (self.host.clone(), self.window);
+        runtime.spawn(async move {
+            if let Some(events) = release_events(&*host, window, None).await {
+                if let Err(e) = host.input(window, events, quiet_release()).await {
+                    tracing::warn!(%e, "releasing the press of a dropped request failed");
+                }
+            }
+            drop(held);
+        });
+    }
+}
+
+/// The events that release every button the seat holds, the pointer first
+/// moved to the corner of `window`'s content farthest from the press
+/// (`pressed`, in content points; where the pointer is when unknown), so the
+/// release completes no click. None when no button is down.
+async fn release_events(
+    host: &dyn Host,
+    window: WindowHandle,
+    pressed: Option<(f64, f64)>,
+) -> Option<Vec<InputEvent>> {
+    let pointer = host.pointer().await.ok()?;
+    if pointer.buttons.is_empty() {
+        return None;
+    }
+    let windows = host.windows().await.ok()?;
+    let info = windows.iter().find(|w| w.handle == window)?;
+    let pressed = pressed.unwrap_or((
+        pointer.x - f64::from(info.content.x),
+        pointer.y - f64::from(info.content.y),
+    ));
+    let (x, y) = far_corner(info, pressed);
+    let mut events = vec![InputEvent::PointerMove {
+        x,
+        y,
+        mods: Mods::default(),
+    }];
+    events.extend(
+        pointer
+            .buttons
+            .iter()
+            .map(|&button: &Button| InputEvent::PointerUp {
+                x,
+                y,
+                button,
+                clicks: 1,
+                mods: Mods::default(),
+            }),
+    );
+    Some(events)
+}
+
+/// A release sent on no one's behalf: it leaves the focus where it is.
+fn quiet_release() -> InputOptions {
+    InputOptions {
+        activate: false,
+        ..InputOptions::default()
     }
 }
 
@@ -183,9 +268,15 @@ impl Session {
             )));
         }
         let waiting = Waiting(&queue.waiting);
-        let _turn = queue.turn.lock().await;
+        let turn = Turn {
+            held: Some(queue.turn.clone().lock_owned().await),
+            host: self.host.clone(),
+            window,
+        };
         drop(waiting);
-        HOLDING.scope(window, work).await
+        let done = HOLDING.scope(window, work).await;
+        turn.ended();
+        done
     }
 
     /// Run steps of input on a window, after the input queued before them,
@@ -207,16 +298,38 @@ impl Session {
         .await
     }
 
+    /// Run steps in the window's turn. A request that ends in an error (a
+    /// cancel, an app that did not draw) leaves no button it pressed down.
     pub(super) async fn run_steps(
         &self,
         window: WindowHandle,
         steps: Vec<Step>,
         options: InputOptions,
+        cancels: watch::Receiver<u64>,
+    ) -> Result<Vec<StepReport>, Error> {
+        let mut pressed = None;
+        let ran = self
+            .steps_in_order(window, steps, options, cancels, &mut pressed)
+            .await;
+        // A cancel lets go of every button (one held by an earlier request
+        // too, as minimizing the window does); another error only of its own.
+        let cancelled = matches!(ran, Err(Error::Cancelled(_)));
+        if cancelled || (ran.is_err() && pressed.is_some()) {
+            self.release_safely(window, pressed).await;
+        }
+        ran
+    }
+
+    async fn steps_in_order(
+        &self,
+        window: WindowHandle,
+        steps: Vec<Step>,
+        options: InputOptions,
         mut cancels: watch::Receiver<u64>,
+        pressed: &mut Option<(f64, f64)>,
     ) -> Result<Vec<StepReport>, Error> {
         let total = steps.len();
         let mut reports = Vec::with_capacity(total);
-        let mut pressed = None;
         let interrupted = |sent| Error::Interrupted {
             window: window.to_string(),
             sent,
@@ -230,17 +343,13 @@ impl Session {
                 ))
             };
             if cancels.has_changed().unwrap_or(true) {
-                self.release_safely(window, pressed).await;
                 return Err(cancelled());
             }
             // A timed gesture's step waits for its time; a cancel ends the wait.
             if let Some(at) = step.at {
                 tokio::select! {
                     _ = tokio::time::sleep_until(first_sent + at) => {}
-                    _ = cancels.changed() => {
-                        self.release_safely(window, pressed).await;
-                        return Err(cancelled());
-                    }
+                    _ = cancels.changed() => return Err(cancelled()),
                 }
             }
             match self.input(window, step.events.clone(), options).await {
@@ -249,7 +358,7 @@ impl Session {
                     other?;
                 }
             }
-            track_press(&mut pressed, &step.events);
+            track_press(pressed, &step.events);
             let wait = self.host.wait_frames(window, step.then, STEP_LIMIT);
             let waited = if sent + 1 == total {
                 // All input is in: a cancel no longer stops the request; it is
@@ -264,10 +373,7 @@ impl Session {
                         Err(wayrig_host::HostError::NoWindow(_)) => return Err(interrupted(sent + 1)),
                         other => Some(other?),
                     },
-                    _ = cancels.changed() => {
-                        self.release_safely(window, pressed).await;
-                        return Err(cancelled());
-                    }
+                    _ = cancels.changed() => return Err(cancelled()),
                 }
             };
             // The request's answer waits for its effect to show; the frames
@@ -322,38 +428,10 @@ impl Session {
     /// A press left held by a cancelled request is released where it cannot
     /// complete a click: the pointer moves off first.
     async fn release_safely(&self, window: WindowHandle, pressed: Option<(f64, f64)>) {
-        let Ok(pointer) = self.host.pointer().await else {
+        let Some(events) = release_events(&*self.host, window, pressed).await else {
             return;
         };
-        if pointer.buttons.is_empty() {
-            return;
-        }
-        let Ok(info) = self.window(&super::WindowPick::Handle(window)).await else {
-            return;
-        };
-        let (x, y) = far_corner(&info, pressed.unwrap_or((0.0, 0.0)));
-        let mut events = vec![InputEvent::PointerMove {
-            x,
-            y,
-            mods: Mods::default(),
-        }];
-        events.extend(
-            pointer
-                .buttons
-                .iter()
-                .map(|&button: &Button| InputEvent::PointerUp {
-                    x,
-                    y,
-                    button,
-                    clicks: 1,
-                    mods: Mods::default(),
-                }),
-        );
-        let options = InputOptions {
-            activate: false,
-            ..InputOptions::default()
-        };
-        if let Err(e) = self.input(window, events, options).await {
+        if let Err(e) = self.input(window, events, quiet_release()).await {
             tracing::warn!(%e, "releasing a cancelled press failed");
         }
     }
