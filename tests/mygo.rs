@@ -741,6 +741,72 @@ fn an_action_on_a_window_that_never_settles_still_acts() {
     });
 }
 
+/// In step pacing apps draw only when asked: a window that would draw every
+/// frame stands still between requests, `wayrig.step` advances it a frame at
+/// a time, and input asks for the frames its answer needs.
+#[test]
+fn step_pacing_stands_apps_still_until_a_step_or_input_asks() {
+    let wayrig = Wayrig::start_with(
+        &["--pacing", "step", "--env", "WAYRIG_FIXTURE_ANIMATE=1"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    c.raw_call(
+        "wayrig.waitFor",
+        json!({"text": "Second", "timeout": 30000}),
+    );
+    let id = c.call(Call::Windows)["windows"][0]["id"].as_u64().unwrap();
+    let shot = |c: &mut Client| c.call(Call::Capture { window: Some(id) })["png"].clone();
+    let stepped = c.raw_call("wayrig.step", json!({}));
+    assert_eq!(stepped["frames"], 1, "{stepped}");
+    assert!(stepped["callbacks"].as_u64() >= Some(1), "{stepped}");
+    let still = shot(&mut c);
+    assert!(shot(&mut c) == still, "a frame was drawn between requests");
+    // The fixture's ticker changes the window's opacity every frame.
+    let stepped = c.raw_call("wayrig.step", json!({"frames": 2}));
+    assert_eq!(stepped["frames"], 2, "{stepped}");
+    let drawn = shot(&mut c);
+    assert!(drawn != still, "a step drew no frame");
+    assert!(shot(&mut c) == drawn, "a frame was drawn after the step");
+
+    let tree = c.call(tree_of(Some(id)));
+    c.call(Call::Act {
+        window: Some(id),
+        element: support::element_labelled(&tree, "textField", "Second"),
+        action: Action::InsertText { text: "zq".into() },
+    });
+    tree_where(&mut c, id, "the typed text", |t| {
+        t["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["label"] == "Second" && n["value"] == "zq")
+    });
+
+    let line = json!({"id": 1, "method": "wayrig.step", "params": {"frames": 601}});
+    let refused = c.send_line(&line.to_string());
+    assert_eq!(refused["error"]["code"], "invalid_request", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 to 600"),
+        "{refused}"
+    );
+    let realtime = Wayrig::start();
+    let mut c = Client::connect(&realtime.socket);
+    let line = json!({"id": 1, "method": "wayrig.step"});
+    let refused = c.send_line(&line.to_string());
+    assert_eq!(refused["error"]["code"], "unsupported", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--pacing step"),
+        "{refused}"
+    );
+}
+
 /// `focus` on a check box and a button of gtk4-widget-factory (GTK 4 refuses
 /// AT-SPI's GrabFocus on them) moves the keyboard focus there, as the Tab key
 /// would, without pressing them.

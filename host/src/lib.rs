@@ -210,8 +210,19 @@ pub enum Pacing {
     Realtime,
     /// A frame callback is answered as soon as its frame is taken.
     Fast,
-    /// Frames advance only when asked.
+    /// Frames advance only when a client asks: by a step, or by waiting on
+    /// a window's frames (an input's answer, an idle).
     Step,
+}
+
+impl std::fmt::Display for Pacing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Pacing::Realtime => "realtime",
+            Pacing::Fast => "fast",
+            Pacing::Step => "step",
+        })
+    }
 }
 
 impl std::str::FromStr for Pacing {
@@ -808,7 +819,9 @@ mod tests {
 
     #[test]
     fn pacing_parses_and_rejects() {
-        assert_eq!("step".parse::<Pacing>(), Ok(Pacing::Step));
+        for pacing in [Pacing::Realtime, Pacing::Fast, Pacing::Step] {
+            assert_eq!(pacing.to_string().parse::<Pacing>(), Ok(pacing));
+        }
         assert!("slow".parse::<Pacing>().unwrap_err().contains("slow"));
     }
 }

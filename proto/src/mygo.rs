@@ -161,6 +161,12 @@ pub enum Call {
     Record {
         on: bool,
     },
+    /// Wayrig's extension `wayrig.step`, no MyGo method: in a session paced
+    /// `step`, advance every window `frames` frames, each drawn (or shown by
+    /// a ping to need no drawing) before the next.
+    Step {
+        frames: u32,
+    },
 }
 
 /// The name of Wayrig's `WaitFor` extension on the wire: namespaced, so that
@@ -175,6 +181,17 @@ pub const MENUS_METHOD: &str = "wayrig.menus";
 
 /// The name of Wayrig's `Record` extension on the wire.
 pub const RECORD_METHOD: &str = "wayrig.record";
+
+/// The name of Wayrig's `Step` extension on the wire.
+pub const STEP_METHOD: &str = "wayrig.step";
+
+/// `wayrig.step`'s answer: the frames advanced, and the frame callbacks
+/// answered over them in all windows (0: no window asked to draw).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepAnswer {
+    pub frames: u32,
+    pub callbacks: u64,
+}
 
 /// `wayrig.record`'s answer: the recording's folder, and whether it records
 /// now.
@@ -413,13 +430,14 @@ impl Call {
             Call::Launch { .. } => LAUNCH_METHOD,
             Call::Menus { .. } => MENUS_METHOD,
             Call::Record { .. } => RECORD_METHOD,
+            Call::Step { .. } => STEP_METHOD,
         }
     }
 
     /// The window the call names, if any.
     pub fn window(&self) -> Option<u64> {
         match self {
-            Call::Windows | Call::Launch { .. } | Call::Record { .. } => None,
+            Call::Windows | Call::Launch { .. } | Call::Record { .. } | Call::Step { .. } => None,
             Call::Tree { window }
             | Call::Act { window, .. }
             | Call::Input { window, .. }
@@ -573,6 +591,17 @@ impl Call {
                 };
                 Call::Record { on }
             }
+            STEP_METHOD => {
+                p.only(&["frames"])?;
+                let frames = match params.get("frames") {
+                    None | Some(Value::Null) => 1,
+                    Some(v) => whole(v)
+                        .and_then(|n| u32::try_from(n).ok())
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| WireError::invalid("frames is a whole number from 1"))?,
+                };
+                Call::Step { frames }
+            }
             MENUS_METHOD => {
                 p.only(&["window"])?;
                 Call::Menus {
@@ -706,6 +735,9 @@ impl Call {
             }
             Call::Record { on } => {
                 o.insert("on".into(), json!(on));
+            }
+            Call::Step { frames } => {
+                o.insert("frames".into(), json!(frames));
             }
             Call::Launch { app, timeout_ms } => {
                 match app {
@@ -1264,6 +1296,25 @@ mod tests {
     }
 
     #[test]
+    fn a_step_is_one_frame_unless_asked_and_bounded() {
+        assert_eq!(
+            parse(r#"{"method": "wayrig.step"}"#).unwrap(),
+            Call::Step { frames: 1 }
+        );
+        for bad in ["0", "4294967296", "-1", "1.5", "\"2\""] {
+            let line = format!(r#"{{"method": "wayrig.step", "params": {{"frames": {bad}}}}}"#);
+            let e = parse(&line).unwrap_err();
+            assert!(
+                e.message.contains("whole number from 1"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        let e = parse(r#"{"method": "wayrig.step", "params": {"window": 1}}"#).unwrap_err();
+        assert!(e.message.contains("window"), "{}", e.message);
+    }
+
+    #[test]
     fn whole_numbers_may_be_written_as_floats() {
         let call =
             parse(r#"{"method": "idle", "params": {"window": 2.0, "timeout": 5000.0}}"#).unwrap();
@@ -1373,6 +1424,8 @@ mod tests {
             Call::Menus { window: Some(3) },
             Call::Record { on: true },
             Call::Record { on: false },
+            Call::Step { frames: 1 },
+            Call::Step { frames: 600 },
             Call::Launch {
                 app: LaunchApp::Command(vec!["foot".into(), "-e".into(), "sh".into()]),
                 timeout_ms: Some(0),

@@ -1,7 +1,7 @@
 //! The output's frame clock: frame callbacks and presentation feedback at the
 //! session's pacing, and the settle and step waiters answered as frames go by.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use smithay::desktop::utils::{
@@ -29,7 +29,8 @@ use crate::settle::SettleCheck;
 use crate::threads;
 use wayrig_host::FrameWait;
 
-/// How long a step may wait for its windows to draw or answer a ping.
+/// How long each frame of a step may wait for its windows to draw or answer
+/// a ping.
 const STEP_LIMIT: Duration = Duration::from_secs(10);
 
 /// A caller waiting on a window's frames: to settle, to draw, or to commit.
@@ -47,8 +48,13 @@ struct StepJob {
     remaining: u32,
     frames: u32,
     callbacks: u64,
-    /// Windows that got a frame this step and have not yet drawn or answered a ping.
+    /// Windows that got a frame this step and have not yet drawn, or shown
+    /// that they draw nothing.
     awaiting: Vec<u64>,
+    /// Of those, the ones that answered a ping since the frame: they have
+    /// read it, and draw nothing once their app sleeps with nothing to run
+    /// (GTK answers the ping before it paints).
+    read: HashSet<u64>,
     moment: u64,
     deadline: Instant,
     reply: oneshot::Sender<HostResult<Stepped>>,
@@ -70,6 +76,9 @@ pub struct FrameClock {
     /// Clients whose frame callbacks wait, until when: their elements are
     /// being read.
     held: HashMap<ClientId, Instant>,
+    /// Windows sent a frame they have not yet drawn (step pacing: a wait
+    /// gave them frames; the next step starts once they have drawn).
+    in_flight: HashSet<u64>,
 }
 
 /// Ping the client of `surface` unless a ping is in flight.
@@ -89,6 +98,7 @@ impl FrameClock {
             settle_threads: config.settle_threads,
             step_job: None,
             held: HashMap::new(),
+            in_flight: HashSet::new(),
         }
     }
 
@@ -135,6 +145,9 @@ impl FrameClock {
             |_, _, _| true,
         );
         if sent > 0 {
+            if self.pacing == Pacing::Step {
+                self.in_flight.insert(id);
+            }
             let mut feedback = OutputPresentationFeedback::new(output);
             let output = output.clone();
             take_presentation_feedback_surface_tree(
@@ -204,7 +217,13 @@ impl FrameClock {
 
     /// The accounting clock: once per output frame, whatever the pacing.
     /// `moment` is the clients' moment now.
-    pub fn tick(&mut self, windows: &mut Windows, clients: &Clients, output: &Output, moment: u64) {
+    pub fn tick(
+        &mut self,
+        windows: &mut Windows,
+        clients: &mut Clients,
+        output: &Output,
+        moment: u64,
+    ) {
         // Threads are looked at only for windows someone waits to settle.
         let watched: Vec<u64> = if self.settle_threads {
             self.settle_waiters
@@ -225,8 +244,26 @@ impl FrameClock {
                 Self::look_at_threads(windows, clients, id);
             }
         }
-        if self.pacing == Pacing::Realtime {
+        // In step pacing a client asks for frames by a step, or by waiting
+        // on a window's frames (an input's answer, an idle): between its
+        // requests the apps stand still.
+        let asked = self.pacing == Pacing::Step && !self.settle_waiters.is_empty();
+        if self.pacing == Pacing::Realtime || asked {
             self.send_frames_all(windows, output);
+        }
+        if self
+            .step_job
+            .as_ref()
+            .is_some_and(|job| !job.read.is_empty())
+        {
+            self.look_at_read_windows(windows, clients);
+            if self
+                .step_job
+                .as_ref()
+                .is_some_and(|job| job.awaiting.is_empty())
+            {
+                self.advance_step(windows, clients, output);
+            }
         }
     }
 
@@ -246,6 +283,7 @@ impl FrameClock {
                 .flatten();
             rec.surface.activity.committed(pixels);
         }
+        self.in_flight.remove(&id);
         windows.note_shown_change(id);
         if self.pacing == Pacing::Fast {
             self.send_frames_for(windows, output, id);
@@ -269,6 +307,7 @@ impl FrameClock {
 
     /// Record `id` is gone: its settle waiters fail and a step stops waiting on it.
     pub fn forget_window(&mut self, id: u64) {
+        self.in_flight.remove(&id);
         for waiter in std::mem::take(&mut self.settle_waiters) {
             if waiter.handle.id == id {
                 let _ = waiter.reply.send(Err(HostError::NoWindow(waiter.handle)));
@@ -468,8 +507,9 @@ impl FrameClock {
         reply: oneshot::Sender<HostResult<Stepped>>,
     ) {
         if self.pacing != Pacing::Step {
-            let _ = reply.send(Err(HostError::InvalidRequest(format!(
-                "step needs step pacing; this session paces {:?}",
+            let _ = reply.send(Err(HostError::Unsupported(format!(
+                "stepping frames needs a session paced step (wayrig run --pacing step); \
+                 this one is paced {}",
                 self.pacing
             ))));
             return;
@@ -482,12 +522,26 @@ impl FrameClock {
         }
         // A step is every window's frames: none is held through it.
         self.held.clear();
+        // It starts from a standstill: a window still drawing a frame a wait
+        // gave it draws (or answers a ping) first.
+        let moment = clients.next_moment();
+        let awaiting: Vec<u64> = self.in_flight.drain().collect();
+        for id in &awaiting {
+            if let Some(wl) = windows
+                .registry
+                .get(*id)
+                .map(|r| r.surface.surface.wl_surface())
+            {
+                ping(windows, clients, &wl);
+            }
+        }
         self.step_job = Some(StepJob {
             remaining: frames,
             frames: 0,
             callbacks: 0,
-            awaiting: Vec::new(),
-            moment: clients.moment(),
+            awaiting,
+            read: HashSet::new(),
+            moment,
             deadline: Instant::now() + STEP_LIMIT,
             reply,
         });
@@ -518,7 +572,9 @@ impl FrameClock {
             let job = self.step_job.as_mut().expect("job");
             job.callbacks += n;
             job.moment = moment;
+            job.deadline = Instant::now() + STEP_LIMIT;
             job.awaiting = got.clone();
+            job.read.clear();
             // Each window that got a frame either draws the next one or shows, by
             // answering a ping, that it drew nothing.
             for id in got {
@@ -555,7 +611,9 @@ impl FrameClock {
                 .is_some_and(|c| c.id() == *client)
         };
         if answered >= job.moment {
-            job.awaiting.retain(|id| !of_client(id));
+            let read: Vec<u64> = job.awaiting.iter().copied().filter(of_client).collect();
+            job.read.extend(read);
+            self.look_at_read_windows(windows, clients);
         } else if let Some(surface) = job
             .awaiting
             .iter()
@@ -575,6 +633,28 @@ impl FrameClock {
         }
     }
 
+    /// Windows of the step that read their frame and whose app now sleeps
+    /// with nothing to run drew nothing: the step stops waiting on them.
+    fn look_at_read_windows(&mut self, windows: &Windows, clients: &Clients) {
+        let Some(job) = &mut self.step_job else {
+            return;
+        };
+        let asleep = |id: &u64| {
+            windows
+                .registry
+                .get(*id)
+                .and_then(|r| clients.of_surface(&r.surface.surface.wl_surface()))
+                .and_then(|c| c.pid)
+                .filter(|pid| *pid != std::process::id())
+                .is_none_or(|pid| threads::busy_thread(pid, false).is_none())
+        };
+        let done: Vec<u64> = job.read.iter().copied().filter(asleep).collect();
+        for id in done {
+            job.read.remove(&id);
+            job.awaiting.retain(|w| *w != id);
+        }
+    }
+
     pub fn check_step_deadline(&mut self) {
         if self
             .step_job
@@ -585,7 +665,8 @@ impl FrameClock {
             let _ = job.reply.send(Err(HostError::Timeout(
                 STEP_LIMIT,
                 format!(
-                    "step stalled after {} frames: windows {:?} neither drew nor answered a ping",
+                    "step stalled after {} frames: windows {:?} neither drew their frame nor \
+                     went idle (a ping answered, every thread asleep)",
                     job.frames, job.awaiting
                 ),
             )));

@@ -136,7 +136,7 @@ impl Rig {
     pub fn tick(&mut self) {
         let moment = self.clients.moment();
         self.frames
-            .tick(&mut self.windows, &self.clients, &self.output, moment);
+            .tick(&mut self.windows, &mut self.clients, &self.output, moment);
     }
 
     /// A toplevel or popup surface was destroyed; returns whether it was a window.

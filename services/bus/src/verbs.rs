@@ -201,6 +201,18 @@ const VERBS: &[Verb] = &[
         args: &[("on", "bool", true, "true starts a recording, false ends it")],
     },
     Verb {
+        name: "wayrig.step",
+        description: "Wayrig's own, for a session paced step (wayrig run --pacing step), where apps draw only when asked: advances every window the given frames, each drawn before the next: {frames, callbacks}. Input and waits ask for the frames they need themselves.",
+        read_only: true,
+        traced: false,
+        args: &[(
+            "frames",
+            "number",
+            false,
+            "frames to advance, 1 to 600 (default 1)",
+        )],
+    },
+    Verb {
         name: "app.describe",
         description: "Every verb with its arguments. Traces give what the seat delivered in each frame; egui's own verdicts (clicked, hovered, no_longer_a_click) are not visible to a compositor and are left out.",
         read_only: true,
@@ -368,6 +380,19 @@ pub async fn answer(
             }
             .map_err(refusal)?;
             Ok(json!({"dir": dir.display().to_string(), "recording": on}))
+        }
+        "wayrig.step" => {
+            let frames = match args.number("frames")? {
+                None => 1,
+                Some(n) if n.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&n) => n as u32,
+                Some(n) => {
+                    return Err(argument(format!(
+                        "frames is a whole number from 1, not {n}"
+                    )))
+                }
+            };
+            let stepped = session.step(frames).await.map_err(refusal)?;
+            Ok(json!({"frames": stepped.frames, "callbacks": stepped.callbacks}))
         }
         _ => Err(refuse("UNKNOWN_VERB", format!("{verb} is not wired"))),
     }

@@ -69,6 +69,17 @@ async fn run(
             })
             .await
     };
+    // A wait with no window named waits, within its timeout, for the app's
+    // first window too: a client started beside the app has nothing to poll.
+    // Answers the window and the time left.
+    let window_within = |timeout: Duration| async move {
+        let started = std::time::Instant::now();
+        let window = match named {
+            Some(_) => window().await?,
+            None => session.window_shown(&WindowPick::Default, timeout).await?,
+        };
+        Ok::<_, Error>((window, timeout.saturating_sub(started.elapsed())))
+    };
     match call {
         Call::Windows => {
             let windows = session
@@ -118,15 +129,8 @@ async fn run(
             }))
         }
         Call::Idle { timeout_ms, .. } => {
-            // With no window named, idle waits for the app's first window
-            // too: a client started beside the app has nothing to poll.
             let timeout = timeout_ms.map_or(IDLE_FOREVER, Duration::from_millis);
-            let started = std::time::Instant::now();
-            let window = match named {
-                Some(_) => window().await?,
-                None => session.window_shown(&WindowPick::Default, timeout).await?,
-            };
-            let left = timeout.saturating_sub(started.elapsed());
+            let (window, left) = window_within(timeout).await?;
             session.settle(window.handle, left).await?;
             Ok(json!({}))
         }
@@ -153,9 +157,8 @@ async fn run(
                 Expect::Shown(query)
             };
             let timeout = timeout_ms.map_or(IDLE_FOREVER, Duration::from_millis);
-            let found = session
-                .wait_for(window().await?.handle, &expect, timeout)
-                .await?;
+            let (window, left) = window_within(timeout).await?;
+            let found = session.wait_for(window.handle, &expect, left).await?;
             Ok(match found {
                 Some(node) => json!({"id": node.id.to_string()}),
                 None => json!({}),
@@ -177,6 +180,14 @@ async fn run(
             let answer = wire::RecordAnswer {
                 dir: dir.display().to_string(),
                 recording: on,
+            };
+            Ok(serde_json::to_value(answer).expect("an answer serializes"))
+        }
+        Call::Step { frames } => {
+            let stepped = session.step(frames).await?;
+            let answer = wire::StepAnswer {
+                frames: stepped.frames,
+                callbacks: stepped.callbacks,
             };
             Ok(serde_json::to_value(answer).expect("an answer serializes"))
         }

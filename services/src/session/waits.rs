@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use wayrig_host::{Capability, FrameWait, HostError, WindowHandle};
+use wayrig_host::{Capability, FrameWait, HostError, Stepped, WindowHandle};
 
 use super::elements::Query;
 use super::Session;
@@ -41,7 +41,24 @@ impl Expect {
 /// that waits for no more.
 pub(super) const DRAWN_LIMIT: Duration = Duration::from_secs(5);
 
+/// The most frames one step advances: ten seconds of a 60 Hz output, so
+/// that one request cannot hold the session for long.
+const STEP_MOST: u32 = 600;
+
 impl Session {
+    /// Advance every window `frames` frames, in a session paced `step`: each
+    /// frame's callbacks answered, and drawn (or shown by a ping to need no
+    /// drawing) before the next. Other pacings refuse it.
+    pub async fn step(&self, frames: u32) -> Result<Stepped, Error> {
+        self.require(Capability::FramePacing, "stepping frames")?;
+        if !(1..=STEP_MOST).contains(&frames) {
+            return Err(Error::InvalidRequest(format!(
+                "a step advances 1 to {STEP_MOST} frames, not {frames}; step again for more"
+            )));
+        }
+        Ok(self.host.step(frames).await?)
+    }
+
     /// Set how long an input or action's answer waits for its window to
     /// settle (zero: only for the frame drawn in answer).
     pub fn set_effect_wait(&self, limit: Duration) {
