@@ -195,38 +195,47 @@ impl Listeners {
             say!("wayrig: cua.env.v1 listens at {}", listener.addr());
             let (session, stop) = (session.clone(), live.stopping());
             let origins = faces.cua_allow_origin.clone();
-            live.spawn(async move {
+            live.spawn("the cua.env.v1 face", async move {
                 if let Err(e) = wayrig_cua::serve(listener, session, token, origins, stop).await {
                     say!("wayrig: {e}");
                 }
             });
         }
         if let Some((listener, path)) = mygo_listener {
-            live.spawn(mygo::serve(listener, session.clone(), live.stopping()));
+            live.spawn(
+                "the MyGo face",
+                mygo::serve(listener, session.clone(), live.stopping()),
+            );
             say!("wayrig: automation socket {}", path.display());
         }
         if let Some(listener) = self.bus {
             let addr = listener.addr;
-            live.spawn(wayrig_bus::serve(
-                listener,
-                session.clone(),
-                faces.bus_name.clone(),
-                |name, pid, app_id| {
-                    say!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
-                },
-                live.stopping(),
-            ));
+            live.spawn(
+                "the Bus face",
+                wayrig_bus::serve(
+                    listener,
+                    session.clone(),
+                    faces.bus_name.clone(),
+                    |name, pid, app_id| {
+                        say!("wayrig: bus name {name} for pid {pid} (app id {app_id:?})")
+                    },
+                    live.stopping(),
+                ),
+            );
             say!("wayrig: bus listens at ws://{addr}/ws");
         }
         if let Some(url) = faces.bus_connect.clone() {
             say!("wayrig: bus connects to {url}");
-            live.spawn(wayrig_bus::connect(
-                url.clone(),
-                session.clone(),
-                faces.bus_name.clone(),
-                move |notice| bus_notice(&url, notice),
-                live.stopping(),
-            ));
+            live.spawn(
+                "the Bus connection",
+                wayrig_bus::connect(
+                    url.clone(),
+                    session.clone(),
+                    faces.bus_name.clone(),
+                    move |notice| bus_notice(&url, notice),
+                    live.stopping(),
+                ),
+            );
         }
         Ok(())
     }

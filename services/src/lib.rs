@@ -23,6 +23,6 @@ pub use session::{
     ElementClick, ElementClicked, ElementRef, ImageFormat, Launch, Launched, LogicalRect, Menu,
     MenuPath, MenuRow, Offered, OpenMenu, OpenTarget, Path, Placement, Query, ReadOptions,
     Screenshot, Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step, StepReport,
-    WindowFilter, WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT, QUEUE_LIMIT,
+    WindowFilter, WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT, QUEUE_LIMIT, STOP_GRACE,
 };
 pub use session::{verdicts, PassVerdicts, CLICK_DISTANCE};

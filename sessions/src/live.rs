@@ -12,9 +12,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use wayrig_compositor::{CompositorHost, RuntimeDir};
 use wayrig_host::Host;
-use wayrig_services::Session;
+use wayrig_services::{Session, STOP_GRACE};
 
 use crate::recipe::{BusAddresses, Spec, Staged, StartError};
+
+/// Time a face has, past `STOP_GRACE`, to answer what is left and close.
+const ANSWER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A running session with everything it started.
 pub struct Live<H: Host + ?Sized = CompositorHost> {
@@ -65,13 +68,24 @@ impl<H: Host + ?Sized> Live<H> {
         self.stop.clone()
     }
 
-    /// Run `work` for this session: ending the session waits for it, so it
-    /// should end once `stopping` is cancelled.
-    pub fn spawn<F>(&self, work: F)
+    /// Run `work` (`what`, for the log) for this session: ending the session waits for it, so it
+    /// should end once `stopping` is cancelled; work still running past the
+    /// faces' `STOP_GRACE` (and the time to answer once it is over) is
+    /// dropped, so that no client holds the end.
+    pub fn spawn<F>(&self, what: &'static str, work: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        self.tasks.spawn(work);
+        let stop = self.stop.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                () = work => {}
+                () = async {
+                    stop.cancelled().await;
+                    tokio::time::sleep(STOP_GRACE + ANSWER_TIME).await;
+                } => tracing::warn!("{what} outlived the stopping session's grace; dropped"),
+            }
+        });
     }
 
     /// End the session: its tasks are told and awaited, then its host stops

@@ -163,7 +163,7 @@ impl Staged {
                 let live = Live::new(host, session, buses, Some(self.files));
                 if self.read_ahead {
                     let (session, stop) = (live.session().clone(), live.stopping());
-                    live.spawn(async move {
+                    live.spawn("reading windows ahead", async move {
                         tokio::select! {
                             () = stop.cancelled() => {}
                             () = session.read_windows_ahead() => {}

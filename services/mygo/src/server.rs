@@ -12,7 +12,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use wayrig_proto::mygo::{answer_line, Code, RawId, Request, WireError, MAX_LINE};
-use wayrig_services::{AnnouncementsRead, Session};
+use wayrig_services::{AnnouncementsRead, Session, STOP_GRACE};
 
 use crate::translate;
 
@@ -39,7 +39,8 @@ pub async fn bind(path: &Path) -> Result<Listener, String> {
 
 /// Serve connections until `stop` is cancelled: then no connection is
 /// accepted and none reads another request, but each answers the one it is
-/// on before it closes; the socket goes once they all have.
+/// on before it closes (past `STOP_GRACE`, that Wayrig is stopping); the
+/// socket goes once they all have.
 pub async fn serve(listener: Listener, session: Arc<Session>, stop: CancellationToken) {
     let connections = TaskTracker::new();
     loop {
@@ -88,7 +89,13 @@ async fn connection(stream: UnixStream, session: Arc<Session>, stop: Cancellatio
                 let method = call.as_ref().map_or("invalid", |c| c.method());
                 let trace = session.trace_request("mygo", method, traced_request(&line));
                 let answer = match call {
-                    Ok(call) => translate::answer(&session, &mut announced, call).await,
+                    Ok(call) => tokio::select! {
+                        answer = translate::answer(&session, &mut announced, call) => answer,
+                        () = past_stop_grace(&stop) => Err(WireError::new(
+                            Code::Failed,
+                            "Wayrig is stopping: the request was not finished",
+                        )),
+                    },
                     Err(e) => Err(e),
                 };
                 if let Some(trace) = trace {
@@ -102,10 +109,21 @@ async fn connection(stream: UnixStream, session: Arc<Session>, stop: Cancellatio
             }
             Err(_) => return,
         };
-        if write.write_all(out.as_bytes()).await.is_err() {
+        // A client that reads nothing holds no stopping session.
+        let written = tokio::select! {
+            written = write.write_all(out.as_bytes()) => written.is_ok(),
+            () = past_stop_grace(&stop) => false,
+        };
+        if !written {
             return;
         }
     }
+}
+
+/// Once the session stops and its grace for requests in flight is over.
+async fn past_stop_grace(stop: &CancellationToken) {
+    stop.cancelled().await;
+    tokio::time::sleep(STOP_GRACE).await;
 }
 
 /// A request line as the trace keeps it: its JSON, or its text where it is none.

@@ -155,6 +155,11 @@ pub struct Session {
 /// enough that an app that never settles still answers promptly.
 pub const EFFECT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How long a request in flight when its session stops may go on; then its
+/// face answers that Wayrig is stopping (a wait with no end, a client that
+/// reads nothing), so that stopping never hangs on a client.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl Session {
     /// Join a host whose apps are on `buses` with their accessibility.
     pub async fn new(host: Arc<dyn Host>, buses: impl Into<Buses>) -> Result<Self, Error> {

@@ -1,0 +1,122 @@
+//! Faults with clients attached on every face: Wayrig stopped while each is
+//! mid-request, and clients that flood without reading; each is answered in
+//! its face's terms, and the session serves on or ends promptly.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{ProtocolClient, Wayrig};
+use wayrig_cua_proto::v1;
+use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
+
+/// How long a stopped Wayrig may take to end with clients still attached:
+/// the grace its faces give requests in flight, and the apps' own exit.
+const ENDS_WITHIN: Duration = Duration::from_secs(15);
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The GTK 4 fixture drawing every frame (it never settles), served on
+/// MyGo, the Bus and cua.
+fn never_settling() -> Wayrig {
+    Wayrig::start_with(
+        &[
+            "--bus-listen",
+            "127.0.0.1:0",
+            "--cua-listen",
+            "127.0.0.1:0",
+            "--env",
+            "WAYRIG_FIXTURE_ANIMATE=1",
+        ],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    )
+}
+
+/// SIGTERM while a MyGo client waits on a window that never settles (an
+/// `idle` with no timeout), a cua client watches the windows, and a Bus
+/// client types: Wayrig ends within its grace, the MyGo client is told it
+/// stops, and the streams end.
+#[test]
+fn stopped_with_a_request_in_flight_on_every_face_it_ends_and_says_so() {
+    let wayrig = never_settling();
+    let (bus, app) = wayrig.bus_and_app();
+    let cua = wayrig.cua_address.clone().unwrap();
+    let mut mygo = ProtocolClient::connect(&wayrig.socket);
+    mygo.raw_call("wayrig.waitFor", json!({"text": "Press", "timeout": 30000}));
+    let waiting = UnixStream::connect(&wayrig.socket).unwrap();
+    waiting
+        .set_read_timeout(Some(ENDS_WITHIN + Duration::from_secs(5)))
+        .unwrap();
+    (&waiting)
+        .write_all(b"{\"id\": 7, \"method\": \"idle\", \"params\": {\"window\": 1}}\n")
+        .unwrap();
+    let rt = runtime();
+    let (mut watch, mut bus_client) = rt.block_on(async {
+        let channel = tonic::transport::Channel::from_shared(format!("http://{cua}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let watch = WindowsServiceClient::new(channel)
+            .watch_windows(v1::WatchWindowsRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        let mut b = support::abp::Client::connect(&bus, "faults-test").await;
+        b.send(
+            &app,
+            &format!("{app}.ui.type"),
+            json!({"text": "x".repeat(400)}),
+        )
+        .await;
+        (watch, b)
+    });
+    // The MyGo wait is in: another request on its own connection is answered.
+    mygo.call(wayrig_proto::mygo::Call::Windows);
+
+    let stopped = Instant::now();
+    // SAFETY: kill(2) on the wayrig process the test started.
+    unsafe { libc::kill(wayrig.pid() as i32, libc::SIGTERM) };
+    let left = support::wait_ended(&[wayrig.pid() as i32], ENDS_WITHIN);
+    assert!(
+        left.is_empty(),
+        "wayrig still runs {ENDS_WITHIN:?} after SIGTERM"
+    );
+    let took = stopped.elapsed();
+
+    let mut answer = String::new();
+    BufReader::new(&waiting)
+        .read_line(&mut answer)
+        .expect("the waiting MyGo client is answered");
+    let answer: serde_json::Value = serde_json::from_str(&answer).expect("a JSON answer");
+    assert_eq!(answer["id"], 7, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("stopping"), "{answer}");
+    rt.block_on(async {
+        use futures_util::StreamExt;
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), watch.message()).await {
+                Ok(Ok(Some(_))) => continue,
+                Ok(_) => break,
+                Err(_) => panic!("the cua watch hangs after Wayrig ended"),
+            }
+        }
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), bus_client.ws.next()).await {
+                Ok(Some(Ok(_))) => continue,
+                Ok(_) => break,
+                Err(_) => panic!("the Bus connection hangs after Wayrig ended"),
+            }
+        }
+    });
+    eprintln!("wayrig ended {took:?} after SIGTERM");
+}
