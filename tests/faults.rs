@@ -120,3 +120,125 @@ fn stopped_with_a_request_in_flight_on_every_face_it_ends_and_says_so() {
     });
     eprintln!("wayrig ended {took:?} after SIGTERM");
 }
+
+/// Wayrig's resident memory in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The most Wayrig's memory may grow while a client floods it: far less
+/// than the answers it would otherwise keep (23 MiB within 3 s on the Bus).
+const FLOOD_GROWTH_KIB: u64 = 8 * 1024;
+
+/// A Bus client that sends 200,000 requests without reading an answer:
+/// Wayrig stops reading its frames while their answers wait, so its memory
+/// stays flat; another client is answered meanwhile; and once the flooder
+/// reads, every one of its requests has its answer.
+#[test]
+fn a_bus_client_that_sends_without_reading_is_slowed_not_stored() {
+    const SENT: usize = 200_000;
+    let wayrig = Wayrig::start_with(
+        &["--bus-listen", "127.0.0.1:0"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let (bus, app) = wayrig.bus_and_app();
+    let pid = wayrig.pid();
+    runtime().block_on(async {
+        use futures_util::{SinkExt, StreamExt};
+        use tokio_tungstenite::tungstenite::Message;
+        let mut other = support::abp::Client::connect(&bus, "patient").await;
+        other.tree(&app, json!({})).await;
+        let before = rss_kib(pid);
+        let flood = support::abp::Client::connect(&bus, "flooder").await;
+        // Requests to an app no one hosts: the broker answers each itself.
+        let frame = |n: usize| {
+            wayrig_proto::abp::Frame::request("nobody.ui.tree", "flooder", "nobody", &n.to_string())
+                .serialize()
+        };
+        let (mut sink, mut answers) = flood.ws.split();
+        let sending = tokio::spawn(async move {
+            for n in 0..SENT {
+                sink.feed(Message::text(frame(n))).await.unwrap();
+            }
+            sink.flush().await.unwrap();
+            sink
+        });
+        // Sample while the flood goes on, and until it stops being read.
+        let mut peak = before;
+        for _ in 0..30 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            peak = peak.max(rss_kib(pid));
+        }
+        let answered = other
+            .request(&app, &format!("{app}.window.state"), json!({}))
+            .await;
+        assert_eq!(
+            answered.rc(),
+            Some(wayrig_proto::abp::Rc::Ok),
+            "{}",
+            answered.body
+        );
+        let mut got = 0;
+        while got < SENT {
+            match tokio::time::timeout(Duration::from_secs(30), answers.next()).await {
+                Ok(Some(Ok(Message::Text(_)))) => got += 1,
+                Ok(Some(Ok(_))) => {}
+                other => panic!("after {got} of {SENT} answers: {other:?}"),
+            }
+        }
+        let _sink = sending.await.unwrap();
+        assert!(
+            peak - before < FLOOD_GROWTH_KIB,
+            "Wayrig grew {} KiB while flooded",
+            peak - before
+        );
+        eprintln!(
+            "flooded: {SENT} answered, Wayrig grew {} KiB",
+            peak - before
+        );
+    });
+}
+
+/// A MyGo client that writes 100,000 requests without reading an answer:
+/// each connection answers one request at a time, so Wayrig reads no more
+/// once its answers wait; another client is answered meanwhile, and the
+/// flooder gets every answer once it reads.
+#[test]
+fn a_mygo_client_that_sends_without_reading_is_slowed_not_stored() {
+    const SENT: usize = 100_000;
+    let wayrig = Wayrig::start();
+    let pid = wayrig.pid();
+    let mut other = ProtocolClient::connect(&wayrig.socket);
+    other.first_window();
+    let before = rss_kib(pid);
+    let flood = UnixStream::connect(&wayrig.socket).unwrap();
+    let mut sink = flood.try_clone().unwrap();
+    let sending = std::thread::spawn(move || {
+        for n in 0..SENT {
+            let line = format!("{{\"id\": {n}, \"method\": \"windows\"}}\n");
+            sink.write_all(line.as_bytes()).unwrap();
+        }
+    });
+    let mut peak = before;
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_millis(100));
+        peak = peak.max(rss_kib(pid));
+    }
+    other.call(wayrig_proto::mygo::Call::Windows);
+    flood
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let answered = BufReader::new(&flood).lines().take(SENT).count();
+    sending.join().unwrap();
+    assert_eq!(answered, SENT);
+    assert!(
+        peak - before < FLOOD_GROWTH_KIB,
+        "Wayrig grew {} KiB while flooded",
+        peak - before
+    );
+}

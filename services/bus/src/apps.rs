@@ -46,25 +46,69 @@ struct Job {
     input: bool,
     /// The app's hide count when the request was accepted.
     hides: u64,
-    reply: mpsc::UnboundedSender<String>,
+    reply: Outbox,
 }
 
-/// Write the text frames sent to the returned channel to a connection, in
-/// order, and close it once every sender is gone.
-pub(crate) fn spawn_writer<S>(mut sink: S) -> (mpsc::UnboundedSender<String>, JoinHandle<()>)
+/// Frames written to one connection before its reader reads another: a
+/// client that sends without reading its answers is then slowed by its own
+/// socket, not held in Wayrig's memory.
+const OUTBOX_LIMIT: usize = 1024;
+
+/// The frames on their way to one connection, in order, with their count.
+#[derive(Clone)]
+pub(crate) struct Outbox {
+    tx: mpsc::UnboundedSender<String>,
+    backlog: Arc<AtomicUsize>,
+    written: Arc<tokio::sync::Notify>,
+}
+
+impl Outbox {
+    /// Queue a frame for the connection; an error once its writer is gone.
+    pub(crate) fn send(&self, text: String) -> Result<(), ()> {
+        self.backlog.fetch_add(1, Ordering::SeqCst);
+        self.tx.send(text).map_err(|_| {
+            self.backlog.fetch_sub(1, Ordering::SeqCst);
+        })
+    }
+
+    /// Whether the connection's reader may read another frame.
+    pub(crate) fn has_room(&self) -> bool {
+        self.backlog.load(Ordering::SeqCst) < OUTBOX_LIMIT
+    }
+
+    /// Until the reader may read another frame.
+    pub(crate) async fn room(&self) {
+        while !self.has_room() {
+            self.written.notified().await;
+        }
+    }
+}
+
+/// Write the frames sent to the returned outbox to a connection, in order,
+/// and close it once every sender is gone.
+pub(crate) fn spawn_writer<S>(mut sink: S) -> (Outbox, JoinHandle<()>)
 where
     S: Sink<Message> + Unpin + Send + 'static,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let outbox = Outbox {
+        tx,
+        backlog: Arc::new(AtomicUsize::new(0)),
+        written: Arc::new(tokio::sync::Notify::new()),
+    };
+    let (backlog, written) = (outbox.backlog.clone(), outbox.written.clone());
     let writer = tokio::spawn(async move {
         while let Some(text) = rx.recv().await {
-            if sink.send(Message::text(text)).await.is_err() {
+            let sent = sink.send(Message::text(text)).await;
+            backlog.fetch_sub(1, Ordering::SeqCst);
+            written.notify_one();
+            if sent.is_err() {
                 return;
             }
         }
         let _ = sink.close().await;
     });
-    (tx, writer)
+    (outbox, writer)
 }
 
 /// What became of a request routed to an app.
@@ -237,7 +281,7 @@ impl Apps {
     }
 
     /// Queue a request for the app its `to` names; its answer goes to `reply`.
-    pub(crate) fn route(&self, request: &Frame, reply: &mpsc::UnboundedSender<String>) -> Routed {
+    pub(crate) fn route(&self, request: &Frame, reply: &Outbox) -> Routed {
         let to = request.to().unwrap_or_default();
         let busy =
             |why: String| Routed::Refused(Frame::refusal_to(request, &Refusal::new("BUSY", why)));

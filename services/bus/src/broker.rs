@@ -11,17 +11,17 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
-use wayrig_services::Session;
+use wayrig_services::{Session, STOP_GRACE};
 
 use crate::access::Access;
-use crate::apps::{spawn_writer, Apps, Routed};
+use crate::apps::{spawn_writer, Apps, Outbox, Routed};
 use crate::names::valid_name;
 
 /// The broker's own name, as MixOS's broker is called.
@@ -122,12 +122,7 @@ pub async fn serve(
 
 impl Broker {
     /// The answer to one frame, if it gets one now (app requests answer later).
-    fn handle(
-        &self,
-        client: u64,
-        text: &str,
-        reply: &mpsc::UnboundedSender<String>,
-    ) -> Option<Frame> {
+    fn handle(&self, client: u64, text: &str, reply: &Outbox) -> Option<Frame> {
         let request = match Frame::parse_strict(text) {
             Ok(f) => f,
             Err(e) => {
@@ -300,7 +295,10 @@ async fn connection(
     let (tx, writer) = spawn_writer(sink);
     loop {
         let message = tokio::select! {
-            message = source.next() => match message {
+            message = async {
+                tx.room().await;
+                source.next().await
+            } => match message {
                 Some(message) => message,
                 None => break,
             },
@@ -323,6 +321,11 @@ async fn connection(
     }
     broker.apps.names.lock().unwrap().release(client);
     drop(tx);
-    // Answers still on their way from apps are written before the socket goes.
-    let _ = writer.await;
+    // Answers still on their way from apps are written before the socket
+    // goes, within a stopping session's grace: a client that reads nothing
+    // holds nothing.
+    let mut writer = writer;
+    if tokio::time::timeout(STOP_GRACE, &mut writer).await.is_err() {
+        writer.abort();
+    }
 }

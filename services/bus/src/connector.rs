@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
 use wayrig_services::Session;
 
-use crate::apps::{spawn_writer, Apps, Routed};
+use crate::apps::{spawn_writer, Apps, Outbox, Routed};
 use crate::broker::malformed;
 
 /// The broker's own name on the Bus.
@@ -267,7 +267,9 @@ async fn serve(
                 }
                 None => break Ended::Session,
             },
-            message = source.next() => match message {
+            // A broker that sends without reading waits for its answers
+            // (its heartbeats go unheard meanwhile).
+            message = source.next(), if link.tx.has_room() => match message {
                 Some(Ok(Message::Text(text))) => {
                     heard = tokio::time::Instant::now();
                     link.frame(text.as_str(), apps, notify);
@@ -293,7 +295,7 @@ fn remember(known: &mut Vec<Named>, named: Named) {
 
 /// One connection's state: our registrations in flight and those that took.
 struct Link {
-    tx: mpsc::UnboundedSender<String>,
+    tx: Outbox,
     next_id: u64,
     /// Our `noded.register` requests awaiting their answers, by id.
     pending: HashMap<String, Named>,

@@ -18,6 +18,8 @@ const PADDED: u8 = 0x8;
 const PRIORITY: u8 = 0x20;
 /// The largest frame every HTTP/2 peer takes.
 const MAX_FRAME: usize = 16_384;
+/// The largest header block read whole, past what any gRPC client sends.
+const HEADER_BLOCK_LIMIT: usize = 256 * 1024;
 /// What a Unix socket's authority is taken as.
 const LOCAL: &[u8] = b"localhost";
 
@@ -98,6 +100,10 @@ where
         let mut head = [0u8; 9];
         from.read_exact(&mut head).await?;
         let frame = FrameHead::parse(&head);
+        // The server takes no larger frame (it announces no other size).
+        if frame.length > MAX_FRAME {
+            return Err(malformed());
+        }
         let mut payload = vec![0u8; frame.length];
         from.read_exact(&mut payload).await?;
         match frame.kind {
@@ -120,7 +126,10 @@ where
                 open = Some((frame.stream, frame.flags, priority, data.to_vec()));
             }
             CONTINUATION => match open.as_mut() {
-                Some((stream, _, _, block)) if *stream == frame.stream => {
+                Some((stream, _, _, block))
+                    if *stream == frame.stream
+                        && block.len() + payload.len() <= HEADER_BLOCK_LIMIT =>
+                {
                     block.extend_from_slice(&payload)
                 }
                 _ => return Err(malformed()),

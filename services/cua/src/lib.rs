@@ -35,6 +35,9 @@ use wayrig_services::Session;
 
 pub use listen::{bind, CuaListener, ListenAddr, DEFAULT_PORT};
 
+/// Calls one HTTP/2 connection may have under way at once.
+const STREAMS_AT_ONCE: u32 = 100;
+
 /// Serve every service on `listener` until `stop` is cancelled, then answer
 /// the calls under way and end the window streams; with a token, every call
 /// must carry it; browsers may call from `origins` only.
@@ -78,6 +81,9 @@ pub async fn serve(
         .max_encoding_message_size(limit),
     );
     let server = tonic::transport::Server::builder()
+        // Calls one connection runs at once: a client opening more waits,
+        // instead of holding Wayrig's memory with them.
+        .max_concurrent_streams(STREAMS_AT_ONCE)
         .accept_http1(true)
         .layer(health::HealthLayer)
         .layer(gate::CorsLayer(rules.clone()))
