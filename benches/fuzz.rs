@@ -2,9 +2,11 @@
 //! running session over MyGo, the Bus and cua.env.v1 (gRPC-Web bodies).
 //!
 //! After every batch the session must still answer a known-good request on
-//! every face. Per face: requests tried, hangs (no answer within 15 s),
-//! the session lost (0 of each is the goal), and the slowest answer. Run
-//! with `scripts/fuzz [SEED] [REQUESTS]` (seed 1, 2,000 a face).
+//! every face, and the app's window must have received no press, key or
+//! scroll but while a request that sends input ran. Per face: requests
+//! tried, hangs (no answer within 15 s), the session lost, input unasked
+//! (0 of each is the goal), and the slowest answer. Run with
+//! `scripts/fuzz [SEED] [REQUESTS]` (seed 1, 2,000 a face).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -26,6 +28,43 @@ use wayrig_proto::mygo::Call;
 const ANSWER_LIMIT: Duration = Duration::from_secs(15);
 /// Requests between two checks that every face still answers.
 const BATCH: usize = 100;
+
+/// The presses, releases, keys and scrolls the fixture's window received,
+/// as it logs them: any that came while no request sending input ran (or
+/// had just run: its last events may land after its answer) was unasked.
+struct InputWatch {
+    log: std::path::PathBuf,
+    seen: usize,
+    asked_before: bool,
+    unasked: Vec<String>,
+}
+
+impl InputWatch {
+    fn new(log: std::path::PathBuf) -> InputWatch {
+        InputWatch {
+            log,
+            seen: 0,
+            asked_before: false,
+            unasked: Vec::new(),
+        }
+    }
+
+    /// A request was answered; `asked` whether it sends input.
+    fn after(&mut self, asked: bool, what: impl FnOnce() -> String) {
+        let now = std::fs::read_to_string(&self.log)
+            .map(|l| l.lines().count())
+            .unwrap_or(0);
+        if now > self.seen && !asked && !self.asked_before {
+            self.unasked.push(format!(
+                "{} event(s) during {:.200}",
+                now - self.seen,
+                what()
+            ));
+        }
+        self.seen = now;
+        self.asked_before = asked;
+    }
+}
 
 /// xorshift64*: small, seeded, the same sequence on every machine.
 struct Rng(u64);
@@ -203,6 +242,7 @@ fn fuzz_mygo(
     wayrig: &Wayrig,
     count: usize,
     check: &mut dyn FnMut() -> Option<String>,
+    input: &mut InputWatch,
 ) -> Found {
     let mut found = Found::default();
     let connect = || {
@@ -216,6 +256,7 @@ fn fuzz_mygo(
         // A wait (idle, waitFor) may be asked to take longer than the
         // fuzzer waits: no answer then is the wait asked for, not a hang.
         let mut waits = false;
+        let mut sends_input = false;
         let line = match rng.below(10) {
             0 => {
                 let mut garbage = rng.bytes_mutated(br#"{"id": 1, "method": "tree"}"#.to_vec());
@@ -226,6 +267,7 @@ fn fuzz_mygo(
             _ => {
                 let (method, params) = *rng.pick(MYGO_REQUESTS);
                 waits = matches!(method, "idle" | "wayrig.waitFor");
+                sends_input = matches!(method, "act" | "input" | "menu");
                 let params: Value = serde_json::from_str(params).unwrap();
                 let params = if rng.below(4) == 0 {
                     params
@@ -263,6 +305,9 @@ fn fuzz_mygo(
                 found.succeeded += usize::from(answer.contains("\"result\""));
             }
         }
+        input.after(sends_input, || {
+            format!("MyGo request {n}: {}", String::from_utf8_lossy(&line))
+        });
         if (n + 1) % BATCH == 0 {
             if let Some(why) = check() {
                 found.lost = Some(format!("after MyGo request {n}: {why}"));
@@ -295,6 +340,7 @@ fn fuzz_bus(
     app: &str,
     count: usize,
     check: &mut dyn FnMut() -> Option<String>,
+    input: &mut InputWatch,
 ) -> Found {
     let rt = table::runtime();
     let mut found = Found::default();
@@ -308,6 +354,7 @@ fn fuzz_bus(
         let mut ws = connect().await;
         for n in 0..count {
             found.tried += 1;
+            let mut sends_input = false;
             let (text, answered) = match rng.below(10) {
                 0 => {
                     let valid = Frame::request("ui.tree", "fuzz", app, "g").serialize();
@@ -316,6 +363,10 @@ fn fuzz_bus(
                 }
                 _ => {
                     let (verb, body) = *rng.pick(BUS_REQUESTS);
+                    sends_input = matches!(
+                        verb,
+                        "ui.click" | "ui.pointer" | "ui.scroll" | "ui.key" | "ui.type"
+                    );
                     let body: Value = serde_json::from_str(body).unwrap();
                     let body = if rng.below(4) == 0 {
                         body
@@ -365,6 +416,7 @@ fn fuzz_bus(
                     }
                 }
             }
+            input.after(sends_input, || format!("Bus request {n}: {text}"));
             if (n + 1) % BATCH == 0 {
                 if let Some(why) = check() {
                     found.lost = Some(format!("after Bus request {n}: {why}"));
@@ -507,6 +559,7 @@ fn fuzz_cua(
     address: &str,
     count: usize,
     check: &mut dyn FnMut() -> Option<String>,
+    input: &mut InputWatch,
 ) -> Found {
     // The window's own ref, so that unchanged requests reach it.
     let (_, window) = table::runtime().block_on(support::cua_first_window(address));
@@ -532,6 +585,11 @@ fn fuzz_cua(
             }
             Err(_) => found.closed += 1,
         }
+        let sends_input = matches!(
+            method,
+            "ComputerService/Pointer" | "ComputerService/Keyboard" | "AccessibilityService/Act"
+        );
+        input.after(sends_input, || format!("cua request {n}: {method}"));
         if (n + 1) % BATCH == 0 {
             if let Some(why) = check() {
                 found.lost = Some(format!("after cua request {n}: {why}"));
@@ -559,6 +617,8 @@ fn main() {
     std::fs::create_dir_all(&runtime_dir).unwrap();
     // SAFETY: no other thread runs yet to read the environment meanwhile.
     unsafe { std::env::set_var("XDG_RUNTIME_DIR", &runtime_dir) };
+    let input_log = runtime_dir.join("input.log");
+    let input_env = format!("WAYRIG_FIXTURE_INPUT={}", input_log.display());
     let wayrig = Wayrig::start_with(
         &[
             "--keep-running",
@@ -566,9 +626,12 @@ fn main() {
             "127.0.0.1:0",
             "--cua-listen",
             "127.0.0.1:0",
+            "--env",
+            &input_env,
         ],
         &["/usr/bin/python3", &fixture],
     );
+    let mut input = InputWatch::new(input_log);
     let (bus, app) = wayrig.bus_and_app();
     let cua = wayrig.cua_address.clone().expect("the cua face listens");
     let mut known_good = ProtocolClient::connect(&wayrig.socket);
@@ -607,9 +670,18 @@ fn main() {
     let mut rng = Rng(seed.max(1));
     let started = Instant::now();
     let faces = [
-        ("MyGo", fuzz_mygo(&mut rng, &wayrig, count, &mut check)),
-        ("Bus", fuzz_bus(&mut rng, &bus, &app, count, &mut check)),
-        ("cua", fuzz_cua(&mut rng, &cua, count, &mut check)),
+        (
+            "MyGo",
+            fuzz_mygo(&mut rng, &wayrig, count, &mut check, &mut input),
+        ),
+        (
+            "Bus",
+            fuzz_bus(&mut rng, &bus, &app, count, &mut check, &mut input),
+        ),
+        (
+            "cua",
+            fuzz_cua(&mut rng, &cua, count, &mut check, &mut input),
+        ),
     ];
     let mut rows = Vec::new();
     for (face, found) in &faces {
@@ -633,9 +705,15 @@ fn main() {
     }
     table::print_as("tried / hangs / session lost", &rows);
     println!(
-        "\nseed {seed}, {count} requests a face, in {:.0} s",
-        started.elapsed().as_secs_f64()
+        "\nseed {seed}, {count} requests a face, in {:.0} s; the window received {} \
+         presses, keys and scrolls; {} requests that send no input were met by some",
+        started.elapsed().as_secs_f64(),
+        input.seen,
+        input.unasked.len()
     );
+    for unasked in &input.unasked {
+        println!("unasked input: {unasked}");
+    }
     for (face, found) in &faces {
         for hang in &found.hangs {
             println!("{face} hang: {hang}");
