@@ -339,7 +339,13 @@ fn run(args: RunArgs) -> Result<(), String> {
         .map_err(|_| "the driver thread panicked".to_string())?;
     if let Some(recording) = recording {
         recording.finish();
-        say!("wayrig: recorded to {}", recording.dir().display());
+        match recording.incomplete() {
+            None => say!("wayrig: recorded to {}", recording.dir().display()),
+            Some(why) => say!(
+                "wayrig: recorded to {}, incomplete: {why}",
+                recording.dir().display()
+            ),
+        }
     }
     driven
 }

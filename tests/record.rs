@@ -406,3 +406,88 @@ fn a_session_is_recorded_on_request_between_two_calls() {
         assert!(refused.to_string().contains("not recorded"), "{refused}");
     });
 }
+
+/// A tmpfs of `size` mounted at a fresh directory: a disk that fills;
+/// unmounted when dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(size: &str) -> SmallDisk {
+        let dir = std::env::temp_dir().join(format!("wayrig-small-disk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let (target, options) = (c(dir.to_str().unwrap()), c(&format!("size={size}")));
+        // SAFETY: mount(2) with valid NUL-terminated strings the call outlives.
+        let mounted = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                options.as_ptr().cast(),
+            )
+        };
+        assert_eq!(
+            mounted,
+            0,
+            "mounting a tmpfs (as root) failed: {}",
+            std::io::Error::last_os_error()
+        );
+        SmallDisk(dir)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let target = std::ffi::CString::new(self.0.to_str().unwrap()).unwrap();
+        // SAFETY: umount2(2) on the directory this test mounted.
+        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// A recording onto a disk that fills: the session answers every request
+/// on, no half screenshot is left, and Wayrig says, when the recording
+/// ends, that it is incomplete and why.
+#[test]
+fn a_recording_whose_disk_fills_says_it_is_incomplete() {
+    let disk = SmallDisk::mount("1m");
+    let dir = disk.0.join("run");
+    let wayrig = Wayrig::start_with(
+        &["--record", dir.to_str().unwrap()],
+        &["/usr/bin/python3", &fixture()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window()["id"].as_u64();
+    let press = button_named(&c.call(Call::Tree { window }), "Press");
+    // Each press is traced with the screen after it: far past 1 MiB.
+    for _ in 0..40 {
+        c.call(Call::Act {
+            window,
+            element: ElementPick::Id(press),
+            action: Action::Press,
+        });
+    }
+    // SAFETY: kill(2) on the wayrig process the test started.
+    unsafe { libc::kill(wayrig.pid() as i32, libc::SIGTERM) };
+    let said = wayrig
+        .stderr
+        .wait_for("wayrig: recorded to", "the recording's end");
+    assert!(said.contains("incomplete"), "{said}");
+    assert!(said.contains("No space left on device"), "{said}");
+    let shots: Vec<PathBuf> = std::fs::read_dir(dir.join("shots"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    // The video may fill the disk before any screen is kept; those kept are whole.
+    for shot in shots {
+        let bytes = std::fs::read(&shot).unwrap();
+        let decoded = png::Decoder::new(std::io::Cursor::new(bytes))
+            .read_info()
+            .and_then(|mut r| {
+                let mut buf = vec![0; r.output_buffer_size().unwrap_or(0)];
+                r.next_frame(&mut buf).map(drop)
+            });
+        assert!(decoded.is_ok(), "{} is cut: {decoded:?}", shot.display());
+    }
+}

@@ -1415,9 +1415,15 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
             let on = switch == "on";
             let answer = client.call(Call::Record { on })?;
             let dir = answer["dir"].as_str().unwrap_or_default();
-            state.print(match on {
-                true => format!("recording into {dir}"),
-                false => format!("recorded to {dir}; `wayrig trace view {dir}` writes its viewer"),
+            state.print(match (on, answer["incomplete"].as_str()) {
+                (true, _) => format!("recording into {dir}"),
+                (false, None) => {
+                    format!("recorded to {dir}; `wayrig trace view {dir}` writes its viewer")
+                }
+                (false, Some(why)) => format!(
+                    "recorded to {dir}, incomplete: {why}; `wayrig trace view {dir}` writes \
+                     the viewer of what was kept"
+                ),
             });
             Ok(())
         }

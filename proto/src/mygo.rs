@@ -199,6 +199,9 @@ pub struct StepAnswer {
 pub struct RecordAnswer {
     pub dir: String,
     pub recording: bool,
+    /// Why the ended recording is not whole: a write failed (a full disk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// `wayrig.menus`' answer.

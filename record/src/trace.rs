@@ -35,6 +35,9 @@ pub struct Recording {
     shots: AtomicU64,
     /// Output frames that changed while the encoder was busy.
     frames_skipped: AtomicU64,
+    /// Why the recording is not whole: the first write that failed (a full
+    /// disk), which the trace itself may not have room to tell.
+    incomplete: Mutex<Option<String>>,
 }
 
 struct TraceFile {
@@ -91,6 +94,7 @@ impl Recording {
             video: Mutex::new(Some(video)),
             shots: AtomicU64::new(0),
             frames_skipped: AtomicU64::new(0),
+            incomplete: Mutex::new(None),
         });
         recording.event("recording", [("limit", Value::from(limit))]);
         Ok(recording)
@@ -179,12 +183,11 @@ impl Recording {
         };
         // Each line reaches the file whole and at once: a killed session
         // keeps everything before its end.
-        if out
-            .write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .is_err()
-        {
+        if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
             trace.out = None;
+            self.lose(format!(
+                "its trace stops early: {TRACE_FILE} could not be written: {e}"
+            ));
             return;
         }
         self.budget.spend(len);
@@ -203,10 +206,30 @@ impl Recording {
             .take(40)
             .collect();
         let name = format!("{SHOTS_DIR}/{n:05}-{label}.png");
-        let mut file = private_file(&self.dir.join(&name)).ok()?;
-        file.write_all(png).ok()?;
+        let path = self.dir.join(&name);
+        let written = private_file(&path).and_then(|mut file| file.write_all(png));
+        if let Err(e) = written {
+            // No half image is left to be taken for the screen.
+            let _ = std::fs::remove_file(&path);
+            self.lose(format!("a screenshot could not be written: {e}"));
+            return None;
+        }
         self.budget.spend(png.len() as u64);
         Some(name)
+    }
+
+    /// Note why the recording is not whole; the first reason is kept.
+    fn lose(&self, why: String) {
+        let mut incomplete = self.incomplete.lock().unwrap();
+        if incomplete.is_none() {
+            *incomplete = Some(why);
+        }
+    }
+
+    /// Why the recording is not whole (a write failed: a full disk), if it
+    /// is not; its size limit reached is no such reason.
+    pub fn incomplete(&self) -> Option<String> {
+        self.incomplete.lock().unwrap().clone()
     }
 
     /// Whether the video would take a frame now: a compositor draws one
@@ -254,7 +277,10 @@ impl Recording {
                 ("frames_dropped", Value::from(dropped)),
                 ("video_bytes", Value::from(bytes)),
             ],
-            Err(e) => vec![("video_error", Value::from(e))],
+            Err(e) => {
+                self.lose(format!("its video stops early: {e}"));
+                vec![("video_error", Value::from(e))]
+            }
         };
         let skipped = self.frames_skipped.load(Ordering::Relaxed);
         let fields = fields

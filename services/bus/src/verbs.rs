@@ -374,12 +374,16 @@ pub async fn answer(
         "window.state" => Ok(window_state(&app_window(session, pid).await?)),
         "wayrig.record" => {
             let on = args.bool("on")?;
-            let dir = match on {
-                true => session.start_recording().await,
+            let (dir, incomplete) = match on {
+                true => session.start_recording().await.map(|dir| (dir, None)),
                 false => session.end_recording().await,
             }
             .map_err(refusal)?;
-            Ok(json!({"dir": dir.display().to_string(), "recording": on}))
+            let mut answer = json!({"dir": dir.display().to_string(), "recording": on});
+            if let Some(why) = incomplete {
+                answer["incomplete"] = json!(why);
+            }
+            Ok(answer)
         }
         "wayrig.step" => {
             let frames = match args.number("frames")? {

@@ -173,13 +173,14 @@ async fn run(
             Ok(json!({}))
         }
         Call::Record { on } => {
-            let dir = match on {
-                true => session.start_recording().await?,
+            let (dir, incomplete) = match on {
+                true => (session.start_recording().await?, None),
                 false => session.end_recording().await?,
             };
             let answer = wire::RecordAnswer {
                 dir: dir.display().to_string(),
                 recording: on,
+                incomplete,
             };
             Ok(serde_json::to_value(answer).expect("an answer serializes"))
         }

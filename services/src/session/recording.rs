@@ -86,8 +86,9 @@ impl Session {
         Ok(dir)
     }
 
-    /// End the session's recording (its video's end is written); its folder.
-    pub async fn end_recording(&self) -> Result<PathBuf, Error> {
+    /// End the session's recording (its video's end is written); its folder,
+    /// and why it is not whole when a write failed (a full disk).
+    pub async fn end_recording(&self) -> Result<(PathBuf, Option<String>), Error> {
         let Some(recording) = self.recording.lock().unwrap().take() else {
             return Err(Error::InvalidRequest(
                 "the session is not recorded: start it with on: true (or wayrig run --record)"
@@ -96,7 +97,7 @@ impl Session {
         };
         self.host.record(None).await?;
         recording.finish();
-        Ok(recording.dir().to_path_buf())
+        Ok((recording.dir().to_path_buf(), recording.incomplete()))
     }
 
     /// Start tracing a request `method` that came over `face` with its
