@@ -24,8 +24,9 @@ use crate::verbs;
 
 /// Requests of any kind one app may hold; more are refused BUSY.
 const REQUEST_LIMIT: usize = 256;
-/// How long stopping waits for the requests in progress to be answered.
-const FINISH_LIMIT: Duration = Duration::from_secs(5);
+/// How long stopping waits for the requests in progress to be answered:
+/// the grace every face gives them.
+const FINISH_LIMIT: Duration = wayrig_services::STOP_GRACE;
 
 /// The verbs that join an app's input queue: one step per frame.
 const INPUT_VERBS: &[&str] = &[

@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 use wayrig_proto::abp::{Frame, Kind, Rc, Refusal, MAX_FRAME};
-use wayrig_services::{Session, STOP_GRACE};
+use wayrig_services::Session;
 
 use crate::access::Access;
 use crate::apps::{spawn_writer, Apps, Outbox, Routed};
@@ -322,10 +322,13 @@ async fn connection(
     broker.apps.names.lock().unwrap().release(client);
     drop(tx);
     // Answers still on their way from apps are written before the socket
-    // goes, within a stopping session's grace: a client that reads nothing
-    // holds nothing.
+    // goes, within a second once the apps answered: a client that reads
+    // nothing holds nothing.
     let mut writer = writer;
-    if tokio::time::timeout(STOP_GRACE, &mut writer).await.is_err() {
+    if tokio::time::timeout(LAST_WRITES, &mut writer).await.is_err() {
         writer.abort();
     }
 }
+
+/// How long a closing connection's last answers may take to be written.
+const LAST_WRITES: std::time::Duration = std::time::Duration::from_secs(1);
