@@ -325,7 +325,10 @@ async fn connection(
     // goes, within a second once the apps answered: a client that reads
     // nothing holds nothing.
     let mut writer = writer;
-    if tokio::time::timeout(LAST_WRITES, &mut writer).await.is_err() {
+    if tokio::time::timeout(LAST_WRITES, &mut writer)
+        .await
+        .is_err()
+    {
         writer.abort();
     }
 }
