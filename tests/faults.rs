@@ -242,3 +242,71 @@ fn a_mygo_client_that_sends_without_reading_is_slowed_not_stored() {
         peak - before
     );
 }
+
+/// The session bus killed under a GTK app and foot: the GTK app ends with
+/// it (GLib's exit-on-close) and the accessibility bus it started goes
+/// too; Wayrig serves on: foot's window is listed and captured, and a read
+/// of elements says the accessibility bus is gone and what still works.
+#[test]
+fn the_session_bus_killed_leaves_the_other_windows_served() {
+    let fixture = json!(["/usr/bin/python3", support::gtk4_fixture()]).to_string();
+    let wayrig = Wayrig::start_with(&["--launch", &fixture], &["foot"]);
+    let mut c = ProtocolClient::connect(&wayrig.socket);
+    let titles = |c: &mut ProtocolClient| -> Vec<(u64, String)> {
+        c.call(wayrig_proto::mygo::Call::Windows)["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| (w["id"].as_u64().unwrap(), w["title"].to_string()))
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let shown = loop {
+        let shown = titles(&mut c);
+        if shown.len() == 2 {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "two windows never showed: {shown:?}");
+        let _ = c.answer(wayrig_proto::mygo::Call::Idle {
+            window: None,
+            timeout_ms: Some(200),
+        });
+    };
+    let foot = shown
+        .iter()
+        .find(|(_, t)| t.contains("foot"))
+        .unwrap_or_else(|| panic!("no foot window among {shown:?}"))
+        .0;
+    // The session bus's daemon: its address is its argument.
+    let path = wayrig.bus_address.trim_start_matches("unix:path=");
+    let path = path.split(',').next().unwrap();
+    let daemons = support::processes_naming(&format!("--address=unix:path={path}"), false);
+    assert_eq!(daemons.len(), 1, "the session bus's daemon: {daemons:?}");
+    // SAFETY: kill(2) on the session's bus daemon, started for this test.
+    unsafe { libc::kill(daemons[0], libc::SIGKILL) };
+
+    let tree = json!({"id": 1, "method": "tree", "params": {"window": foot}});
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let refused = loop {
+        let answer = c.send_line(&tree.to_string());
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        if message.contains("accessibility bus is gone") {
+            break answer;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no read said the bus was gone: {answer}"
+        );
+        let _ = c.answer(wayrig_proto::mygo::Call::Idle {
+            window: Some(foot),
+            timeout_ms: Some(200),
+        });
+    };
+    assert_eq!(refused["error"]["code"], "failed", "{refused}");
+    assert!(titles(&mut c).iter().any(|(id, _)| *id == foot));
+    let shot = c.call(wayrig_proto::mygo::Call::Capture { window: Some(foot) });
+    assert!(shot["png"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("iVBORw0KGgo")));
+    assert!(std::path::Path::new(&format!("/proc/{}", wayrig.pid())).exists());
+}

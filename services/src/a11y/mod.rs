@@ -350,10 +350,16 @@ impl Accessibility for A11y {
             .build()
             .await
             .map_err(|e| failed("registry", e))?;
-        let children = root
-            .get_children()
-            .await
-            .map_err(|e| failed("listing apps", e))?;
+        let children = root.get_children().await.map_err(|e| match e {
+            // Its daemon ended (killed, or gone with the session bus that
+            // started it): nothing on this connection will answer again.
+            zbus::Error::InputOutput(e) => Error::Failed(format!(
+                "the accessibility bus is gone ({e}): elements cannot be read or acted on \
+                 in this session any more; windows, input and captures still work. Start \
+                 the session again to read elements"
+            )),
+            e => failed("listing apps", e),
+        })?;
         let dbus = zbus::fdo::DBusProxy::builder(&self.conn)
             .cache_properties(CacheProperties::No)
             .build()
