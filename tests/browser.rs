@@ -461,7 +461,71 @@ fn fill_over_the_bus_and_cua(wayrig: &Wayrig) -> (Client, u64) {
             .is_some_and(|t| t.contains("typed over cua")),
         "{notes}"
     );
+    clipboard_both_ways(&runtime, &cua);
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let notes = the_node(&tree, "textField", "Notes");
+    assert_eq!(notes["value"], "pasted over cua ✓", "{notes}");
     (c, window)
+}
+
+/// Over cua, into the page's focused field: text set on the clipboard is
+/// pasted (Ctrl+A, Ctrl+V), then copied back out of the page (Ctrl+A,
+/// Ctrl+C) onto the clipboard, emptied in between.
+fn clipboard_both_ways(runtime: &tokio::runtime::Runtime, cua: &str) {
+    use wayrig_cua_proto::v1;
+    use wayrig_cua_proto::v1::computer_service_client::ComputerServiceClient;
+    runtime.block_on(async {
+        let (channel, window) = support::cua_first_window(cua).await;
+        let mut computer = ComputerServiceClient::new(channel);
+        let text = |t: &str| v1::ClipboardContent {
+            text: Some(t.into()),
+            ..Default::default()
+        };
+        computer
+            .set_clipboard(v1::SetClipboardRequest {
+                content: Some(text("pasted over cua ✓")),
+            })
+            .await
+            .unwrap();
+        let named = |k: v1::Key| v1::KeyInput {
+            key: Some(v1::key_input::Key::Named(k as i32)),
+        };
+        for key in [v1::Key::A, v1::Key::V, v1::Key::A, v1::Key::C] {
+            computer
+                .keyboard(v1::KeyboardRequest {
+                    target: Some(v1::InputTarget {
+                        window: Some(window.clone()),
+                        ..Default::default()
+                    }),
+                    action: Some(v1::keyboard_request::Action::Hotkey(v1::KeyboardHotkey {
+                        keys: vec![named(v1::Key::Control), named(key)],
+                    })),
+                })
+                .await
+                .unwrap();
+            if key == v1::Key::V {
+                // Emptied, so that only the page's copy can fill it again.
+                computer
+                    .set_clipboard(v1::SetClipboardRequest {
+                        content: Some(text("")),
+                    })
+                    .await
+                    .unwrap();
+            }
+        }
+        let copied = computer
+            .get_clipboard(v1::GetClipboardRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            copied.content.and_then(|c| c.text).as_deref(),
+            Some("pasted over cua ✓"),
+            "the page's copy on the clipboard"
+        );
+    });
 }
 
 /// The faces a test of every face starts.

@@ -266,7 +266,10 @@ fn the_session_bus_killed_leaves_the_other_windows_served() {
         if shown.len() == 2 {
             break shown;
         }
-        assert!(Instant::now() < deadline, "two windows never showed: {shown:?}");
+        assert!(
+            Instant::now() < deadline,
+            "two windows never showed: {shown:?}"
+        );
         let _ = c.answer(wayrig_proto::mygo::Call::Idle {
             window: None,
             timeout_ms: Some(200),
