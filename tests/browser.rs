@@ -21,6 +21,7 @@ const PAGE: &str = r##"<!doctype html>
 <br><button type="button" onclick="document.getElementById('out').textContent='clicked '+(++window.n||(window.n=1))">Press me</button>
 <span id="out" role="status">not clicked</span>
 <button type="button" onclick="setTimeout(()=>{document.getElementById('out').textContent='shown later'},300)">Later</button>
+<input type="file" aria-label="Attachment" onchange="document.getElementById('out').textContent='picked '+this.files[0].name">
 <br><label for="colour">Colour</label>
 <select id="colour" onchange="document.getElementById('out').textContent='changed '+this.value">
 <option>Red</option><option selected>Green</option><option>Blue</option></select>
@@ -112,6 +113,60 @@ fn a_delayed_effect_is_waited_for(c: &mut Client, window: u64) {
     );
 }
 
+/// Chromium's file dialog (GTK's, drawn by the browser itself; none of its
+/// controls is in a tree) opens as a window of its own and is driven by
+/// keys: the file's path typed as its location, Open by its mnemonic. The
+/// page then has the file.
+fn a_file_is_chosen_in_the_file_dialog(c: &mut Client, window: u64, file: &std::path::Path) {
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let attachment = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| {
+            n["label"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("Attachment"))
+        })
+        .unwrap_or_else(|| panic!("no file input in {tree}"))
+        .clone();
+    act(c, window, &attachment, Action::Press);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let dialog = loop {
+        let windows = c.call(Call::Windows);
+        let dialog = windows["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["title"] == "Open File")
+            .and_then(|w| w["id"].as_u64());
+        if let Some(dialog) = dialog {
+            break dialog;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no file dialog: {windows}"
+        );
+        let _ = c.answer(Call::Idle {
+            window: Some(window),
+            timeout_ms: Some(200),
+        });
+    };
+    for event in [
+        serde_json::json!({"type": "key", "key": "CmdOrCtrl+L"}),
+        serde_json::json!({"type": "text", "text": file.to_str().unwrap()}),
+        serde_json::json!({"type": "key", "key": "Alt+O"}),
+    ] {
+        c.raw_call(
+            "input",
+            serde_json::json!({"window": dialog, "events": [event]}),
+        );
+    }
+    wait_for_text(c, window, "picked chosen.txt");
+}
+
 /// Fill the Name field with a new name, read back from the tree.
 fn fill_name(c: &mut Client, window: u64, name: &Value) {
     let grace = Action::SetValue {
@@ -197,6 +252,9 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     );
     wait_for_text(&mut c, window, "clicked 1");
     a_delayed_effect_is_waited_for(&mut c, window);
+    let chosen = scratch.0.join("chosen.txt");
+    std::fs::write(&chosen, "a file to attach").unwrap();
+    a_file_is_chosen_in_the_file_dialog(&mut c, window, &chosen);
     fill_name(&mut c, window, &name);
 
     // Scripts run in the page, through the DevTools pipe Wayrig started

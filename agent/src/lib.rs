@@ -1277,6 +1277,11 @@ fn launch(
     Ok(())
 }
 
+/// What a snapshot says of a window whose tree holds nothing to act on.
+const NO_CONTROLS: &str = "(no controls in this window's tree: where it shows some, its \
+     toolkit does not expose them, as in a browser's own file dialog; `screenshot` shows \
+     them, and `click X Y`, `key` and `type` reach them)";
+
 fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> Result<(), String> {
     use AgentCommand as C;
     let window = state.shown_window();
@@ -1301,6 +1306,9 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
                 let controls = shown.iter().filter(|s| s.control);
                 let (hidden, showing): (Vec<&Shown>, Vec<&Shown>) =
                     controls.partition(|s| s.hidden);
+                if showing.is_empty() && hidden.is_empty() {
+                    state.print(NO_CONTROLS.to_string());
+                }
                 for s in showing {
                     state.print(s.line.clone());
                 }
@@ -1314,6 +1322,9 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
                 // What shows, then what does not, each in reading order.
                 let (hidden, showing): (Vec<&Shown>, Vec<&Shown>) =
                     shown.iter().partition(|s| s.hidden);
+                if showing.is_empty() && hidden.is_empty() {
+                    state.print(NO_CONTROLS.to_string());
+                }
                 for s in showing {
                     state.print(s.line.clone());
                 }
