@@ -139,20 +139,12 @@ impl Hosted {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn a_mixos_client_drives_the_gtk4_fixture_over_the_bus() {
     let hosted = Hosted::fixture(&["--bus-name", "fx"]);
     let app = hosted.first_name();
     assert_eq!(app, "fx", "--bus-name names the first app");
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
 
         // Registration and ping, answered by the broker.
@@ -317,7 +309,7 @@ fn malformed_frames_answer_rc_20_and_the_connection_stays_usable() {
     let hosted = Hosted::fixture(&[]);
     let app = hosted.first_name();
     assert_eq!(app, "gtk4fixture", "named from org.wayrig.Gtk4Fixture");
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         let mut many = String::from("---\nid: 6\n");
         for i in 0..65 {
@@ -396,7 +388,7 @@ fn wayrig_send_asks_one_request_and_prints_its_answer() {
     let hosted = Hosted::fixture(&["--bus-name", "fx"]);
     let app = hosted.first_name();
     // The window is there once ui.tree answers.
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         c.tree(&app, json!({})).await;
     });
@@ -442,7 +434,7 @@ fn gtk4_widget_factory_is_driven_by_label() {
     }
     let hosted = Hosted::start(&["--bus-name", "factory"], &["gtk4-widget-factory"]);
     let app = hosted.first_name();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         // The factory fills its page after its first frame.
         let checks = c
@@ -514,7 +506,7 @@ fn one_session_serves_mygo_and_the_bus_at_once() {
     let hosted = Hosted::fixture(&["--mygo-socket", socket.to_str().unwrap()]);
     let app = hosted.first_name();
     let mut mygo = support::ProtocolClient::connect(&socket);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         let tree = c
             .tree(&app, json!({"role": "TextInput", "label": "Second"}))
@@ -545,7 +537,7 @@ fn one_session_serves_mygo_and_the_bus_at_once() {
 fn menus_are_listed_opened_to_a_row_reported_and_closed_over_the_bus() {
     let hosted = Hosted::fixture(&["--bus-name", "fx"]);
     let app = hosted.first_name();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "menus").await;
         c.tree(&app, json!({})).await;
         let listed = c.ok(&app, "ui.menu.list", json!({})).await;
@@ -602,7 +594,7 @@ fn menus_are_listed_opened_to_a_row_reported_and_closed_over_the_bus() {
 fn pointer_press_and_release_click_and_scroll_follows_eguis_sign() {
     let hosted = Hosted::fixture(&["--bus-name", "fx"]);
     let app = hosted.first_name();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "hand").await;
         let tree = c.tree(&app, json!({"label": "Press", "exact": true})).await;
         let press = nodes(&tree)
@@ -683,7 +675,7 @@ fn ui_capture_writes_a_0600_png_where_captures_are_confined_and_refuses_the_rest
     let hosted = Hosted::fixture_with_env(&["--bus-name", "fx"], &[("XDG_RUNTIME_DIR", &xdg)]);
     let app = hosted.first_name();
     let captures = xdg.join("fx/captures");
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "shots").await;
         c.tree(&app, json!({})).await;
 
@@ -936,7 +928,7 @@ async fn drive_through(noded: &Noded, name: &str) {
 
 #[test]
 fn bus_connect_registers_with_a_broker_and_again_after_it_restarts() {
-    let rt = runtime();
+    let rt = support::runtime();
     let noded = rt.block_on(Noded::start(0));
     let mut hosted = Hosted::connected(&noded.url, &["--bus-name", "fx"]);
     noded
@@ -966,7 +958,7 @@ fn bus_connect_registers_with_a_broker_and_again_after_it_restarts() {
 
 #[test]
 fn a_name_taken_at_the_broker_is_reported_and_wayrig_runs_on() {
-    let rt = runtime();
+    let rt = support::runtime();
     let noded = rt.block_on(Noded::start(0));
     let squatter = rt.block_on(async {
         let mut squatter = Client::connect(&noded.url, "fx").await;
@@ -1043,7 +1035,7 @@ fn bus_input_runs_in_order_32_deep_and_is_settled_when_hidden_or_closing() {
     let hosted = Hosted::fixture(&["--bus-name", "fx", "--throttle-hidden"]);
     let app = hosted.first_name();
     let pid = app_pid(&hosted);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         let tree = c.tree(&app, json!({})).await;
         let first = nodes(&tree)
@@ -1228,7 +1220,7 @@ fn an_app_that_exited_is_let_go_and_its_name_says_so() {
     let hosted = Hosted::fixture(&["--bus-name", "fx", "--keep-running"]);
     let app = hosted.first_name();
     let pid = app_pid(&hosted);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         c.ok(&app, "window.state", json!({})).await;
         // SAFETY: kill(2) on the app wayrig started for this test.
@@ -1312,7 +1304,7 @@ fn every_drive_verb_answers_for_an_egui_app() {
         &[("XDG_RUNTIME_DIR", &xdg)],
     );
     let app = hosted.first_name();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "agent").await;
         // The name is held from the start: BUSY until the app's first frame.
         c.tree(&app, json!({})).await;
@@ -1444,7 +1436,7 @@ fn egui_menus_drawn_in_the_window_are_listed_opened_run_and_closed() {
     let fixture = support::workspace_binary("egui-fixture");
     let hosted = Hosted::start(&["--bus-name", "eg"], &[fixture.to_str().unwrap()]);
     let app = hosted.first_name();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "agent").await;
         c.tree_until(&app, json!({}), |t| egui_status(t).is_some())
             .await;
@@ -1557,7 +1549,7 @@ fn ui_click_never_lands_on_a_popup_over_its_node_or_on_a_hidden_page() {
         &["/usr/bin/python3", fixture.to_str().unwrap()],
     );
     let app = hosted.first_name();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         c.tree(&app, json!({"label": "Mode"})).await;
         // It shows no menu bar: no menus to list, and that is no error.
@@ -1595,7 +1587,7 @@ fn ui_click_by_a_fields_label_focuses_the_field_not_the_label() {
         &["/usr/bin/python3", fixture.to_str().unwrap()],
     );
     let app = hosted.first_name();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         // The label and the field it names both read "Town".
         let tree = c.tree(&app, json!({"label": "Town", "exact": true})).await;
@@ -1629,7 +1621,7 @@ fn a_bus_name_given_at_start_is_held_and_busy_until_its_app_shows() {
         &["--bus-name", "keys"],
         &["/usr/bin/python3", fixture.to_str().unwrap()],
     );
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         // Asked the moment the Bus listens, before the app can have drawn.
         let mut c = Client::connect(&hosted.url, "probe").await;
         let early = c.request("keys", "keys.ui.tree", json!({})).await;
@@ -1655,7 +1647,7 @@ fn ui_tree_lists_what_the_last_frame_shows_in_a_persons_words() {
         &["--bus-name", "keys"],
         &["/usr/bin/python3", fixture.to_str().unwrap()],
     );
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut c = Client::connect(&hosted.url, "probe").await;
         let tree = c
             .tree("keys", json!({"label": "Mode", "exact": true}))
@@ -1714,7 +1706,7 @@ fn pages_from_other_origins_and_rebound_hosts_cannot_open_the_bus() {
     let hosted = Hosted::fixture(&["--bus-allow-origin", "http://app.example:8080"]);
     let url = hosted.url.clone();
     let port = url.split(':').nth(2).unwrap().split('/').next().unwrap();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         assert_eq!(handshake_status(&url, &[]).await, 101, "a local client");
         let evil = handshake_status(&url, &[("origin", "http://evil.example")]).await;
         assert_eq!(evil, 403, "a page from another origin");
@@ -1734,7 +1726,7 @@ fn a_bus_with_a_token_takes_only_connections_that_carry_it() {
     std::fs::write(&token_file, "s3cret\n").unwrap();
     let hosted = Hosted::fixture(&["--bus-token-file", token_file.to_str().unwrap()]);
     let url = hosted.url.clone();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         assert_eq!(handshake_status(&url, &[]).await, 401);
         let wrong = handshake_status(&url, &[("authorization", "Bearer nope")]).await;
         assert_eq!(wrong, 401);
@@ -1749,7 +1741,7 @@ fn a_bus_with_a_token_takes_only_connections_that_carry_it() {
 
 #[test]
 fn bus_connect_notices_a_stalled_broker_and_connects_again() {
-    let rt = runtime();
+    let rt = support::runtime();
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();

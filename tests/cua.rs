@@ -92,14 +92,6 @@ impl Hosted {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// The code and ErrorInfo reason of a refusal, checking it carries its details.
 fn refusal(s: &Status) -> (Code, v1::ErrorReason) {
     let info = wayrig_cua_proto::error_info(s)
@@ -192,7 +184,7 @@ fn centre(r: &v1::Rect) -> v1::Point {
 #[test]
 fn windows_are_listed_watched_arranged_launched_and_closed() {
     let hosted = Hosted::fixture(&[]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut w = WindowsServiceClient::new(hosted.channel().await);
         let first = first_window(&mut w).await;
         let wref = first.r#ref.clone().unwrap();
@@ -501,7 +493,7 @@ fn a_window_that_keeps_itself_open_answers_closed_false_and_force_ends_it() {
         ],
         &fixture_argv(),
     );
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut w = WindowsServiceClient::new(hosted.channel().await);
         let first = first_window(&mut w).await;
         let kept = w
@@ -529,7 +521,7 @@ fn a_window_that_keeps_itself_open_answers_closed_false_and_force_ends_it() {
 #[test]
 fn a_tree_is_read_found_and_acted_on_by_snapshot() {
     let hosted = Hosted::fixture(&[]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
@@ -742,7 +734,7 @@ fn a_tree_is_read_found_and_acted_on_by_snapshot() {
 #[test]
 fn a_drag_dropped_midway_leaves_no_button_down() {
     let hosted = Hosted::fixture(&["--env", "WAYRIG_FIXTURE_INPUT=1"]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut c = ComputerServiceClient::new(channel.clone());
@@ -787,7 +779,7 @@ fn a_drag_dropped_midway_leaves_no_button_down() {
 #[test]
 fn pointer_and_keyboard_reach_the_app_in_every_coordinate_space() {
     let hosted = Hosted::fixture(&[]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
@@ -1040,7 +1032,7 @@ fn unchunk(mut data: &[u8]) -> Vec<u8> {
 #[test]
 fn capabilities_health_grpc_web_and_unserved_rpcs() {
     let hosted = Hosted::fixture(&[]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut s = SystemServiceClient::new(channel.clone());
         let caps = s
@@ -1125,7 +1117,7 @@ fn a_token_is_checked_on_every_call_and_required_off_loopback() {
     assert!(said.contains("--cua-token-file"), "{said}");
 
     let hosted = Hosted::fixture(&["--cua-token-file", token_file.to_str().unwrap()]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut anonymous = SystemServiceClient::new(channel.clone());
         let e = anonymous
@@ -1182,7 +1174,7 @@ fn a_unix_socket_is_private_and_serves() {
     assert_eq!(hosted.addr, listen);
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let socket = path.clone();
         let channel = tonic::transport::Endpoint::from_static("http://localhost")
             .connect_with_connector(tower::service_fn(move |_| {
@@ -1245,7 +1237,7 @@ fn one_session_serves_mygo_the_bus_and_cua_at_once() {
     hosted
         .stderr
         .wait_for("automation socket", "the MyGo socket");
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel);
@@ -1289,7 +1281,7 @@ fn one_session_serves_mygo_the_bus_and_cua_at_once() {
     let url = url.split("listens at ").nth(1).unwrap().to_string();
     let name = hosted.stderr.wait_for("bus name ", "the app's Bus name");
     let name = name.split_whitespace().nth(3).unwrap().to_string();
-    let body = runtime().block_on(bus_request(&url, &name, "ui.tree"));
+    let body = support::runtime().block_on(bus_request(&url, &name, "ui.tree"));
     assert!(body.contains("typed over cua"), "the Bus's ui.tree: {body}");
     drop(hosted);
     let _ = std::fs::remove_dir_all(&dir);
@@ -1330,7 +1322,7 @@ fn every_face_answers_once_a_workers_result_shows() {
     let id = mygo.first_window()["id"].as_u64();
     let shows = |text: &str, n: u32| text.contains(&format!("result {n}"));
     let mut runs = 0;
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut bus = support::abp::Client::connect(&url, "effect-test").await;
         bus.tree(&name, serde_json::json!({})).await;
         let channel = hosted.channel().await;
@@ -1425,7 +1417,7 @@ fn an_answer_past_the_effect_wait_says_the_window_did_not_settle() {
     let url = url.split("listens at ").nth(1).unwrap().to_string();
     let name = hosted.stderr.wait_for("bus name ", "the app's Bus name");
     let name = name.split_whitespace().nth(3).unwrap().to_string();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let mut bus = support::abp::Client::connect(&url, "unsettled-test").await;
         bus.tree(&name, serde_json::json!({})).await;
         let answer = bus
@@ -1473,7 +1465,7 @@ fn an_answer_past_the_effect_wait_says_the_window_did_not_settle() {
 #[test]
 fn background_input_leaves_the_pointer_and_the_focus_where_they_were() {
     let hosted = Hosted::fixture(&[]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
@@ -1598,7 +1590,7 @@ fn gtk4_widget_factory_reads_in_one_vocabulary_and_a_check_box_toggles() {
         &["--cua-listen", "127.0.0.1:0"],
         &["gtk4-widget-factory".to_string()],
     );
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
@@ -1659,7 +1651,7 @@ fn foot_changes_its_title_and_the_watch_sees_it() {
     // sh, not the user's shell: its start-up files are not the test's.
     let argv = ["foot", "--", "sh"].map(String::from);
     let hosted = Hosted::start(&["--cua-listen", "127.0.0.1:0"], &argv);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut c = ComputerServiceClient::new(channel);
@@ -1694,7 +1686,7 @@ fn a_handle_goes_stale_when_its_window_is_mapped_again() {
         &["--cua-listen", "127.0.0.1:0"],
         &[client.to_string_lossy().into_owned()],
     );
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         use v1::watch_windows_response::Event;
         let mut w = WindowsServiceClient::new(hosted.channel().await);
         let window = first_window(&mut w).await;
@@ -1755,7 +1747,7 @@ fn screenshots_show_the_window_and_map_input_back() {
             "33cc66".into(),
         ],
     );
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut c = ComputerServiceClient::new(channel);
@@ -1895,7 +1887,7 @@ fn screenshots_show_the_window_and_map_input_back() {
 #[test]
 fn the_clipboard_carries_text_both_ways() {
     let hosted = Hosted::fixture(&[]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
@@ -2033,7 +2025,7 @@ fn the_clipboard_carries_text_both_ways() {
 #[test]
 fn gtk4_demo_runs_a_demo_picked_with_the_pointer_and_a_disabled_button_refuses() {
     let hosted = Hosted::start(&["--cua-listen", "127.0.0.1:0"], &["gtk4-demo".to_string()]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         use v1::watch_windows_response::Event;
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
@@ -2162,7 +2154,7 @@ fn an_egui_app_is_read_and_pressed_through_accesskit() {
         &["--cua-listen", "127.0.0.1:0"],
         &[fixture.to_string_lossy().into_owned()],
     );
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());
@@ -2203,7 +2195,7 @@ fn an_egui_app_is_read_and_pressed_through_accesskit() {
 #[test]
 fn unset_positions_act_where_the_pointer_is_and_gestures_take_their_time() {
     let hosted = Hosted::fixture(&[]);
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         let channel = hosted.channel().await;
         let mut w = WindowsServiceClient::new(channel.clone());
         let mut a = AccessibilityServiceClient::new(channel.clone());

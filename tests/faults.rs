@@ -17,14 +17,6 @@ use wayrig_cua_proto::v1::windows_service_client::WindowsServiceClient;
 /// the grace its faces give requests in flight, and the apps' own exit.
 const ENDS_WITHIN: Duration = Duration::from_secs(15);
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// The GTK 4 fixture drawing every frame (it never settles), served on
 /// MyGo, the Bus and cua.
 fn never_settling() -> Wayrig {
@@ -59,7 +51,7 @@ fn stopped_with_a_request_in_flight_on_every_face_it_ends_and_says_so() {
     (&waiting)
         .write_all(b"{\"id\": 7, \"method\": \"idle\", \"params\": {\"window\": 1}}\n")
         .unwrap();
-    let rt = runtime();
+    let rt = support::runtime();
     let (mut watch, mut bus_client) = rt.block_on(async {
         let channel = tonic::transport::Channel::from_shared(format!("http://{cua}"))
             .unwrap()
@@ -148,7 +140,7 @@ fn a_bus_client_that_sends_without_reading_is_slowed_not_stored() {
     );
     let (bus, app) = wayrig.bus_and_app();
     let pid = wayrig.pid();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         use futures_util::{SinkExt, StreamExt};
         use tokio_tungstenite::tungstenite::Message;
         let mut other = support::abp::Client::connect(&bus, "patient").await;

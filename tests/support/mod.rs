@@ -955,6 +955,15 @@ pub fn cli_ok(cache: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A tokio runtime of two workers, for a test's async clients.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Two busy loops beside the app, as a loaded CI machine has; ended with
 /// their process group when dropped.
 pub struct Load(Vec<Child>);
