@@ -137,14 +137,8 @@ fn main() {
     if table::listing_only() {
         return;
     }
-    let number = |name: &str, default: usize| {
-        std::env::var(name)
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(default)
-    };
-    let count = number("WAYRIG_DETERMINISM_RUNS", 500);
-    let step_count = number("WAYRIG_DETERMINISM_STEP_RUNS", 20);
+    let count: usize = table::env_number("WAYRIG_DETERMINISM_RUNS", 500);
+    let step_count: usize = table::env_number("WAYRIG_DETERMINISM_STEP_RUNS", 20);
     // GTK reads its settings from this keyfile: the caret does not blink,
     // so the end's captures cannot differ by the moment they were taken.
     let settings = std::env::temp_dir().join(format!("wayrig-determinism-{}", std::process::id()));

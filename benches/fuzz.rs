@@ -604,14 +604,8 @@ fn main() {
     if table::listing_only() {
         return;
     }
-    let number = |name: &str, default: u64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(default)
-    };
-    let seed = number("WAYRIG_FUZZ_SEED", 1);
-    let count = number("WAYRIG_FUZZ_REQUESTS", 2_000) as usize;
+    let seed: u64 = table::env_number("WAYRIG_FUZZ_SEED", 1);
+    let count: usize = table::env_number("WAYRIG_FUZZ_REQUESTS", 2_000);
     let fixture = support::gtk4_fixture();
     let runtime_dir = std::env::temp_dir().join(format!("wayrig-fuzz-{}", std::process::id()));
     std::fs::create_dir_all(&runtime_dir).unwrap();

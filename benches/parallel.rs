@@ -20,13 +20,6 @@ use wayrig_proto::mygo::{Action, Call};
 /// The p99 step a session must keep under.
 const STEP_LIMIT: Duration = Duration::from_secs(1);
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default)
-}
-
 /// What one session's client measured: each step's time, and the first
 /// request that failed.
 struct Run {
@@ -106,8 +99,8 @@ fn main() {
     if table::listing_only() {
         return;
     }
-    let max = env_number("WAYRIG_PARALLEL_MAX", 16);
-    let steps = env_number("WAYRIG_PARALLEL_STEPS", 100);
+    let max = table::env_number("WAYRIG_PARALLEL_MAX", 16);
+    let steps = table::env_number("WAYRIG_PARALLEL_STEPS", 100);
     let fixture = support::gtk4_fixture();
     let mut rows = Vec::new();
     let mut best = 0;

@@ -73,6 +73,14 @@ pub fn listing_only() -> bool {
     std::env::args().any(|a| a == "--list" || a == "--test")
 }
 
+/// The number the environment variable `name` holds, or `default`.
+pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Print rows of (benchmark, median, notes) as an aligned table.
 pub fn print(rows: &[(String, String, String)]) {
     print_as("median", rows);
