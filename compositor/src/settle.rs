@@ -22,7 +22,7 @@
 use crate::rig::pixels::Tiles;
 use std::time::{Duration, Instant};
 
-use crate::threads::BusyThread;
+use crate::threads::{BusyThread, MainLoopWake};
 
 /// Whole output frames without a commit or a frame request before a window counts as quiet.
 pub const QUIET_TICKS: u32 = 2;
@@ -45,6 +45,13 @@ const PIXELS_AFTER_TICKS: u64 = 6;
 /// loaded machine); one that shows effects one after the other rests
 /// between them, so repeated effects are never learnt as animation.
 const RUN_GAP_TICKS: u64 = 8;
+/// How long a main loop that paces itself (wakes every few ms, as GTK's
+/// frame clock does for a few frames after drawing) keeps its window from
+/// counting as quiet: its pacing hides a longer timer (a search entry's
+/// delay), seen only once it sleeps longer; after drawing, GTK's paces
+/// for a few frames. A loop that paces for good (GTK 4's frame clock
+/// between a caret's fades) is taken as quiet after this.
+const PACING_MOST: Duration = Duration::from_millis(70);
 /// Past this share of its tiles animating, a window's effects cannot be
 /// told from its animation.
 const ANIMATION_SHARE_MAX: f64 = 0.5;
@@ -92,6 +99,9 @@ pub struct Activity {
     /// stays pending until then: while the app draws or animates, its frame
     /// clock's own wake-ups hide a longer timer from later looks.
     timer: Option<Instant>,
+    /// Since when its main loop has been found pacing itself, at every look
+    /// since its last commit.
+    pacing_since: Option<Instant>,
     /// Ticks of the output clock counted so far, and the last at which the
     /// window committed or asked for a frame.
     ticks: u64,
@@ -120,6 +130,8 @@ impl Activity {
     /// asked for them.
     pub fn committed(&mut self, pixels: Option<Tiles>) {
         self.commits += 1;
+        // What it drew is paced anew.
+        self.pacing_since = None;
         if self.ticks - self.last_active_tick > RUN_GAP_TICKS {
             self.run_since = None;
         }
@@ -200,23 +212,38 @@ impl Activity {
     }
 
     /// What a look at the app's threads found at `now`: a thread running,
-    /// or a timer its main loop wakes for soon (in ms), is work not yet
-    /// shown, so the window is not quiet until the timer is due.
+    /// or a timer its main loop wakes for soon, is work not yet shown, so
+    /// the window is not quiet until the timer is due; nor while its loop
+    /// paces itself, for up to `PACING_MOST`.
     pub fn threads_looked_at(
         &mut self,
         busy: Option<BusyThread>,
-        timer: Option<u32>,
+        wake: Option<MainLoopWake>,
         now: Instant,
     ) {
-        if let Some(ms) = timer {
+        if let Some(MainLoopWake::Timer(ms)) = wake {
             let due = now + Duration::from_millis(ms.into());
             self.timer = Some(self.timer.map_or(due, |known| known.max(due)));
         }
         self.timer = self.timer.filter(|due| *due > now);
-        if busy.is_some() || self.timer.is_some() {
+        match wake {
+            Some(MainLoopWake::Pacing) => {
+                self.pacing_since.get_or_insert(now);
+            }
+            Some(MainLoopWake::Timer(_) | MainLoopWake::Later) => self.pacing_since = None,
+            // Running, or not looked at: as it was.
+            None => {}
+        }
+        if busy.is_some() || self.timer.is_some() || self.pacing(now) {
             self.quiet_ticks = 0;
         }
         self.busy = busy;
+    }
+
+    /// Whether its main loop paces itself at `now`, hiding what it waits for.
+    pub fn pacing(&self, now: Instant) -> bool {
+        self.pacing_since
+            .is_some_and(|since| now.duration_since(since) < PACING_MOST)
     }
 
     /// In how many ms the last timer found is due, if it is still pending.
@@ -258,6 +285,8 @@ pub struct SettleCheck {
     pub busy_thread: Option<BusyThread>,
     /// A timer of the app's main loop due then, in ms.
     pub timer_due: Option<u32>,
+    /// Its main loop paces itself, hiding what it waits for.
+    pub pacing: bool,
     /// It committed or asked for a frame lately, beyond what it animates.
     pub drawing: bool,
     pub wants_frame: bool,
@@ -293,13 +322,15 @@ impl SettleCheck {
             let timer = self.timer_due;
             if self.drawing
                 || self.wants_frame
-                || (timer.is_none() && self.quiet_ticks < QUIET_TICKS)
+                || (timer.is_none() && !self.pacing && self.quiet_ticks < QUIET_TICKS)
             {
                 why.push("it keeps drawing frames");
             }
             if let Some(ms) = timer {
                 thread = format!("its main loop keeps setting timers ({ms} ms)");
                 why.push(thread.as_str());
+            } else if self.pacing {
+                why.push("its main loop keeps waking every few ms");
             }
         }
         if self.pending_configure {
@@ -329,6 +360,7 @@ mod tests {
         SettleCheck {
             busy_thread: a.busy_thread().cloned(),
             timer_due: a.timer_due(now),
+            pacing: a.pacing(now),
             drawing: a.drawing(),
             wants_frame: wants && !a.animating(),
             pending_configure: false,
@@ -526,6 +558,7 @@ mod tests {
         let c = SettleCheck {
             busy_thread: None,
             timer_due: None,
+            pacing: false,
             drawing: false,
             wants_frame: false,
             pending_configure: true,
@@ -571,7 +604,7 @@ mod tests {
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut a = Activity::default();
         a.tick(false, 0);
-        a.threads_looked_at(None, Some(150), at(0));
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(150)), at(0));
         let mut t = 0;
         while t + 17 < 150 {
             t += 17;
@@ -582,8 +615,8 @@ mod tests {
             assert!(c.reason().contains("timers"), "{}", c.reason());
         }
         // A later, longer timer (the delay restarted by more typing) wins.
-        a.threads_looked_at(None, Some(150), at(t));
-        a.threads_looked_at(None, Some(20), at(t));
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(150)), at(t));
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(20)), at(t));
         assert_eq!(a.timer_due(at(t)), Some(150));
         // Once it is due, quiet ticks count again.
         for _ in 0..3 {
@@ -595,13 +628,59 @@ mod tests {
         assert!(check_at(&a, false, at(t + 150)).settled());
     }
     #[test]
+    fn a_loop_pacing_itself_after_drawing_is_not_quiet_until_it_sleeps_longer() {
+        // GTK's frame clock wakes every 16 ms for a few frames after it
+        // draws; a search entry's delay behind those wake-ups is not seen.
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut a = Activity::default();
+        a.committed(None);
+        for t in [17, 34, 51, 68] {
+            a.tick(false, 0);
+            a.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
+            let c = check_at(&a, false, at(t));
+            assert!(!c.settled(), "settled at {t} ms, while the loop paced");
+            assert!(c.reason().contains("waking every few ms"), "{}", c.reason());
+        }
+        // It sleeps longer: the delay shows, and keeps it unsettled.
+        a.tick(false, 0);
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(90)), at(85));
+        assert!(!check_at(&a, false, at(85)).settled());
+        // A loop that paces for good counts as quiet once PACING_MOST passed.
+        let mut b = Activity::default();
+        let mut t = 0;
+        while !check_at(&b, false, at(t)).settled() {
+            assert!(t <= 400, "a loop pacing for good never settled");
+            t += 17;
+            b.tick(false, 0);
+            b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
+        }
+        assert!(t >= 70, "settled at {t} ms, while the loop paced");
+        // A commit paces anew.
+        b.committed(None);
+        b.tick(false, 0);
+        b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t + 17));
+        assert!(b.pacing(at(t + 17)));
+        // A look that finds it running leaves the pacing as it was; one
+        // that finds it sleeping longer ends it.
+        b.threads_looked_at(None, None, at(t + 100));
+        assert!(!b.pacing(at(t + 100)), "paced past PACING_MOST");
+        b.threads_looked_at(None, Some(MainLoopWake::Later), at(t + 101));
+        b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t + 117));
+        assert!(
+            b.pacing(at(t + 117)),
+            "a longer sleep did not end the pacing"
+        );
+    }
+
+    #[test]
     fn a_window_drawing_with_a_timer_pending_is_said_to_do_both() {
         let now = Instant::now();
         let mut a = Activity::default();
         for _ in 0..3 {
             a.committed(None);
             a.tick(false, 0);
-            a.threads_looked_at(None, Some(99), now);
+            a.threads_looked_at(None, Some(MainLoopWake::Timer(99)), now);
         }
         let why = check_at(&a, false, now).reason();
         assert!(why.contains("keeps drawing frames"), "{why}");

@@ -77,19 +77,35 @@ pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
 /// A timer due within this many ms is work not yet shown (a GtkSearchEntry
 /// filters 150 ms after typing); a caret's blink (400 ms and more) is not.
 pub const TIMER_SOON_MS: u32 = 250;
-/// Timers due sooner than this are a frame clock's own pacing (GTK's wakes
-/// 16 ms ahead while it draws), not work; a real timer is seen longer
-/// before, on the ticks before it fires.
+/// Wake-ups due sooner than this are a frame clock's own pacing (GTK's wakes
+/// 16 ms ahead for a few frames after it draws), not work; but while the
+/// loop paces, its nearest wake-up hides any longer timer.
 const TIMER_FLOOR_MS: u32 = 20;
 
-/// When the main loop of `pid` will wake for a timer, if between
-/// `TIMER_FLOOR_MS` and `TIMER_SOON_MS`: the timeout of the `poll` (GLib)
-/// or `ppoll` (Qt) its main thread sleeps in.
-pub fn timer_due(pid: u32) -> Option<u32> {
+/// What the main loop of an app sleeps for, read from its poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MainLoopWake {
+    /// A wake-up sooner than `TIMER_FLOOR_MS`: the loop paces itself, and
+    /// what it will do after is hidden until it sleeps longer.
+    Pacing,
+    /// A timer due in this many ms, between `TIMER_FLOOR_MS` and
+    /// `TIMER_SOON_MS`: work not yet shown.
+    Timer(u32),
+    /// Nothing due sooner than `TIMER_SOON_MS`.
+    Later,
+}
+
+/// When the main loop of `pid` will wake next, from the timeout of the
+/// `poll` (GLib) or `ppoll` (Qt) its main thread sleeps in; `None` when it
+/// sleeps in neither (it runs, or waits some other way).
+pub fn main_loop_wake(pid: u32) -> Option<MainLoopWake> {
     let line = fs::read_to_string(format!("/proc/{pid}/task/{pid}/syscall")).ok()?;
     let (nr, args) = syscall_of(&line)?;
-    let ms = poll_timeout(pid, nr, &args)?;
-    (TIMER_FLOOR_MS..=TIMER_SOON_MS).contains(&ms).then_some(ms)
+    Some(match poll_timeout(pid, nr, &args)? {
+        ms if ms < TIMER_FLOOR_MS => MainLoopWake::Pacing,
+        ms if ms <= TIMER_SOON_MS => MainLoopWake::Timer(ms),
+        _ => MainLoopWake::Later,
+    })
 }
 
 /// The number and arguments of the syscall a `/proc/.../syscall` line says
@@ -104,16 +120,19 @@ fn syscall_of(line: &str) -> Option<(i64, Vec<u64>)> {
     (args.len() == 6).then_some((nr, args))
 }
 
-/// The timeout in ms of a poll with these arguments; `None` for another
-/// syscall or no timeout.
+/// The timeout in ms of a poll with these arguments, `u32::MAX` for none;
+/// `None` for another syscall.
 fn poll_timeout(pid: u32, nr: i64, args: &[u64]) -> Option<u32> {
     #[cfg(target_arch = "x86_64")]
     if nr == libc::SYS_poll {
         // poll(fds, nfds, timeout): an int, negative for none.
-        return u32::try_from(args[2] as i32).ok();
+        return Some(u32::try_from(args[2] as i32).unwrap_or(u32::MAX));
     }
-    if nr != libc::SYS_ppoll || args[2] == 0 {
+    if nr != libc::SYS_ppoll {
         return None;
+    }
+    if args[2] == 0 {
+        return Some(u32::MAX);
     }
     // ppoll(fds, nfds, *timespec, ...): read the timespec from the app.
     let mut ts = libc::timespec {
@@ -130,7 +149,7 @@ fn poll_timeout(pid: u32, nr: i64, args: &[u64]) -> Option<u32> {
     };
     // SAFETY: one iovec each way; the local one is a timespec of ours, and
     // the kernel checks the remote one (an app that exited or a bad
-    // address fails the call, which is answered as no timer).
+    // address fails the call, which is answered as not known).
     let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
     if read != local.iov_len as isize || ts.tv_sec < 0 {
         return None;
@@ -151,7 +170,8 @@ mod tests {
         assert_eq!(poll_timeout(1, nr, &args), Some(150));
         let forever = "7 0x55e452afa3d0 0x2 0xffffffff 0x0 0x0 0x0 0x7ffd 0x7f8d";
         let (nr, args) = syscall_of(forever).unwrap();
-        assert_eq!(poll_timeout(1, nr, &args), None);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(poll_timeout(1, nr, &args), Some(u32::MAX));
         assert_eq!(syscall_of("running"), None);
         assert_eq!(syscall_of("202 0x1 0x189"), None);
     }
@@ -168,11 +188,11 @@ mod tests {
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut found = None;
         while found.is_none() && std::time::Instant::now() < until {
-            found = timer_due(sleeper.id());
+            found = main_loop_wake(sleeper.id());
         }
         wayrig_host::launch::signal_group(sleeper.id(), libc::SIGKILL);
         let _ = sleeper.wait();
-        assert_eq!(found, Some(200));
+        assert_eq!(found, Some(MainLoopWake::Timer(200)));
     }
 
     #[test]

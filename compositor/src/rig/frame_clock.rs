@@ -342,6 +342,7 @@ impl FrameClock {
         Some(SettleCheck {
             busy_thread: activity.busy_thread().cloned(),
             timer_due: activity.timer_due(Instant::now()),
+            pacing: activity.pacing(Instant::now()),
             drawing: activity.drawing(),
             // An animation asks for every frame; what it draws is no activity.
             wants_frame: windows.wants_frame(id) && !activity.animating(),
@@ -366,15 +367,16 @@ impl FrameClock {
         // An app waiting for a frame it asked for sleeps until its nearest
         // timer; once it has drawn, its frame clock's own wake-ups hide a
         // longer one (a search entry's delay after typing), so timers are
-        // read while it draws too. Not while it animates: its timers are
-        // the animation's (a progress bar's pulse).
-        let timer = pid
+        // read while it draws too, and its quiet waits for those wake-ups
+        // to end. Not while it animates: its timers are the animation's (a
+        // progress bar's pulse).
+        let wake = pid
             .filter(|_| busy.is_none() && !animating)
-            .and_then(threads::timer_due);
+            .and_then(threads::main_loop_wake);
         if let Some(rec) = windows.registry.get_mut(id) {
             rec.surface
                 .activity
-                .threads_looked_at(busy, timer, Instant::now());
+                .threads_looked_at(busy, wake, Instant::now());
         }
     }
 
