@@ -762,9 +762,10 @@ fn step_pacing_stands_apps_still_until_a_step_or_input_asks() {
     assert!(stepped["callbacks"].as_u64() >= Some(1), "{stepped}");
     let still = shot(&mut c);
     assert!(shot(&mut c) == still, "a frame was drawn between requests");
-    // The fixture's ticker changes the window's opacity every frame.
-    let stepped = c.raw_call("wayrig.step", json!({"frames": 2}));
-    assert_eq!(stepped["frames"], 2, "{stepped}");
+    // The fixture's ticker changes the window's opacity every frame, back
+    // and forth: an odd number of frames shows a change.
+    let stepped = c.raw_call("wayrig.step", json!({"frames": 3}));
+    assert_eq!(stepped["frames"], 3, "{stepped}");
     let drawn = shot(&mut c);
     assert!(drawn != still, "a step drew no frame");
     assert!(shot(&mut c) == drawn, "a frame was drawn after the step");

@@ -613,9 +613,10 @@ impl FrameClock {
                 .is_some_and(|c| c.id() == *client)
         };
         if answered >= job.moment {
+            // Looked at from the next tick on, not now: GTK answers the ping
+            // and sleeps a moment before it paints the frame.
             let read: Vec<u64> = job.awaiting.iter().copied().filter(of_client).collect();
             job.read.extend(read);
-            self.look_at_read_windows(windows, clients);
         } else if let Some(surface) = job
             .awaiting
             .iter()
