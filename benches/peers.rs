@@ -25,14 +25,7 @@ const ROUNDS: usize = 5;
 /// What is typed: 13 characters, as the peer types.
 const TYPED: &str = "hello wayland";
 
-/// The row names both sides print, in order.
-const ROWS: [&str; 5] = [
-    "launch to the whole tree",
-    "tree read again",
-    "check box pressed until the tree shows it checked",
-    "13 characters typed until the entry shows them",
-    "screenshot (PNG)",
-];
+include!("../peers/rows.rs");
 
 fn nodes(tree: &Value) -> &Vec<Value> {
     tree["nodes"].as_array().expect("a tree has nodes")

@@ -23,13 +23,7 @@ const TYPED: &str = "hello wayland";
 const CHECK_BOXES: &str = "//Checkbox[@name='checkbutton']";
 const CHECK_BOX: &str = "(//Checkbox[@name='checkbutton'])[2]";
 const ENTRIES: &str = "//TextBox[@visible='true' and @sensitive='true']";
-const ROWS: [&str; 5] = [
-    "launch to the whole tree",
-    "tree read again",
-    "check box pressed until the tree shows it checked",
-    "13 characters typed until the entry shows them",
-    "screenshot (PNG)",
-];
+include!("../../rows.rs");
 
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
