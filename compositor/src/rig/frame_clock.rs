@@ -339,10 +339,11 @@ impl FrameClock {
         let client = clients.of_surface(&wl);
         let input_read = client.is_none_or(|c| c.answered > c.last_input);
         let activity = &rec.surface.activity;
+        let now = Instant::now();
         Some(SettleCheck {
             busy_thread: activity.busy_thread().cloned(),
-            timer_due: activity.timer_due(Instant::now()),
-            pacing: activity.pacing(Instant::now()),
+            timer_due: activity.timer_due(now),
+            pacing: activity.pacing(now),
             drawing: activity.drawing(),
             // An animation asks for every frame; what it draws is no activity.
             wants_frame: windows.wants_frame(id) && !activity.animating(),
