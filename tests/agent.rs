@@ -729,3 +729,41 @@ fn menu_lists_the_menus_and_chooses_from_a_menu_button() {
     assert_eq!(ok(&cache, &["menu", "Menu", "Beta"]).trim(), "ok");
     assert!(!ok(&cache, &["snapshot", "-i"]).contains("Beta"), "closed");
 }
+
+/// In a session paced by steps, `step N` lets the apps draw N frames and
+/// they stand still between commands; elsewhere it says how to get one.
+#[test]
+fn step_advances_a_stepped_session_and_it_stands_still_between() {
+    let wayrig = Wayrig::start_with(
+        &["--pacing", "step", "--env", "WAYRIG_FIXTURE_ANIMATE=1"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
+    let shot = |name: &str| {
+        let file = wayrig.dir.join(name);
+        ok(&cache, &["screenshot", file.to_str().unwrap()]);
+        std::fs::read(file).unwrap()
+    };
+    let still = shot("a.png");
+    assert!(shot("b.png") == still, "a frame was drawn between commands");
+    // The fixture's ticker flips the window's opacity every frame: an odd
+    // number of frames shows a change.
+    let stepped = ok(&cache, &["step", "3"]);
+    assert!(
+        stepped.starts_with("stepped 3 frames, ") && stepped.contains("frame callbacks"),
+        "{stepped}"
+    );
+    let drawn = shot("c.png");
+    assert!(drawn != still, "the step drew no frame");
+    assert!(shot("d.png") == drawn, "a frame was drawn after the step");
+    assert!(err(&cache, &["step", "601"]).contains("1 to 600"));
+
+    let (_realtime, cache) = fixture_session();
+    let refused = err(&cache, &["step"]);
+    assert!(refused.contains("--pacing step"), "{refused}");
+}

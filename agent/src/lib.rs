@@ -15,8 +15,8 @@ use serde_json::Value;
 use wayrig_model::reading::{reading_order, Placement};
 use wayrig_proto::mygo::{
     Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, LaunchAnswer,
-    LaunchApp, MenuRowWire, MenusAnswer, Mods, TreeAnswer, WindowsAnswer, WireError, LAUNCH_METHOD,
-    MENUS_METHOD, WAIT_FOR_METHOD,
+    LaunchApp, MenuRowWire, MenusAnswer, Mods, StepAnswer, TreeAnswer, WindowsAnswer, WireError,
+    LAUNCH_METHOD, MENUS_METHOD, WAIT_FOR_METHOD,
 };
 use wayrig_proto::mygo_client::{coded, CallError, Client};
 
@@ -234,6 +234,12 @@ pub enum AgentCommand {
         /// The program and its arguments (with --desktop, the arguments).
         #[arg(last = true, value_name = "PROGRAM ARGS")]
         command: Vec<String>,
+    },
+    /// In a session started with `--pacing step`, let every window draw
+    /// FRAMES more frames (1 to 600), then stand still again.
+    Step {
+        #[arg(default_value_t = 1)]
+        frames: u32,
     },
     /// List the app's windows.
     Windows,
@@ -1071,6 +1077,7 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
             | AgentCommand::Wait { .. }
             | AgentCommand::Eval { .. }
             | AgentCommand::Record { .. }
+            | AgentCommand::Step { .. }
             | AgentCommand::Windows
     ) || matches!(&command, AgentCommand::Menu { path, .. } if path.is_empty());
     match common.window {
@@ -1435,6 +1442,14 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
                     "recorded to {dir}, incomplete: {why}; `wayrig trace view {dir}` writes \
                      the viewer of what was kept"
                 ),
+            });
+            Ok(())
+        }
+        C::Step { frames } => {
+            let answer: StepAnswer = client.call_as(Call::Step { frames })?;
+            state.print(match answer.callbacks {
+                0 => format!("stepped {} frames; no window asked to draw", answer.frames),
+                n => format!("stepped {} frames, {n} frame callbacks", answer.frames),
             });
             Ok(())
         }
