@@ -656,3 +656,98 @@ fn a_firefox_form_is_filled_over_the_bus_and_cua() {
     );
     fill_over_the_bus_and_cua(&wayrig);
 }
+
+/// A page whose script reshapes it: text replaced, a link moved to another
+/// cell, a row hidden and shown, a row added and one removed.
+const CHANGING_PAGE: &str = r##"<!doctype html><title>Changing page</title>
+<button onclick="document.getElementById('c0').textContent='CHANGED'">Replace</button>
+<button onclick="document.getElementById('c2').appendChild(document.getElementById('lk'))">Move</button>
+<button onclick="document.getElementById('r2').style.display='none'">Hide</button>
+<button onclick="document.getElementById('r2').style.display=''">Show</button>
+<button onclick="var r=document.createElement('tr');r.innerHTML='<td>new row</td>';document.getElementById('t').appendChild(r)">Add</button>
+<button onclick="document.getElementById('r1').remove()">Remove</button>
+<table id=t><tr><td id=c0>first</td></tr>
+<tr id=r1><td>row one</td><td><a id=lk href="#x">the link</a></td></tr>
+<tr id=r2><td>row two</td><td id=c2>cell two</td></tr></table>"##;
+
+/// The texts of the changing page's table, in tree order.
+fn page_texts(c: &mut Client, window: u64) -> Vec<String> {
+    const TEXTS: [&str; 7] = [
+        "first", "CHANGED", "row one", "the link", "row two", "cell two", "new row",
+    ];
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["role"] == "text")
+        .filter_map(|n| n["label"].as_str())
+        .filter(|label| TEXTS.contains(label))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Each read of a Chromium page after a press that reshaped it shows the
+/// page as it now is: text replaced, a link under its new cell, a row gone
+/// while hidden and back when shown, a row added, one removed. (Any read
+/// that keeps part of an earlier one must pass this.)
+#[test]
+fn a_chromium_page_that_reshapes_is_read_as_it_now_is() {
+    assert!(
+        have("chromium"),
+        "chromium is not installed (apt-get install chromium)"
+    );
+    let (scratch, _) = pages("chromium-changing");
+    std::fs::write(scratch.0.join("changing.html"), CHANGING_PAGE).unwrap();
+    let url = format!("file://{}", scratch.0.join("changing.html").display());
+    let profile = format!("--user-data-dir={}", scratch.0.join("profile").display());
+    let wayrig = Wayrig::start_app(&["chromium", "--no-sandbox", "--test-type", &profile, &url]);
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window()["id"].as_u64().unwrap();
+    wait_for_text(&mut c, window, "cell two");
+    assert_eq!(
+        page_texts(&mut c, window),
+        ["first", "row one", "the link", "row two", "cell two"]
+    );
+    let mut press = |c: &mut Client, button: &str| {
+        let tree = c.call(Call::Tree {
+            window: Some(window),
+        });
+        act(c, window, &the_node(&tree, "button", button), Action::Press);
+        page_texts(c, window)
+    };
+    assert_eq!(
+        press(&mut c, "Replace"),
+        ["CHANGED", "row one", "the link", "row two", "cell two"]
+    );
+    assert_eq!(
+        press(&mut c, "Move"),
+        ["CHANGED", "row one", "row two", "cell two", "the link"]
+    );
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let link = the_node(&tree, "link", "the link");
+    let cell = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == link["parent"])
+        .unwrap();
+    assert_eq!(cell["label"], "cell twothe link", "the link's new parent");
+    assert_eq!(press(&mut c, "Hide"), ["CHANGED", "row one"]);
+    assert_eq!(
+        press(&mut c, "Show"),
+        ["CHANGED", "row one", "row two", "cell two", "the link"]
+    );
+    assert_eq!(
+        press(&mut c, "Add"),
+        ["CHANGED", "row one", "row two", "cell two", "the link", "new row"]
+    );
+    assert_eq!(
+        press(&mut c, "Remove"),
+        ["CHANGED", "row two", "cell two", "the link", "new row"]
+    );
+}
