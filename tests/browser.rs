@@ -711,7 +711,7 @@ fn a_chromium_page_that_reshapes_is_read_as_it_now_is() {
         page_texts(&mut c, window),
         ["first", "row one", "the link", "row two", "cell two"]
     );
-    let mut press = |c: &mut Client, button: &str| {
+    let press = |c: &mut Client, button: &str| {
         let tree = c.call(Call::Tree {
             window: Some(window),
         });
