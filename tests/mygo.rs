@@ -1093,3 +1093,48 @@ fn focus_on_a_spin_button_leaves_its_value() {
         "focus pressed − or +"
     );
 }
+
+/// A press that closes its window (a dialog's OK) is answered once the
+/// window its app focuses next shows what closing it did: the main
+/// window's status, set 200 ms later, reads back at once.
+#[test]
+fn a_press_that_closes_its_window_waits_for_the_window_focus_went_to() {
+    let wayrig = Wayrig::start_with(
+        &["--env", "WAYRIG_FIXTURE_OK_LATER=1"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let main = c.first_window()["id"].as_u64().unwrap();
+    let tree = c.call(tree_of(Some(main)));
+    c.call(Call::Act {
+        window: Some(main),
+        element: support::element_labelled(&tree, "button", "Open window"),
+        action: Action::Press,
+    });
+    let second = c.raw_call(
+        "wayrig.waitFor",
+        json!({"window": null, "text": "Second window label", "timeout": 20000}),
+    );
+    let windows = c.call(Call::Windows);
+    let dialog = windows["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["title"] == "wayrig-gtk4-second")
+        .unwrap_or_else(|| panic!("no second window in {windows} ({second})"))["id"]
+        .as_u64()
+        .unwrap();
+    let tree = c.call(tree_of(Some(dialog)));
+    c.call(Call::Act {
+        window: Some(dialog),
+        element: support::element_labelled(&tree, "button", "OK"),
+        action: Action::Press,
+    });
+    let nodes = nodes_of(&mut c, main);
+    assert!(
+        nodes
+            .iter()
+            .any(|n| n["role"] == "text" && n["label"] == "confirmed"),
+        "the press was answered before the main window showed its effect"
+    );
+}

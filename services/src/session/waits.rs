@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use wayrig_host::{Capability, FrameWait, HostError, Stepped, WindowHandle};
 
 use super::elements::Query;
+use super::windows::is_top_level;
 use super::Session;
 use crate::model::{Error, Node, Tree};
 
@@ -77,6 +78,13 @@ impl Session {
     /// Answers why not, when the wait ran out first; a window that closed in
     /// answer (a dialog's OK) has shown its effect.
     pub(crate) async fn settle_effect(&self, window: WindowHandle) -> Option<String> {
+        // Its app, should the window close in answer.
+        let app = self
+            .windows()
+            .iter()
+            .find(|w| w.handle == window)
+            .and_then(|w| w.pid);
+        let began = Instant::now();
         let limit = self.effect_wait();
         let paced = self.capabilities().has(Capability::FramePacing);
         let waited = if limit.is_zero() || !paced {
@@ -89,6 +97,10 @@ impl Session {
         };
         let unsettled = match waited {
             Ok(()) => None,
+            Err(HostError::NoWindow(_)) if paced => {
+                let left = limit.saturating_sub(began.elapsed());
+                return self.settle_where_focus_went(app, left).await;
+            }
             Err(HostError::NoWindow(_)) => return None,
             Err(HostError::Timeout(after, why)) if paced && !limit.is_zero() => Some(format!(
                 "the answer waited {after:?} for the window to settle: {why}"
@@ -99,6 +111,36 @@ impl Session {
             }
         };
         if let Err(e) = self.sync_apps(window).await {
+            tracing::debug!(%e, "no accessibility sync after input");
+        }
+        unsettled
+    }
+
+    /// A window that closed in answer (a dialog's OK) has shown its effect
+    /// there; what closing it did shows in the window its app focuses next
+    /// (the page a file was chosen for), which settles too, within `left`
+    /// of the effect wait. Answers why not, when the wait ran out first.
+    async fn settle_where_focus_went(&self, app: Option<u32>, left: Duration) -> Option<String> {
+        if left.is_zero() {
+            return None;
+        }
+        let windows = self.host.windows().await.ok()?;
+        let next = windows
+            .iter()
+            .find(|w| w.focused && app.is_some() && w.pid == app && is_top_level(w))?
+            .handle;
+        let unsettled = match self.host.settle(next, left).await {
+            Ok(_) | Err(HostError::NoWindow(_)) => None,
+            Err(HostError::Timeout(after, why)) => Some(format!(
+                "the window closed; the answer waited {after:?} for window {next}, which took \
+                 the focus, to settle: {why}"
+            )),
+            Err(e) => {
+                tracing::debug!(%e, "no settle where the focus went");
+                None
+            }
+        };
+        if let Err(e) = self.sync_apps(next).await {
             tracing::debug!(%e, "no accessibility sync after input");
         }
         unsettled
