@@ -578,6 +578,38 @@ fn a_press_that_closes_its_window_is_done() {
     assert!(ok(&cache, &["snapshot", "-i"]).contains("\"Open window\""));
 }
 
+/// A window that closes after the command that acted in it answered (here
+/// by another session's press) is told once by the next command, and the
+/// session follows the window left in front.
+#[test]
+fn a_window_that_closed_since_the_last_command_is_told_and_left() {
+    let (wayrig, cache) = fixture_session();
+    let id = open_second_window(&cache);
+    let dialog = ok(&cache, &["--window", &id, "snapshot", "-i"]);
+    let ok_button = ref_of(&dialog, &["\"OK\""]);
+    ok(&cache, &["--window", &id, "focus", &ok_button]);
+    let socket = wayrig.socket.to_str().unwrap();
+    ok(&cache, &["--session", "other", "open", "--socket", socket]);
+    let other = ok(
+        &cache,
+        &["--session", "other", "--window", &id, "snapshot", "-i"],
+    );
+    let other_ok = ref_of(&other, &["\"OK\""]);
+    ok(
+        &cache,
+        &["--session", "other", "--window", &id, "press", &other_ok],
+    );
+    let next = ok(&cache, &["snapshot", "-i"]);
+    assert!(
+        next.starts_with(&format!(
+            "window {id} closed since the last command; the session follows the focused window\n"
+        )),
+        "{next}"
+    );
+    assert!(next.contains("\"Open window\""), "{next}");
+    assert!(!ok(&cache, &["snapshot", "-i"]).contains("closed since"));
+}
+
 /// Press the fixture's "Open window" and answer the id of the window it
 /// opens, once listed.
 fn open_second_window(cache: &Path) -> String {

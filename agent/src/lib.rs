@@ -1089,6 +1089,22 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
         }
         None => {}
     }
+    // Its window closed after the last command's answer (a dialog its app
+    // closed a moment later): said once, and the session follows the
+    // focused window, as after an action that closes it.
+    if common.window.is_none() {
+        if let Some(gone) = state.window {
+            let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+            if !windows.is_empty() && !windows.iter().any(|w| w.id == gone) {
+                state.print(format!(
+                    "window {gone} closed since the last command; the session follows the \
+                     focused window"
+                ));
+                state.window = None;
+                state.last.clear();
+            }
+        }
+    }
     // Opened before the app mapped a window: the session keeps the first
     // window it sees.
     state.window = window_to_keep(&mut client, state.window)?;
