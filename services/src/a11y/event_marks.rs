@@ -1,5 +1,6 @@
 //! What accessibility events say changed since a read: objects that moved,
-//! objects whose cache item (state, name) went stale, apps whose tree changed shape.
+//! objects whose cache item (state, name) went stale, objects whose children
+//! came or went, apps whose tree changed shape.
 
 use std::collections::HashMap;
 
@@ -15,8 +16,12 @@ pub(crate) enum Meaning {
     Facts,
     /// The object's cache item (its states, name or description) is stale.
     Restated,
-    /// Objects came, went, or changed parent or role: the app's whole
-    /// cache must be read again.
+    /// Objects came into the object or left it: the app's whole cache must
+    /// be read again, or a walked tree walked again below the object.
+    ChildrenChanged,
+    /// Objects changed parent or role, a document loaded, or what changed
+    /// is not known: the app's whole cache must be read again, or its whole
+    /// tree walked.
     Reshaped,
 }
 
@@ -38,6 +43,7 @@ pub(crate) fn meaning(member: &str, kind: &str) -> Meaning {
         },
         // A label's name follows its text in GTK 4.
         "StateChanged" | "TextChanged" | "VisibleDataChanged" => Meaning::Restated,
+        "ChildrenChanged" => Meaning::ChildrenChanged,
         _ => Meaning::Reshaped,
     }
 }
@@ -49,8 +55,14 @@ pub(crate) struct Marks {
     moved: HashMap<u64, u64>,
     /// Where on the connection the last event restating each object arrived.
     restated: HashMap<u64, Sequence>,
-    /// Where the last event reshaping each app (by bus name) arrived.
+    /// Where the last event reshaping each app (by bus name) arrived, its
+    /// objects' children changing included.
     reshaped: HashMap<String, Sequence>,
+    /// Where the last event reshaping each app other than by an object's
+    /// children changing arrived.
+    reshaped_otherwise: HashMap<String, Sequence>,
+    /// Per app, where the last event changing each object's children arrived.
+    children_changed: HashMap<String, HashMap<u64, Sequence>>,
 }
 
 impl Marks {
@@ -72,8 +84,16 @@ impl Marks {
             Meaning::Restated => {
                 self.restated.insert(id, position);
             }
+            Meaning::ChildrenChanged => {
+                self.reshaped.insert(sender.to_string(), position);
+                self.children_changed
+                    .entry(sender.to_string())
+                    .or_default()
+                    .insert(id, position);
+            }
             Meaning::Reshaped => {
                 self.reshaped.insert(sender.to_string(), position);
+                self.reshaped_otherwise.insert(sender.to_string(), position);
             }
         }
     }
@@ -97,6 +117,26 @@ impl Marks {
         self.reshaped.get(app).is_some_and(|&at| at > position)
     }
 
+    /// The objects of `app` whose children changed after `position`, when
+    /// nothing else reshaped it since (else `None`: walk it whole). Marks at
+    /// or before `position` are forgotten: no read looks before it again.
+    pub(crate) fn children_changed_after(
+        &mut self,
+        app: &str,
+        position: Sequence,
+    ) -> Option<Vec<u64>> {
+        let changed = self.children_changed.get_mut(app);
+        let ids = changed.map_or(Vec::new(), |changed| {
+            changed.retain(|_, at| *at > position);
+            changed.keys().copied().collect()
+        });
+        let otherwise = self
+            .reshaped_otherwise
+            .get(app)
+            .is_some_and(|&at| at > position);
+        (!otherwise).then_some(ids)
+    }
+
     /// Which of `ids` were restated after `position`.
     pub(crate) fn restated_after(
         &self,
@@ -110,6 +150,10 @@ impl Marks {
     /// Forget the apps that left the bus: all but `apps` (by bus name).
     pub(crate) fn forget_all_but(&mut self, apps: &[&str]) {
         self.reshaped.retain(|app, _| apps.contains(&app.as_str()));
+        self.reshaped_otherwise
+            .retain(|app, _| apps.contains(&app.as_str()));
+        self.children_changed
+            .retain(|app, _| apps.contains(&app.as_str()));
     }
 }
 
@@ -131,7 +175,8 @@ mod tests {
             Meaning::Restated
         );
         assert_eq!(meaning("TextChanged", "insert"), Meaning::Restated);
-        assert_eq!(meaning("ChildrenChanged", "add"), Meaning::Reshaped);
+        assert_eq!(meaning("ChildrenChanged", "add"), Meaning::ChildrenChanged);
+        assert_eq!(meaning("LoadComplete", ""), Meaning::Reshaped);
         assert_eq!(meaning("AddAccessible", ""), Meaning::Reshaped);
         assert_eq!(
             meaning("PropertyChange", "accessible-parent"),

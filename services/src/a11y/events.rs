@@ -71,9 +71,12 @@ pub(super) async fn watch_changes(
     let dbus = zbus::fdo::DBusProxy::new(conn)
         .await
         .map_err(|e| failed("bus", e))?;
+    // Document events tell of a page loaded (Chromium builds a page's tree
+    // once asked, and says so by its document's load-complete alone).
     for rule in [
         atspi::ObjectEvents::MATCH_RULE_STRING,
         atspi::CacheEvents::MATCH_RULE_STRING,
+        atspi::DocumentEvents::MATCH_RULE_STRING,
     ] {
         let rule = zbus::MatchRule::try_from(rule).map_err(|e| failed("event rule", e))?;
         dbus.add_match_rule(rule)
@@ -86,6 +89,7 @@ pub(super) async fn watch_changes(
     for event in [
         atspi::ObjectEvents::REGISTRY_EVENT_STRING,
         atspi::CacheEvents::REGISTRY_EVENT_STRING,
+        atspi::DocumentEvents::REGISTRY_EVENT_STRING,
     ] {
         registry
             .register_event(event)

@@ -1,7 +1,7 @@
 //! Reading an app's tree: its objects in bulk (Cache.GetItems, else a walk),
 //! then what the cache lacks per node (facts, bounds), many calls in flight.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use atspi::proxy::accessible::AccessibleProxy;
@@ -70,15 +70,20 @@ impl A11y {
     /// An app's objects in one Cache.GetItems call (else a walk): enough to
     /// tell its frames apart before any per-node call. Read in bulk again,
     /// they are the last read's, with the objects events restated since
-    /// asked again, unless an event changed the tree's shape.
+    /// asked again, unless an event changed the tree's shape; a walked tree
+    /// is walked again below the objects whose children events say changed.
     pub(super) async fn read_app_items(&self, app: &App, how: Read) -> Result<AppItems, Error> {
         let kept = match how {
             Read::Bulk => self.cache_as_events_say(app).await?,
+            // A walked toolkit answers from the tree its events tell of:
+            // Chromium applies a page's update and sends its events in one
+            // go, so events caught up tell what a walk would find.
+            Read::BulkAnew if self.walks(app) => self.cache_as_events_say(app).await?,
             Read::BulkAnew | Read::NodeByNode => None,
         };
         // A walk reads below objects that manage their descendants itself.
         let (cached_read, mut items, realized_at) = match kept {
-            Some(items) => (true, items, None),
+            Some(items) => (!self.walks(app), items, None),
             None => self.read_cache_or_walk(app, how).await?,
         };
         if cached_read {
@@ -141,17 +146,24 @@ impl A11y {
     ) -> Result<(bool, Arc<Vec<CacheItem>>, Option<zbus::message::Sequence>), Error> {
         let what = || format!("reading {} (pid {:?})", app.bus_name, app.pid);
         let began = std::time::Instant::now();
-        let uncached = self.uncached.lock().unwrap().contains(&app.bus_name);
         let cached = match how {
-            Read::Bulk | Read::BulkAnew if !uncached => self.cached_items(app).await?,
+            Read::Bulk | Read::BulkAnew if !self.walks(app) => self.cached_items(app).await?,
             _ => None,
         };
         let Some((as_of, items)) = cached else {
-            // No events tell when a walked tree changed: it is walked each time.
             let began = std::time::Instant::now();
-            let (_, items) = self.walk_items(app).await?;
+            let (as_of, items) = self.walk_items(app).await?;
             self.span("walk", began, items.len() * 6);
-            return Ok((false, Arc::new(items), None));
+            let items = Arc::new(items);
+            // Kept for the next bulk read, which walks again only below the
+            // objects whose children events say changed.
+            if matches!(how, Read::Bulk | Read::BulkAnew) {
+                self.kept_items
+                    .lock()
+                    .unwrap()
+                    .insert(app.bus_name.clone(), (as_of, items.clone()));
+            }
+            return Ok((false, items, None));
         };
         self.span("GetItems", began, 1);
         // Toolkits (GTK 4) put an object in the cache only once a client
@@ -206,17 +218,32 @@ impl A11y {
         let began = std::time::Instant::now();
         let now = self.caught_up(app).await?;
         self.span("events caught up", began, 1);
-        let index: HashMap<u64, usize> = items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, it)| ref_id(&it.object).map(|id| (id, i)))
-            .collect();
-        let restated = {
-            let marks = self.marks.lock().unwrap();
-            if marks.reshaped_after(&app.bus_name, as_of) {
+        let changed_children = {
+            let mut marks = self.marks.lock().unwrap();
+            let changed = marks.children_changed_after(&app.bus_name, as_of);
+            match (marks.reshaped_after(&app.bus_name, as_of), changed) {
+                (false, _) => Vec::new(),
+                (true, Some(ids)) if self.walks(app) => ids,
+                (true, _) => return Ok(None),
+            }
+        };
+        let mut index = index_of(&items);
+        let mut walked = HashSet::new();
+        if !changed_children.is_empty() {
+            // An object named by an event that the last walk did not find
+            // came after it, under a parent whose event may be yet to come.
+            if changed_children.iter().any(|id| !index.contains_key(id)) {
                 return Ok(None);
             }
-            marks.restated_after(index.keys().copied(), as_of)
+            let began = std::time::Instant::now();
+            walked = self.walk_again(app, &mut items, &changed_children).await?;
+            self.span("subtrees whose children changed", began, walked.len() * 6);
+            index = index_of(&items);
+        }
+        let restated = {
+            let marks = self.marks.lock().unwrap();
+            let unwalked = index.keys().copied().filter(|id| !walked.contains(id));
+            marks.restated_after(unwalked, as_of)
         };
         if !restated.is_empty() {
             let began = std::time::Instant::now();
@@ -244,6 +271,72 @@ impl A11y {
             .unwrap()
             .insert(app.bus_name.clone(), (now, items.clone()));
         Ok(Some(items))
+    }
+
+    /// Whether the app's tree is walked, its cache holding stale copies of
+    /// what it shows (Chromium's pages).
+    fn walks(&self, app: &App) -> bool {
+        self.uncached.lock().unwrap().contains(&app.bus_name)
+    }
+
+    /// Walk a kept walk again below the objects `changed` (node ids in
+    /// `items`), each with its own item, in place of what was there; answers
+    /// the node ids walked.
+    async fn walk_again(
+        &self,
+        app: &App,
+        items: &mut Arc<Vec<CacheItem>>,
+        changed: &[u64],
+    ) -> Result<HashSet<u64>, Error> {
+        let root = app_root(app)?;
+        let index = index_of(items);
+        let parent_of = |id: u64| ref_id(&items[index[&id]].parent);
+        let changed_set: HashSet<u64> = changed.iter().copied().collect();
+        // Walked from the outermost only: one inside another is walked with it.
+        let outermost: Vec<u64> = changed
+            .iter()
+            .copied()
+            .filter(|&id| {
+                // At most a step an object: a parent link that loops ends.
+                let mut at = parent_of(id);
+                for _ in 0..index.len() {
+                    let Some(up) = at.filter(|up| index.contains_key(up)) else {
+                        break;
+                    };
+                    if changed_set.contains(&up) {
+                        return false;
+                    }
+                    at = parent_of(up);
+                }
+                true
+            })
+            .collect();
+        let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
+        for it in items.iter() {
+            if let (Some(id), Some(parent)) = (ref_id(&it.object), ref_id(&it.parent)) {
+                children.entry(parent).or_default().push(id);
+            }
+        }
+        let mut gone = HashSet::new();
+        let mut below = outermost.clone();
+        while let Some(id) = below.pop() {
+            if gone.insert(id) {
+                below.extend(children.get(&id).into_iter().flatten());
+            }
+        }
+        let starts = outermost
+            .iter()
+            .map(|id| {
+                let it = &items[index[id]];
+                (it.object.clone(), it.parent.clone(), it.index)
+            })
+            .collect();
+        let fresh = self.walk_from(&root, starts).await;
+        let walked = fresh.iter().filter_map(|it| ref_id(&it.object)).collect();
+        let items = Arc::make_mut(items);
+        items.retain(|it| ref_id(&it.object).is_none_or(|id| !gone.contains(&id)));
+        items.extend(fresh);
+        Ok(walked)
     }
 
     /// One frame's elements: its objects in tree order with what the cache
@@ -721,6 +814,15 @@ fn app_root(app: &App) -> Result<ObjectRefOwned, Error> {
         zbus::zvariant::ObjectPath::try_from(app.root_path.clone())
             .map_err(|e| failed("app path", e))?,
     ))
+}
+
+/// Index into `items` by node id.
+fn index_of(items: &[CacheItem]) -> HashMap<u64, usize> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, it)| ref_id(&it.object).map(|id| (id, i)))
+        .collect()
 }
 
 /// One object read property by property, as a cache item, with its children.
