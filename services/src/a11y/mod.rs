@@ -79,6 +79,8 @@ pub struct A11y {
     /// Apps (by unique bus name) that keep what they hide visible and say
     /// so by `showing` alone (Firefox).
     hide_by_showing: std::sync::Mutex<HashSet<String>>,
+    /// Document events are watched, once an app that needs them came.
+    document_events: tokio::sync::OnceCell<()>,
 }
 
 impl Drop for A11y {
@@ -168,14 +170,15 @@ impl A11y {
             coords: Default::default(),
             uncached: Default::default(),
             hide_by_showing: Default::default(),
+            document_events: Default::default(),
         })
     }
 
     /// Learn how a newly seen app's toolkit tells its tree. Chromium (and
     /// Electron) builds its pages' trees once a client asks an object's
     /// attributes, as Orca does: it is asked. Its cache keeps stale copies
-    /// of page objects (no bounds, an old parent): it is walked instead.
-    /// Firefox hides by `showing` alone.
+    /// of page objects (no bounds, an old parent): it is walked instead,
+    /// and its Document events watched. Firefox hides by `showing` alone.
     async fn meet_app(&self, root: &ObjectRefOwned) {
         let Ok(app) = objects::object_proxy::<ApplicationProxy>(&self.conn, root).await else {
             return;
@@ -193,6 +196,15 @@ impl A11y {
             }
             "Chromium" => {
                 self.uncached.lock().unwrap().insert(name.to_string());
+                // Before the page's tree is asked for: its load-complete is
+                // the only sign that it was built.
+                let watched = self
+                    .document_events
+                    .get_or_try_init(|| events::watch_document_events(&self.conn))
+                    .await;
+                if let Err(e) = watched {
+                    tracing::warn!(%e, "Chromium's pages are walked whole at each read");
+                }
                 if let Ok(root) = objects::object_proxy::<AccessibleProxy>(&self.conn, root).await {
                     let asked = root.get_attributes().await;
                     tracing::debug!(ok = asked.is_ok(), "asked Chromium for its tree");

@@ -218,6 +218,10 @@ impl A11y {
         let began = std::time::Instant::now();
         let now = self.caught_up(app).await?;
         self.span("events caught up", began, 1);
+        // Without Document events a page built after the walk goes untold.
+        if self.walks(app) && self.document_events.get().is_none() {
+            return Ok(None);
+        }
         let changed_children = {
             let mut marks = self.marks.lock().unwrap();
             let changed = marks.children_changed_after(&app.bus_name, as_of);
