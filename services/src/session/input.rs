@@ -359,8 +359,17 @@ impl Session {
                 }
             }
             track_press(pressed, &step.events);
+            // The last step's frames are counted from here to its answer:
+            // one drawn between its wait and the effect's would fall between
+            // two counts.
+            let last = sent + 1 == total;
+            let from = if last {
+                self.host.commits(window).await.ok()
+            } else {
+                None
+            };
             let wait = self.host.wait_frames(window, step.then, STEP_LIMIT);
-            let waited = if sent + 1 == total {
+            let waited = if last {
                 // All input is in: a cancel no longer stops the request; it is
                 // answered once the app drew (or its window went away).
                 match wait.await {
@@ -378,19 +387,20 @@ impl Session {
             };
             // The request's answer waits for its effect to show; the frames
             // drawn meanwhile are the last step's too.
-            let (unsettled, effect_commits) = match (sent + 1 == total, &waited) {
+            let drawn = waited.as_ref().map_or(0, |w| w.commits);
+            let (unsettled, commits) = match (last, &waited) {
                 (true, Some(_)) => {
-                    let before = self.host.commits(window).await.unwrap_or(0);
                     let unsettled = self.settle_effect(window).await;
-                    let after = self.host.commits(window).await.unwrap_or(before);
-                    (unsettled, after.saturating_sub(before))
+                    let after = self.host.commits(window).await.ok();
+                    let counted = after.zip(from).map(|(a, f)| a.saturating_sub(f));
+                    (unsettled, counted.unwrap_or(drawn).max(drawn))
                 }
-                _ => (None, 0),
+                _ => (None, drawn),
             };
             reports.push(StepReport {
                 unsettled,
                 events: step.events,
-                commits: waited.as_ref().map_or(0, |w| w.commits) + effect_commits,
+                commits,
                 waited: waited.as_ref().map_or(Duration::ZERO, |w| w.waited),
                 at: self.started.elapsed(),
                 window_closed: waited.is_none(),
