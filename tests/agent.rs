@@ -565,9 +565,7 @@ fn settle_prints_only_what_changed() {
 #[test]
 fn a_press_that_closes_its_window_is_done() {
     let (_wayrig, cache) = fixture_session();
-    let id = open_second_window(&cache);
-    let dialog = ok(&cache, &["--window", &id, "snapshot", "-i"]);
-    let ok_button = ref_of(&dialog, &["\"OK\""]);
+    let (id, ok_button) = second_window_ok(&cache);
     let answer = ok(&cache, &["--window", &id, "press", &ok_button, "--settle"]);
     assert_eq!(
         answer,
@@ -584,9 +582,7 @@ fn a_press_that_closes_its_window_is_done() {
 #[test]
 fn a_window_that_closed_since_the_last_command_is_told_and_left() {
     let (wayrig, cache) = fixture_session();
-    let id = open_second_window(&cache);
-    let dialog = ok(&cache, &["--window", &id, "snapshot", "-i"]);
-    let ok_button = ref_of(&dialog, &["\"OK\""]);
+    let (id, ok_button) = second_window_ok(&cache);
     ok(&cache, &["--window", &id, "focus", &ok_button]);
     let socket = wayrig.socket.to_str().unwrap();
     ok(&cache, &["--session", "other", "open", "--socket", socket]);
@@ -608,6 +604,14 @@ fn a_window_that_closed_since_the_last_command_is_told_and_left() {
     );
     assert!(next.contains("\"Open window\""), "{next}");
     assert!(!ok(&cache, &["snapshot", "-i"]).contains("closed since"));
+}
+
+/// Open the fixture's second window: its id and the ref of its OK button.
+fn second_window_ok(cache: &Path) -> (String, String) {
+    let id = open_second_window(cache);
+    let dialog = ok(cache, &["--window", &id, "snapshot", "-i"]);
+    let ok_button = ref_of(&dialog, &["\"OK\""]);
+    (id, ok_button)
 }
 
 /// Press the fixture's "Open window" and answer the id of the window it
