@@ -235,6 +235,216 @@ fn a_mygo_client_that_sends_without_reading_is_slowed_not_stored() {
     );
 }
 
+/// A cua client that opens calls without end on one connection: it holds
+/// 100 at once (HTTP/2's limit, which Wayrig sets), its next waits on its
+/// own connection until one of those ends, and another client is answered
+/// meanwhile.
+#[test]
+fn a_cua_client_opening_calls_without_end_waits_on_its_own_connection() {
+    const AT_ONCE: usize = 100;
+    let wayrig = Wayrig::start_with(
+        &["--cua-listen", "127.0.0.1:0"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let cua = wayrig.cua_address.clone().unwrap();
+    support::runtime().block_on(async {
+        let connect = || async {
+            tonic::transport::Channel::from_shared(format!("http://{cua}"))
+                .unwrap()
+                .connect()
+                .await
+                .unwrap()
+        };
+        let greedy = connect().await;
+        let mut watches = Vec::new();
+        for _ in 0..AT_ONCE {
+            let watch = WindowsServiceClient::new(greedy.clone())
+                .watch_windows(v1::WatchWindowsRequest::default())
+                .await
+                .expect("a watch within the limit is opened")
+                .into_inner();
+            watches.push(watch);
+        }
+        let mut over = tokio::spawn({
+            let greedy = greedy.clone();
+            async move {
+                WindowsServiceClient::new(greedy)
+                    .list_windows(v1::ListWindowsRequest::default())
+                    .await
+            }
+        });
+        WindowsServiceClient::new(connect().await)
+            .list_windows(v1::ListWindowsRequest::default())
+            .await
+            .expect("another client is answered while one holds 100 calls");
+        // The other client's answer came through the same server; the call
+        // over the limit, sent before it, is still held.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), &mut over)
+                .await
+                .is_err(),
+            "a call past {AT_ONCE} open ones ran on the same connection"
+        );
+        drop(watches.pop());
+        tokio::time::timeout(Duration::from_secs(10), over)
+            .await
+            .expect("the held call runs once one of the 100 ends")
+            .unwrap()
+            .expect("the held call is answered");
+    });
+}
+
+/// Bus peers that go or stall: one that leaves right after asking for
+/// text to be typed has it typed whole (input runs to its end) and the
+/// session serves on; one that floods and reads nothing does not hold a
+/// stopping Wayrig past its grace.
+#[test]
+fn bus_peers_gone_mid_request_or_stalled_leave_the_session_serving_and_stoppable() {
+    const TYPED: &str = "typed for a peer that left";
+    let wayrig = Wayrig::start_with(
+        &["--bus-listen", "127.0.0.1:0"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let (bus, app) = wayrig.bus_and_app();
+    let pid = wayrig.pid();
+    support::runtime().block_on(async {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let mut other = support::abp::Client::connect(&bus, "stays").await;
+        let tree = other.tree(&app, json!({"role": "TextInput"})).await;
+        let first = support::abp::nodes(&tree)
+            .iter()
+            .find(|n| n["label"] == "First")
+            .unwrap_or_else(|| panic!("the First field in {tree}"))["id"]
+            .clone();
+
+        let mut leaving = support::abp::Client::connect(&bus, "leaves").await;
+        leaving.ok(&app, "ui.click", json!({"id": first})).await;
+        leaving
+            .send(&app, &format!("{app}.ui.type"), json!({"text": TYPED}))
+            .await;
+        drop(leaving);
+        other
+            .tree_until(&app, json!({"role": "TextInput"}), |tree| {
+                support::abp::nodes(tree)
+                    .iter()
+                    .any(|n| n["id"] == first && n["value"] == TYPED)
+            })
+            .await;
+
+        // A peer that sends without end and reads nothing, then SIGTERM.
+        let flood = support::abp::Client::connect(&bus, "stalls").await;
+        let (mut sink, _unread) = futures_util::StreamExt::split(flood.ws);
+        let flooding = tokio::spawn(async move {
+            for n in 0..200_000 {
+                let frame = wayrig_proto::abp::Frame::request(
+                    "nobody.ui.tree",
+                    "stalls",
+                    "nobody",
+                    &n.to_string(),
+                );
+                if sink.feed(Message::text(frame.serialize())).await.is_err() {
+                    break;
+                }
+            }
+        });
+        other.ok(&app, "window.state", json!({})).await;
+        // SAFETY: kill(2) on the wayrig process the test started.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        let left =
+            tokio::task::spawn_blocking(move || support::wait_ended(&[pid as i32], ENDS_WITHIN))
+                .await
+                .unwrap();
+        assert!(
+            left.is_empty(),
+            "wayrig still runs {ENDS_WITHIN:?} after SIGTERM with a stalled peer"
+        );
+        flooding.abort();
+    });
+}
+
+/// How many descriptors Wayrig holds open.
+fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// Wait until the count of Wayrig's descriptors meets `wanted`, for at
+/// most `within`; the count last seen.
+fn descriptors_until(pid: u32, wanted: impl Fn(usize) -> bool, within: Duration) -> usize {
+    let deadline = Instant::now() + within;
+    loop {
+        let open = open_descriptors(pid);
+        if wanted(open) || Instant::now() > deadline {
+            return open;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// MyGo clients that go while their request runs, on a window that never
+/// settles: one waiting a minute for it to settle is forgotten at once, its
+/// connection closed; one that only ended its sending side is still
+/// answered; and a value set by a client that left is set all the same,
+/// since a request that acts runs to its end.
+#[test]
+fn a_mygo_client_gone_mid_request_is_forgotten_and_its_action_still_lands() {
+    let wayrig = never_settling();
+    let pid = wayrig.pid();
+    let mut other = ProtocolClient::connect(&wayrig.socket);
+    other.raw_call("wayrig.waitFor", json!({"text": "Press", "timeout": 30000}));
+    let tree = other.call(wayrig_proto::mygo::Call::Tree { window: None });
+    let first = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["label"] == "First")
+        .unwrap_or_else(|| panic!("the First field in {tree}"))["id"]
+        .clone();
+
+    // Gone mid-wait: the connection is closed within a second, not a minute.
+    let before = open_descriptors(pid);
+    let gone = UnixStream::connect(&wayrig.socket).unwrap();
+    (&gone)
+        .write_all(b"{\"id\": 1, \"method\": \"idle\", \"params\": {\"timeout\": 60000}}\n")
+        .unwrap();
+    // Accepted (Wayrig holds one more descriptor), then its client goes.
+    let accepted = descriptors_until(pid, |n| n > before, Duration::from_secs(5));
+    assert!(accepted > before, "the connection was never accepted");
+    drop(gone);
+    let left = descriptors_until(pid, |n| n <= before, Duration::from_secs(5));
+    assert!(
+        left <= before,
+        "Wayrig still holds the gone client's connection ({left} descriptors, {before} before it)"
+    );
+
+    // Ended its sending side only: it still reads its answer.
+    let half = UnixStream::connect(&wayrig.socket).unwrap();
+    half.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    (&half)
+        .write_all(b"{\"id\": 2, \"method\": \"idle\", \"params\": {\"timeout\": 300}}\n")
+        .unwrap();
+    half.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut answer = String::new();
+    BufReader::new(&half)
+        .read_line(&mut answer)
+        .expect("the half-closed client is answered");
+    let answer: serde_json::Value = serde_json::from_str(&answer).expect("a JSON answer");
+    assert_eq!(answer["error"]["code"], "timeout", "{answer}");
+
+    // Gone right after asking for a value to be set: it is set.
+    let acting = UnixStream::connect(&wayrig.socket).unwrap();
+    let set = json!({"id": 3, "method": "act", "params": {
+        "id": first, "action": "setValue", "text": "set for a client that left"}});
+    (&acting).write_all(format!("{set}\n").as_bytes()).unwrap();
+    drop(acting);
+    let found = other.raw_call(
+        "wayrig.waitFor",
+        json!({"text": "set for a client that left", "timeout": 10000}),
+    );
+    assert!(!found.is_null(), "{found}");
+}
+
 /// The session bus killed under a GTK app and foot: the GTK app ends with
 /// it (GLib's exit-on-close) and the accessibility bus it started goes
 /// too; Wayrig serves on: foot's window is listed and captured, and a read

@@ -1,9 +1,12 @@
 //! Who may reach a control face: Unix sockets private to the user from their
-//! first moment (0600, in a fresh 0700 directory), and tokens compared alike.
+//! first moment (0600, in a fresh 0700 directory), and tokens compared alike;
+//! and when a client on one has gone.
 
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::Path;
 
+use tokio::io::Interest;
 use tokio::net::{UnixListener, UnixStream};
 
 /// Bind a control socket at `path`: a socket left by an ended process is
@@ -76,4 +79,28 @@ pub fn same_token(given: &[u8], set: &[u8]) -> bool {
         diff |= usize::from(x ^ set.get(i).copied().unwrap_or(!x));
     }
     diff == 0
+}
+
+/// Resolves once the client has closed its connection both ways, so no
+/// answer can reach it. A client that only ended its sending side still
+/// reads its answer, and one whose unread requests wait is not watched past
+/// them: both leave this pending.
+pub async fn hung_up(stream: &UnixStream) {
+    match stream.ready(Interest::READABLE).await {
+        Ok(ready) if ready.is_read_closed() && both_ways_closed(stream) => {}
+        Ok(_) => std::future::pending().await,
+        Err(_) => {}
+    }
+}
+
+/// Whether poll(2) says the peer has gone (`POLLHUP`: both directions shut).
+fn both_ways_closed(stream: &UnixStream) -> bool {
+    let mut fd = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one pollfd for a descriptor `stream` holds open, no wait.
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    n == 1 && fd.revents & libc::POLLHUP != 0
 }

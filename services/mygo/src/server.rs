@@ -11,7 +11,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use wayrig_proto::mygo::{answer_line, Code, RawId, Request, WireError, MAX_LINE};
+use wayrig_proto::mygo::{answer_line, Call, Code, RawId, Request, WireError, MAX_LINE};
+use wayrig_services::sockets::hung_up;
 use wayrig_services::{AnnouncementsRead, Session, STOP_GRACE};
 
 use crate::translate;
@@ -88,14 +89,25 @@ async fn connection(stream: UnixStream, session: Arc<Session>, stop: Cancellatio
                 let (id, call) = Request::parse(&line);
                 let method = call.as_ref().map_or("invalid", |c| c.method());
                 let trace = session.trace_request("mygo", method, traced_request(&line));
+                let mut gone = false;
                 let answer = match call {
-                    Ok(call) => tokio::select! {
-                        answer = translate::answer(&session, &mut announced, call) => answer,
-                        () = past_stop_grace(&stop) => Err(WireError::new(
-                            Code::Failed,
-                            "Wayrig is stopping: the request was not finished",
-                        )),
-                    },
+                    Ok(call) => {
+                        let looks_only = looks_only(&call);
+                        tokio::select! {
+                            answer = translate::answer(&session, &mut announced, call) => answer,
+                            () = past_stop_grace(&stop) => Err(WireError::new(
+                                Code::Failed,
+                                "Wayrig is stopping: the request was not finished",
+                            )),
+                            () = hung_up(reader.get_ref().as_ref()), if looks_only => {
+                                gone = true;
+                                Err(WireError::new(
+                                    Code::Failed,
+                                    "the client closed its connection: the request was dropped",
+                                ))
+                            }
+                        }
+                    }
                     Err(e) => Err(e),
                 };
                 if let Some(trace) = trace {
@@ -104,6 +116,9 @@ async fn connection(stream: UnixStream, session: Arc<Session>, stop: Cancellatio
                         Err(e) => serde_json::to_value(e).unwrap_or_default(),
                     };
                     trace.answer(answer.is_ok(), traced).await;
+                }
+                if gone {
+                    return;
                 }
                 answer_line(&id, answer)
             }
@@ -117,6 +132,28 @@ async fn connection(stream: UnixStream, session: Arc<Session>, stop: Cancellatio
         if !written {
             return;
         }
+    }
+}
+
+/// Whether a call only reads or waits, so that nothing is lost when it is
+/// dropped with its client: an `idle` or `wayrig.waitFor` may otherwise wait
+/// for hours with no one to answer. Calls that act run to their end, so that
+/// no input stops half sent.
+fn looks_only(call: &Call) -> bool {
+    match call {
+        Call::Windows
+        | Call::Tree { .. }
+        | Call::Capture { .. }
+        | Call::Idle { .. }
+        | Call::WaitFor { .. }
+        | Call::Menus { .. } => true,
+        Call::Act { .. }
+        | Call::Input { .. }
+        | Call::Menu { .. }
+        | Call::Eval { .. }
+        | Call::Launch { .. }
+        | Call::Record { .. }
+        | Call::Step { .. } => false,
     }
 }
 
