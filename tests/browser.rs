@@ -751,3 +751,68 @@ fn a_chromium_page_that_reshapes_is_read_as_it_now_is() {
         ["CHANGED", "row two", "cell two", "the link", "new row"]
     );
 }
+
+/// A browser hosted at 1.5 device pixels a point: its window's capture
+/// counts device pixels, and clicks at the middle of the bounds its tree
+/// gives (in points) land on what they name: the check box is unchecked
+/// and the button's script runs. A bound or a click scaled wrong misses
+/// the small box.
+fn a_page_at_fractional_scale_is_clicked_where_its_tree_says(argv: &[&str]) {
+    let wayrig = Wayrig::start_with(&["--scale", "1.5"], argv);
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window();
+    let id = window["id"].as_u64().unwrap();
+    wait_for_text(&mut c, id, "Press me");
+
+    let windows = c.call(Call::Windows);
+    let content = &windows["windows"][0]["contentBounds"];
+    let shot = c.call(Call::Capture { window: Some(id) });
+    let image = Image::from_png(&decoded(&shot["png"]));
+    let points = content["width"].as_f64().unwrap();
+    assert!(
+        (f64::from(image.width) - points * 1.5).abs() <= 2.0,
+        "a capture {} wide of a window {points} points wide at scale 1.5",
+        image.width
+    );
+
+    let click_middle = |c: &mut Client, node: &Value| {
+        let b = &node["bounds"];
+        let x = b["x"].as_f64().unwrap() + b["width"].as_f64().unwrap() / 2.0;
+        let y = b["y"].as_f64().unwrap() + b["height"].as_f64().unwrap() / 2.0;
+        c.raw_call(
+            "input",
+            serde_json::json!({"window": id, "events": [{"type": "click", "x": x, "y": y}]}),
+        );
+    };
+    let tree = c.call(Call::Tree { window: Some(id) });
+    let subscribe = the_node(&tree, "checkBox", "Subscribe");
+    assert!(
+        subscribe["states"].to_string().contains("checked"),
+        "{subscribe}"
+    );
+    click_middle(&mut c, &subscribe);
+    click_middle(&mut c, &the_node(&tree, "button", "Press me"));
+    wait_for_text(&mut c, id, "clicked 1");
+    let tree = c.call(Call::Tree { window: Some(id) });
+    let subscribe = the_node(&tree, "checkBox", "Subscribe");
+    assert!(
+        !subscribe["states"].to_string().contains("checked"),
+        "the click at the box's middle missed it: {subscribe}"
+    );
+    assert_page_drawn(&mut c, id);
+}
+
+#[test]
+fn a_firefox_page_at_fractional_scale_is_clicked_where_its_tree_says() {
+    assert!(have("firefox-esr"), "firefox-esr is not installed");
+    let (scratch, url) = pages("firefox-scaled");
+    let profile = scratch.0.join("profile");
+    std::fs::write(profile.join("user.js"), FIREFOX_PREFS).unwrap();
+    a_page_at_fractional_scale_is_clicked_where_its_tree_says(&[
+        "firefox-esr",
+        "--no-remote",
+        "--profile",
+        profile.to_str().unwrap(),
+        &url,
+    ]);
+}
