@@ -641,7 +641,7 @@ impl State {
             return;
         };
         if let Some(rec) = self.rig.windows.registry.get_mut(id) {
-            rec.surface.activity.input_came();
+            rec.surface.activity.quiet_anew();
         }
         if let Some(client) = self.rig.clients.record(&surface) {
             client.last_input = moment;

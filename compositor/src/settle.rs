@@ -52,11 +52,6 @@ const RUN_GAP_TICKS: u64 = 8;
 /// for a few frames. A loop that paces for good (GTK 4's frame clock
 /// between a caret's fades) is taken as quiet after this.
 const PACING_MOST: Duration = Duration::from_millis(70);
-/// How far apart two looks may place one timer: a look finds a poll's
-/// timeout, not when the poll began, so each places it up to a tick late.
-const SAME_TIMER_SLACK: Duration = Duration::from_millis(20);
-/// Timers found set longer than `TIMER_SOON_MS` ahead kept at most.
-const LONG_TIMERS_KEPT: usize = 8;
 /// Past this share of its tiles animating, a window's effects cannot be
 /// told from its animation.
 const ANIMATION_SHARE_MAX: f64 = 0.5;
@@ -111,10 +106,6 @@ pub struct Activity {
     /// its timeout counts from when it began, which the first look bounds
     /// best (each later look would place its timer later).
     sleep_seen: Option<(u64, Instant)>,
-    /// When the timers found set longer than `TIMER_SOON_MS` ahead are due
-    /// (a click's double-click timeout): one of them found nearer at a
-    /// later look is not work the app was given, only nearer.
-    long_timers: Vec<Instant>,
     /// Ticks of the output clock counted so far, and the last at which the
     /// window committed or asked for a frame.
     ticks: u64,
@@ -199,15 +190,6 @@ impl Activity {
         self.quiet_ticks = 0;
     }
 
-    /// The window got input: it may draw in answer, and a timer due when a
-    /// long one found before is due may be one this input set (a label
-    /// shown 150 ms after a press that came 250 ms after the last), so the
-    /// long ones are forgotten. A wait that begins does not forget them: the
-    /// timer a press set long ahead is still that timer at the next wait.
-    pub fn input_came(&mut self) {
-        self.quiet_anew();
-        self.long_timers.clear();
-    }
 
     /// A tick of the output clock; `wants_frame` is whether a frame callback
     /// waits, `moment` the host's moment counter now.
@@ -252,7 +234,7 @@ impl Activity {
             Some(MainLoopWake::Pacing) => {
                 self.pacing_since.get_or_insert(now);
             }
-            Some(MainLoopWake::Timer(_) | MainLoopWake::Later(_)) => self.pacing_since = None,
+            Some(MainLoopWake::Timer(_) | MainLoopWake::Later) => self.pacing_since = None,
             // Running, or not looked at: as it was.
             None => {}
         }
@@ -262,8 +244,8 @@ impl Activity {
         self.busy = busy;
     }
 
-    /// The timer a look at the main loop's sleep found: one due soon is
-    /// work not yet shown, unless it was found set long ahead before.
+    /// The timer a look at the main loop's sleep found, if it is due soon:
+    /// work not yet shown. A later timer (a delay restarted) wins.
     fn timers_looked_at(&mut self, look: MainLoopLook, now: Instant) {
         let began = match self.sleep_seen {
             Some((sleep, seen)) if sleep == look.sleep => seen,
@@ -272,32 +254,10 @@ impl Activity {
                 now
             }
         };
-        self.long_timers.retain(|due| *due + SAME_TIMER_SLACK > now);
-        let due_in = |ms: u32| began + Duration::from_millis(ms.into());
-        match look.wake {
-            MainLoopWake::Timer(ms) if !self.is_long_timer(due_in(ms)) => {
-                let due = due_in(ms);
-                self.timer = Some(self.timer.map_or(due, |known| known.max(due)));
-            }
-            MainLoopWake::Later(ms) if ms != u32::MAX && !self.is_long_timer(due_in(ms)) => {
-                if self.long_timers.len() == LONG_TIMERS_KEPT {
-                    self.long_timers.remove(0);
-                }
-                self.long_timers.push(due_in(ms));
-            }
-            _ => {}
+        if let MainLoopWake::Timer(ms) = look.wake {
+            let due = began + Duration::from_millis(ms.into());
+            self.timer = Some(self.timer.map_or(due, |known| known.max(due)));
         }
-    }
-
-    /// Whether a timer due at `due` is one found set long ahead before.
-    fn is_long_timer(&self, due: Instant) -> bool {
-        self.long_timers.iter().any(|known| {
-            let apart = known
-                .checked_duration_since(due)
-                .or_else(|| due.checked_duration_since(*known))
-                .unwrap_or_default();
-            apart <= SAME_TIMER_SLACK
-        })
     }
 
     /// Whether its main loop paces itself at `now`, hiding what it waits for.
@@ -740,7 +700,7 @@ mod tests {
         // that finds it sleeping longer ends it.
         b.threads_looked_at(None, None, at(t + 100));
         assert!(!b.pacing(at(t + 100)), "paced past PACING_MOST");
-        b.threads_looked_at(None, fresh(MainLoopWake::Later(u32::MAX)), at(t + 101));
+        b.threads_looked_at(None, fresh(MainLoopWake::Later), at(t + 101));
         b.threads_looked_at(None, fresh(MainLoopWake::Pacing), at(t + 117));
         assert!(
             b.pacing(at(t + 117)),
@@ -775,41 +735,5 @@ mod tests {
         // A new sleep with the same timeout is a timer set again.
         a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(150), 8), at(120));
         assert_eq!(a.timer_due(at(120)), Some(150));
-    }
-
-    #[test]
-    fn a_timer_set_long_ahead_is_no_work_when_found_nearer() {
-        // A click's 400 ms double-click timeout, seen while a worker ran;
-        // the worker's result wakes the loop 160 ms on, and it sleeps
-        // again until that same timer, now 240 ms away.
-        let start = Instant::now();
-        let at = |ms: u64| start + Duration::from_millis(ms);
-        let mut a = Activity::default();
-        a.threads_looked_at(None, in_sleep(MainLoopWake::Later(400), 1), at(5));
-        a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(240), 2), at(170));
-        assert_eq!(
-            a.timer_due(at(170)),
-            None,
-            "the double-click timeout was taken for work"
-        );
-        for t in [187, 204, 221] {
-            a.tick(false, 0);
-            a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(240), 2), at(t));
-        }
-        assert!(check_at(&a, false, at(221)).settled());
-        // A timer set anew in answer to something (a search's delay) is
-        // work, even while the long one is pending.
-        a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(150), 3), at(230));
-        assert_eq!(a.timer_due(at(230)), Some(150));
-        // After new input, a timer due when the long one is may be one
-        // that input set: it is work.
-        a.input_came();
-        a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(160), 4), at(240));
-        assert_eq!(a.timer_due(at(240)), Some(160));
-        // Once the long one is past, a timer due then again is new work.
-        let mut b = Activity::default();
-        b.threads_looked_at(None, in_sleep(MainLoopWake::Later(300), 1), at(0));
-        b.threads_looked_at(None, in_sleep(MainLoopWake::Timer(200), 2), at(400));
-        assert_eq!(b.timer_due(at(400)), Some(200));
     }
 }

@@ -89,13 +89,10 @@ pub enum MainLoopWake {
     /// what it will do after is hidden until it sleeps longer.
     Pacing,
     /// A timer due in this many ms, between `TIMER_FLOOR_MS` and
-    /// `TIMER_SOON_MS`: work not yet shown, unless it is a longer timer
-    /// seen before, now nearer.
+    /// `TIMER_SOON_MS`: work not yet shown.
     Timer(u32),
-    /// Nothing due sooner than `TIMER_SOON_MS`: a timer due in this many
-    /// ms (a click's double-click timeout, a caret's blink), or `u32::MAX`
-    /// for none.
-    Later(u32),
+    /// Nothing due sooner than `TIMER_SOON_MS`.
+    Later,
 }
 
 /// One look at an app's main loop asleep: what it sleeps for, and which
@@ -120,7 +117,7 @@ pub fn main_loop_look(pid: u32) -> Option<MainLoopLook> {
     let wake = match poll_timeout(pid, nr, &args)? {
         ms if ms < TIMER_FLOOR_MS => MainLoopWake::Pacing,
         ms if ms <= TIMER_SOON_MS => MainLoopWake::Timer(ms),
-        ms => MainLoopWake::Later(ms),
+        _ => MainLoopWake::Later,
     };
     let sleep = context_switches(pid)?;
     (sleep == before).then_some(MainLoopLook { wake, sleep })

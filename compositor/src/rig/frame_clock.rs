@@ -369,11 +369,11 @@ impl FrameClock {
         // timer; once it has drawn, its frame clock's own wake-ups hide a
         // longer one (a search entry's delay after typing), so timers are
         // read while it draws too, and its quiet waits for those wake-ups
-        // to end. Read while a worker runs too: a timer the input set long
-        // ahead (a click's double-click timeout) is known as long before
-        // the worker's result wakes the loop nearer to it. Not while it
-        // animates: its timers are the animation's (a progress bar's pulse).
-        let look = pid.filter(|_| !animating).and_then(threads::main_loop_look);
+        // to end. Not while it animates: its timers are the animation's (a
+        // progress bar's pulse).
+        let look = pid
+            .filter(|_| busy.is_none() && !animating)
+            .and_then(threads::main_loop_look);
         if let Some(rec) = windows.registry.get_mut(id) {
             rec.surface
                 .activity
