@@ -22,7 +22,7 @@
 use crate::rig::pixels::Tiles;
 use std::time::{Duration, Instant};
 
-use crate::threads::{BusyThread, MainLoopLook, MainLoopWake};
+use crate::threads::{BusyThread, MainLoopWake};
 
 /// Whole output frames without a commit or a frame request before a window counts as quiet.
 pub const QUIET_TICKS: u32 = 2;
@@ -102,10 +102,6 @@ pub struct Activity {
     /// Since when its main loop has been found pacing itself, at every look
     /// since its last commit.
     pacing_since: Option<Instant>,
-    /// The main loop's sleep last looked at, and when it was first seen:
-    /// its timeout counts from when it began, which the first look bounds
-    /// best (each later look would place its timer later).
-    sleep_seen: Option<(u64, Instant)>,
     /// Ticks of the output clock counted so far, and the last at which the
     /// window committed or asked for a frame.
     ticks: u64,
@@ -190,7 +186,6 @@ impl Activity {
         self.quiet_ticks = 0;
     }
 
-
     /// A tick of the output clock; `wants_frame` is whether a frame callback
     /// waits, `moment` the host's moment counter now.
     pub fn tick(&mut self, wants_frame: bool, moment: u64) {
@@ -223,14 +218,15 @@ impl Activity {
     pub fn threads_looked_at(
         &mut self,
         busy: Option<BusyThread>,
-        look: Option<MainLoopLook>,
+        wake: Option<MainLoopWake>,
         now: Instant,
     ) {
-        if let Some(look) = look {
-            self.timers_looked_at(look, now);
+        if let Some(MainLoopWake::Timer(ms)) = wake {
+            let due = now + Duration::from_millis(ms.into());
+            self.timer = Some(self.timer.map_or(due, |known| known.max(due)));
         }
         self.timer = self.timer.filter(|due| *due > now);
-        match look.map(|l| l.wake) {
+        match wake {
             Some(MainLoopWake::Pacing) => {
                 self.pacing_since.get_or_insert(now);
             }
@@ -242,22 +238,6 @@ impl Activity {
             self.quiet_ticks = 0;
         }
         self.busy = busy;
-    }
-
-    /// The timer a look at the main loop's sleep found, if it is due soon:
-    /// work not yet shown. A later timer (a delay restarted) wins.
-    fn timers_looked_at(&mut self, look: MainLoopLook, now: Instant) {
-        let began = match self.sleep_seen {
-            Some((sleep, seen)) if sleep == look.sleep => seen,
-            _ => {
-                self.sleep_seen = Some((look.sleep, now));
-                now
-            }
-        };
-        if let MainLoopWake::Timer(ms) = look.wake {
-            let due = began + Duration::from_millis(ms.into());
-            self.timer = Some(self.timer.map_or(due, |known| known.max(due)));
-        }
     }
 
     /// Whether its main loop paces itself at `now`, hiding what it waits for.
@@ -374,21 +354,6 @@ mod tests {
 
     fn check(a: &Activity, wants: bool) -> SettleCheck {
         check_at(a, wants, Instant::now())
-    }
-
-    /// A look at a main loop in a sleep no look has seen before.
-    fn fresh(wake: MainLoopWake) -> Option<MainLoopLook> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static SLEEPS: AtomicU64 = AtomicU64::new(1_000_000);
-        Some(MainLoopLook {
-            wake,
-            sleep: SLEEPS.fetch_add(1, Ordering::Relaxed),
-        })
-    }
-
-    /// A look at a main loop in sleep `sleep`.
-    fn in_sleep(wake: MainLoopWake, sleep: u64) -> Option<MainLoopLook> {
-        Some(MainLoopLook { wake, sleep })
     }
 
     fn check_at(a: &Activity, wants: bool, now: Instant) -> SettleCheck {
@@ -639,7 +604,7 @@ mod tests {
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut a = Activity::default();
         a.tick(false, 0);
-        a.threads_looked_at(None, fresh(MainLoopWake::Timer(150)), at(0));
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(150)), at(0));
         let mut t = 0;
         while t + 17 < 150 {
             t += 17;
@@ -650,8 +615,8 @@ mod tests {
             assert!(c.reason().contains("timers"), "{}", c.reason());
         }
         // A later, longer timer (the delay restarted by more typing) wins.
-        a.threads_looked_at(None, fresh(MainLoopWake::Timer(150)), at(t));
-        a.threads_looked_at(None, fresh(MainLoopWake::Timer(20)), at(t));
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(150)), at(t));
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(20)), at(t));
         assert_eq!(a.timer_due(at(t)), Some(150));
         // Once it is due, quiet ticks count again.
         for _ in 0..3 {
@@ -672,14 +637,14 @@ mod tests {
         a.committed(None);
         for t in [17, 34, 51, 68] {
             a.tick(false, 0);
-            a.threads_looked_at(None, fresh(MainLoopWake::Pacing), at(t));
+            a.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
             let c = check_at(&a, false, at(t));
             assert!(!c.settled(), "settled at {t} ms, while the loop paced");
             assert!(c.reason().contains("waking every few ms"), "{}", c.reason());
         }
         // It sleeps longer: the delay shows, and keeps it unsettled.
         a.tick(false, 0);
-        a.threads_looked_at(None, fresh(MainLoopWake::Timer(90)), at(85));
+        a.threads_looked_at(None, Some(MainLoopWake::Timer(90)), at(85));
         assert!(!check_at(&a, false, at(85)).settled());
         // A loop that paces for good counts as quiet once PACING_MOST passed.
         let mut b = Activity::default();
@@ -688,20 +653,20 @@ mod tests {
             assert!(t <= 400, "a loop pacing for good never settled");
             t += 17;
             b.tick(false, 0);
-            b.threads_looked_at(None, fresh(MainLoopWake::Pacing), at(t));
+            b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
         }
         assert!(t >= 70, "settled at {t} ms, while the loop paced");
         // A commit paces anew.
         b.committed(None);
         b.tick(false, 0);
-        b.threads_looked_at(None, fresh(MainLoopWake::Pacing), at(t + 17));
+        b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t + 17));
         assert!(b.pacing(at(t + 17)));
         // A look that finds it running leaves the pacing as it was; one
         // that finds it sleeping longer ends it.
         b.threads_looked_at(None, None, at(t + 100));
         assert!(!b.pacing(at(t + 100)), "paced past PACING_MOST");
-        b.threads_looked_at(None, fresh(MainLoopWake::Later), at(t + 101));
-        b.threads_looked_at(None, fresh(MainLoopWake::Pacing), at(t + 117));
+        b.threads_looked_at(None, Some(MainLoopWake::Later), at(t + 101));
+        b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t + 117));
         assert!(
             b.pacing(at(t + 117)),
             "a longer sleep did not end the pacing"
@@ -715,25 +680,10 @@ mod tests {
         for _ in 0..3 {
             a.committed(None);
             a.tick(false, 0);
-            a.threads_looked_at(None, fresh(MainLoopWake::Timer(99)), now);
+            a.threads_looked_at(None, Some(MainLoopWake::Timer(99)), now);
         }
         let why = check_at(&a, false, now).reason();
         assert!(why.contains("keeps drawing frames"), "{why}");
         assert!(why.contains("keeps setting timers (99 ms)"), "{why}");
-    }
-
-    #[test]
-    fn a_timer_looked_at_again_in_one_sleep_is_placed_by_its_first_look() {
-        // The poll's timeout counts from when the sleep began: a look 100
-        // ms into it must not place the timer 100 ms later.
-        let start = Instant::now();
-        let at = |ms: u64| start + Duration::from_millis(ms);
-        let mut a = Activity::default();
-        a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(150), 7), at(0));
-        a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(150), 7), at(100));
-        assert_eq!(a.timer_due(at(100)), Some(50));
-        // A new sleep with the same timeout is a timer set again.
-        a.threads_looked_at(None, in_sleep(MainLoopWake::Timer(150), 8), at(120));
-        assert_eq!(a.timer_due(at(120)), Some(150));
     }
 }

@@ -95,46 +95,17 @@ pub enum MainLoopWake {
     Later,
 }
 
-/// One look at an app's main loop asleep: what it sleeps for, and which
-/// sleep it is. A poll's timeout counts from when the sleep began, so two
-/// looks at one sleep must not count it twice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MainLoopLook {
-    pub wake: MainLoopWake,
-    /// The main thread's context switches so far: the same at two looks,
-    /// it has slept through both in one poll.
-    pub sleep: u64,
-}
-
 /// When the main loop of `pid` will wake next, from the timeout of the
 /// `poll` (GLib) or `ppoll` (Qt) its main thread sleeps in; `None` when it
-/// sleeps in neither (it runs, or waits some other way) or woke while
-/// looked at.
-pub fn main_loop_look(pid: u32) -> Option<MainLoopLook> {
-    let before = context_switches(pid)?;
+/// sleeps in neither (it runs, or waits some other way).
+pub fn main_loop_wake(pid: u32) -> Option<MainLoopWake> {
     let line = fs::read_to_string(format!("/proc/{pid}/task/{pid}/syscall")).ok()?;
     let (nr, args) = syscall_of(&line)?;
-    let wake = match poll_timeout(pid, nr, &args)? {
+    Some(match poll_timeout(pid, nr, &args)? {
         ms if ms < TIMER_FLOOR_MS => MainLoopWake::Pacing,
         ms if ms <= TIMER_SOON_MS => MainLoopWake::Timer(ms),
         _ => MainLoopWake::Later,
-    };
-    let sleep = context_switches(pid)?;
-    (sleep == before).then_some(MainLoopLook { wake, sleep })
-}
-
-/// The context switches of `pid`'s main thread so far, voluntary or not.
-fn context_switches(pid: u32) -> Option<u64> {
-    let status = fs::read_to_string(format!("/proc/{pid}/task/{pid}/status")).ok()?;
-    let count = |key: &str| -> Option<u64> {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))?
-            .trim()
-            .parse()
-            .ok()
-    };
-    Some(count("voluntary_ctxt_switches:")? + count("nonvoluntary_ctxt_switches:")?)
+    })
 }
 
 /// The number and arguments of the syscall a `/proc/.../syscall` line says
@@ -214,21 +185,14 @@ mod tests {
             .process_group(0)
             .spawn()
             .unwrap();
-        // Looked at until two looks fall in one sleep, as most do.
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let mut last: Option<MainLoopLook> = None;
-        let mut twice = None;
-        while twice.is_none() && std::time::Instant::now() < until {
-            let look = main_loop_look(sleeper.id());
-            if let (Some(before), Some(now)) = (last, look) {
-                twice = (before.sleep == now.sleep).then_some(now);
-            }
-            last = look.or(last);
+        let mut found = None;
+        while found.is_none() && std::time::Instant::now() < until {
+            found = main_loop_wake(sleeper.id());
         }
         wayrig_host::launch::signal_group(sleeper.id(), libc::SIGKILL);
         let _ = sleeper.wait();
-        let look = twice.expect("two looks at one sleep were never seen");
-        assert_eq!(look.wake, MainLoopWake::Timer(200));
+        assert_eq!(found, Some(MainLoopWake::Timer(200)));
     }
 
     #[test]

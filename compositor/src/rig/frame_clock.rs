@@ -371,13 +371,13 @@ impl FrameClock {
         // read while it draws too, and its quiet waits for those wake-ups
         // to end. Not while it animates: its timers are the animation's (a
         // progress bar's pulse).
-        let look = pid
+        let wake = pid
             .filter(|_| busy.is_none() && !animating)
-            .and_then(threads::main_loop_look);
+            .and_then(threads::main_loop_wake);
         if let Some(rec) = windows.registry.get_mut(id) {
             rec.surface
                 .activity
-                .threads_looked_at(busy, look, Instant::now());
+                .threads_looked_at(busy, wake, Instant::now());
         }
     }
 
