@@ -803,6 +803,20 @@ fn a_page_at_fractional_scale_is_clicked_where_its_tree_says(argv: &[&str]) {
 }
 
 #[test]
+fn a_chromium_page_at_fractional_scale_is_clicked_where_its_tree_says() {
+    assert!(have("chromium"), "chromium is not installed");
+    let (scratch, url) = pages("chromium-scaled");
+    let profile = format!("--user-data-dir={}", scratch.0.join("profile").display());
+    a_page_at_fractional_scale_is_clicked_where_its_tree_says(&[
+        "chromium",
+        "--no-sandbox",
+        "--test-type",
+        &profile,
+        &url,
+    ]);
+}
+
+#[test]
 fn a_firefox_page_at_fractional_scale_is_clicked_where_its_tree_says() {
     assert!(have("firefox-esr"), "firefox-esr is not installed");
     let (scratch, url) = pages("firefox-scaled");

@@ -126,8 +126,7 @@ impl Session {
         let Some(root) = tree.nodes.first() else {
             return Ok(());
         };
-        let offset = self.app_offset(window);
-        let (ax, ay) = (x.floor() as i32 - offset.0, y.floor() as i32 - offset.1);
+        let (ax, ay) = self.app_placing(window).point_to_app(node.id, x, y);
         let parents: HashMap<u64, u64> = tree
             .nodes
             .iter()

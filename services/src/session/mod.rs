@@ -29,6 +29,7 @@ mod input;
 mod launch;
 mod menus;
 mod pages;
+mod placing;
 mod recording;
 mod screenshots;
 mod seen;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::elements::is_control;
+use super::placing::Placing;
 use super::seen::{on_a_panel, unselected_panels};
 use super::windows::is_top_level;
 use super::Session;
@@ -38,7 +39,7 @@ pub(crate) struct Mirrored {
     /// The session's act count then.
     acts: u64,
     pub(super) tree: Tree,
-    offset: (i32, i32),
+    placing: Placing,
     /// Nodes whose bounds the next read asks again: items the read found
     /// left behind where another shows, and the elements of open popovers
     /// (placed on their popups, not where the app measures them).
@@ -50,8 +51,8 @@ pub(crate) struct Mirrored {
 /// One read of a window's elements.
 struct WindowRead {
     tree: Tree,
-    /// How far its app's coordinates lie from the window's content.
-    offset: (i32, i32),
+    /// Where its app's coordinates lie in the window's content.
+    placing: Placing,
     /// Nodes whose bounds the next read asks again (see `Mirrored`).
     ask_again: HashSet<u64>,
     verdicts: Verdicts,
@@ -158,7 +159,7 @@ impl Session {
             if (last.commits, last.changes) == (commits, changes) {
                 return Ok(WindowRead {
                     tree: last.tree.clone(),
-                    offset: last.offset,
+                    placing: last.placing.clone(),
                     ask_again: last.ask_again.clone(),
                     verdicts: last.verdicts.clone(),
                     incomplete: false,
@@ -197,7 +198,7 @@ impl Session {
                 changes,
                 acts,
                 tree: read.tree.clone(),
-                offset: read.offset,
+                placing: read.placing.clone(),
                 ask_again: read.ask_again.clone(),
                 verdicts: read.verdicts.clone(),
             },
@@ -282,14 +283,12 @@ impl Session {
             .await?;
         a11y.span("items left behind", began, unplaced.asked);
         let began = std::time::Instant::now();
-        let offset = surface_offset(&frame, &window);
+        let placing = Placing::of(&frame.nodes, surface_offset(&frame, &window));
         let nodes = frame
             .nodes
             .into_iter()
             .map(|mut n| {
-                n.bounds = n
-                    .bounds
-                    .map(|b| Rect::new(b.x + offset.0, b.y + offset.1, b.width, b.height));
+                n.bounds = n.bounds.map(|b| placing.to_window(n.id, b));
                 n
             })
             .collect();
@@ -328,7 +327,7 @@ impl Session {
         }
         Ok(WindowRead {
             tree,
-            offset,
+            placing,
             ask_again: &unplaced.left | &placed,
             verdicts: unplaced.verdicts,
             incomplete,
@@ -554,13 +553,12 @@ struct Unplaced {
 
 /// The verdicts of the last read that still hold: those of controls on
 /// which nothing was drawn since (`damage`, in the window's content, as
-/// `last.offset` places the app's coordinates there).
+/// `last.placing` places the app's coordinates there).
 fn verdicts_kept(last: &Mirrored, damage: &[Rect]) -> Verdicts {
-    let (dx, dy) = last.offset;
     last.verdicts
         .iter()
-        .filter(|(_, (b, _))| {
-            let drawn = Rect::new(b.x + dx, b.y + dy, b.width, b.height);
+        .filter(|(id, (b, _))| {
+            let drawn = last.placing.to_window(**id, *b);
             !damage.iter().any(|d| d.intersects(&drawn))
         })
         .map(|(id, v)| (*id, *v))
@@ -810,23 +808,20 @@ fn unmoved(last: &Mirrored, damage: &[Rect], named: &HashSet<u64>) -> HashMap<u6
             Some(b) => (window.contains_rect(&b)
                 && !damage.iter().any(|d| d.intersects(&b))
                 && inside_ancestors(n, &b))
-            .then(|| {
-                let raw = Rect::new(b.x - last.offset.0, b.y - last.offset.1, b.width, b.height);
-                (n.id, Some(raw))
-            }),
+            .then(|| (n.id, Some(last.placing.to_app(n.id, b)))),
         })
         .collect()
 }
 
 impl Session {
-    /// How far the window's app measures from its content (see
-    /// `surface_offset`), as its last read found.
-    pub(super) fn app_offset(&self, window: WindowHandle) -> (i32, i32) {
+    /// Where the window's app places its content (see `Placing`), as its
+    /// last read found.
+    pub(super) fn app_placing(&self, window: WindowHandle) -> Placing {
         self.mirror
             .lock()
             .unwrap()
             .get(&window)
-            .map_or((0, 0), |m| m.offset)
+            .map_or_else(Placing::default, |m| m.placing.clone())
     }
 }
 
@@ -1249,7 +1244,7 @@ mod tests {
             acts: 0,
             tree,
             // The app measures from 10 points left of the content.
-            offset: (10, 0),
+            placing: Placing::of(&[], (10, 0)),
             ask_again: HashSet::new(),
             verdicts: Verdicts::from([
                 (1, (Rect::new(0, 0, 50, 40), false)),
