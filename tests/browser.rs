@@ -167,6 +167,60 @@ fn a_file_is_chosen_in_the_file_dialog(c: &mut Client, window: u64, file: &std::
     wait_for_text(c, window, "picked chosen.txt");
 }
 
+/// Firefox's file dialog (GTK 3's, drawn by the browser) opens as a window
+/// of its own whose controls are in its tree: the file's path typed as its
+/// location, then its Open button pressed by MyGo `act`. The page then has
+/// the file.
+fn a_file_is_chosen_in_firefoxs_file_dialog(c: &mut Client, window: u64, file: &std::path::Path) {
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let attachment = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| {
+            n["label"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("Attachment"))
+        })
+        .unwrap_or_else(|| panic!("no file input in {tree}"))
+        .clone();
+    act(c, window, &attachment, Action::Press);
+    let windows = c.call(Call::Windows);
+    let dialog = windows["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            w["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("File Upload"))
+        })
+        .and_then(|w| w["id"].as_u64())
+        .unwrap_or_else(|| panic!("the press answered before the dialog showed: {windows}"));
+    for event in [
+        serde_json::json!({"type": "key", "key": "CmdOrCtrl+L"}),
+        serde_json::json!({"type": "text", "text": file.to_str().unwrap()}),
+    ] {
+        c.raw_call(
+            "input",
+            serde_json::json!({"window": dialog, "events": [event]}),
+        );
+    }
+    let tree = c.call(Call::Tree {
+        window: Some(dialog),
+    });
+    let typed = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["value"] == file.to_str().unwrap());
+    assert!(typed, "the location does not read back: {tree}");
+    act(c, dialog, &the_node(&tree, "button", "Open"), Action::Press);
+    wait_for_text(c, window, "picked chosen.txt");
+}
+
 /// Fill the Name field with a new name, read back from the tree.
 fn fill_name(c: &mut Client, window: u64, name: &Value) {
     let grace = Action::SetValue {
@@ -401,6 +455,9 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     );
     wait_for_text(&mut c, window, "clicked 1");
     a_delayed_effect_is_waited_for(&mut c, window);
+    let chosen = scratch.0.join("chosen.txt");
+    std::fs::write(&chosen, "a file to attach").unwrap();
+    a_file_is_chosen_in_firefoxs_file_dialog(&mut c, window, &chosen);
 
     // Firefox says it set a field's text and does not: the fill is typed.
     let name = the_node(&tree, "textField", "Name");
