@@ -113,11 +113,9 @@ fn a_delayed_effect_is_waited_for(c: &mut Client, window: u64) {
     );
 }
 
-/// Chromium's file dialog (GTK's, drawn by the browser itself; none of its
-/// controls is in a tree) opens as a window of its own and is driven by
-/// keys: the file's path typed as its location, Open by its mnemonic. The
-/// page then has the file.
-fn a_file_is_chosen_in_the_file_dialog(c: &mut Client, window: u64, file: &std::path::Path) {
+/// Press the page's file input (its label starts "Attachment"), which
+/// opens the browser's file dialog.
+fn press_the_file_input(c: &mut Client, window: u64) {
     let tree = c.call(Call::Tree {
         window: Some(window),
     });
@@ -133,6 +131,14 @@ fn a_file_is_chosen_in_the_file_dialog(c: &mut Client, window: u64, file: &std::
         .unwrap_or_else(|| panic!("no file input in {tree}"))
         .clone();
     act(c, window, &attachment, Action::Press);
+}
+
+/// Chromium's file dialog (GTK's, drawn by the browser itself; none of its
+/// controls is in a tree) opens as a window of its own and is driven by
+/// keys: the file's path typed as its location, Open by its mnemonic. The
+/// page then has the file.
+fn a_file_is_chosen_in_the_file_dialog(c: &mut Client, window: u64, file: &std::path::Path) {
+    press_the_file_input(c, window);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let dialog = loop {
         let windows = c.call(Call::Windows);
@@ -172,21 +178,7 @@ fn a_file_is_chosen_in_the_file_dialog(c: &mut Client, window: u64, file: &std::
 /// location, then its Open button pressed by MyGo `act`. The page then has
 /// the file.
 fn a_file_is_chosen_in_firefoxs_file_dialog(c: &mut Client, window: u64, file: &std::path::Path) {
-    let tree = c.call(Call::Tree {
-        window: Some(window),
-    });
-    let attachment = tree["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| {
-            n["label"]
-                .as_str()
-                .is_some_and(|l| l.starts_with("Attachment"))
-        })
-        .unwrap_or_else(|| panic!("no file input in {tree}"))
-        .clone();
-    act(c, window, &attachment, Action::Press);
+    press_the_file_input(c, window);
     let windows = c.call(Call::Windows);
     let dialog = windows["windows"]
         .as_array()
