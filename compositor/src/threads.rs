@@ -1,6 +1,7 @@
 //! Busy threads of an app: a thread of its process, or of a process it
 //! started, found running or waiting to run (`R`) in /proc; and a timer its
-//! main loop will wake for soon, read from the poll it sleeps in.
+//! main loop, or a helper process's, will wake for soon, read from the poll
+//! or futex it sleeps in.
 //!
 //! Settle counts either as work not yet shown: a worker computing a result
 //! the main loop will draw later, a search entry filtering after its delay.
@@ -31,43 +32,56 @@ fn state_and_name(stat: &str) -> Option<(char, &str)> {
 /// software rasteriser (what GTK 4's GL renderer draws with here).
 const FRAME_THREADS: &[&str] = &["llvmpipe-"];
 
-/// The first thread of `pid` or its descendants that is running or waiting
-/// to run, if any. With `animating`, the threads that draw its frames (the
-/// main thread of `pid` and a renderer's) are not counted: an app that
-/// animates runs them for every frame.
-pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
+/// `pid` and the processes it started, theirs in turn, `pid` first; at
+/// most `PROCESSES_SCANNED` of them.
+fn process_tree(pid: u32) -> Vec<u32> {
+    let mut tree = Vec::new();
     let mut pending = vec![pid];
-    let mut scanned = 0;
     while let Some(p) = pending.pop() {
-        scanned += 1;
-        if scanned > PROCESSES_SCANNED {
+        if tree.len() == PROCESSES_SCANNED {
             break;
         }
+        tree.push(p);
         let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
             continue;
         };
         for task in tasks.flatten() {
-            let path = task.path();
-            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
-                continue;
-            };
-            if let Ok(stat) = fs::read_to_string(path.join("stat")) {
-                let draws = |name: &str| {
-                    animating && (tid == pid || FRAME_THREADS.iter().any(|t| name.starts_with(t)))
-                };
-                if let Some(('R', name)) = state_and_name(&stat).filter(|(_, n)| !draws(n)) {
-                    return Some(BusyThread {
-                        tid,
-                        name: name.to_string(),
-                    });
-                }
-            }
-            if let Ok(children) = fs::read_to_string(path.join("children")) {
+            if let Ok(children) = fs::read_to_string(task.path().join("children")) {
                 pending.extend(
                     children
                         .split_whitespace()
                         .filter_map(|c| c.parse::<u32>().ok()),
                 );
+            }
+        }
+    }
+    tree
+}
+
+/// The first thread of `pid` or its descendants that is running or waiting
+/// to run, if any. With `animating`, the threads that draw its frames (the
+/// main thread of `pid` and a renderer's) are not counted: an app that
+/// animates runs them for every frame.
+pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
+    for p in process_tree(pid) {
+        let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            let Ok(stat) = fs::read_to_string(task.path().join("stat")) else {
+                continue;
+            };
+            let draws = |name: &str| {
+                animating && (tid == pid || FRAME_THREADS.iter().any(|t| name.starts_with(t)))
+            };
+            if let Some(('R', name)) = state_and_name(&stat).filter(|(_, n)| !draws(n)) {
+                return Some(BusyThread {
+                    tid,
+                    name: name.to_string(),
+                });
             }
         }
     }
@@ -88,24 +102,53 @@ pub enum MainLoopWake {
     /// A wake-up sooner than `TIMER_FLOOR_MS`: the loop paces itself, and
     /// what it will do after is hidden until it sleeps longer.
     Pacing,
-    /// A timer due in this many ms, between `TIMER_FLOOR_MS` and
-    /// `TIMER_SOON_MS`: work not yet shown.
+    /// A timer due in this many ms, up to `TIMER_SOON_MS` (from
+    /// `TIMER_FLOOR_MS` for the app's own loop): work not yet shown.
     Timer(u32),
     /// Nothing due sooner than `TIMER_SOON_MS`.
     Later,
 }
 
-/// When the main loop of `pid` will wake next, from the timeout of the
-/// `poll` (GLib) or `ppoll` (Qt) its main thread sleeps in; `None` when it
-/// sleeps in neither (it runs, or waits some other way).
+/// When the main loop of `pid` will wake next, from the timeout its main
+/// thread sleeps with: a `poll` (GLib), `ppoll` (Qt) or futex; or a helper
+/// process it started (a browser's page renderer, whose main thread runs
+/// the page's scripts and sleeps in a futex until its next task). `None`
+/// when the main thread runs or sleeps some other way, and no helper's
+/// task is due soon.
+///
+/// A helper's short sleeps are not pacing: a page renderer runs its tasks
+/// in slices of at most 50 ms for a while after input, and the page's own
+/// timer (a `setTimeout` of 300 ms) hides behind them, so each counts as a
+/// timer, and the later of its and the main loop's is the one answered.
 pub fn main_loop_wake(pid: u32) -> Option<MainLoopWake> {
-    let line = fs::read_to_string(format!("/proc/{pid}/task/{pid}/syscall")).ok()?;
-    let (nr, args) = syscall_of(&line)?;
-    Some(match poll_timeout(pid, nr, &args)? {
+    let own = sleep_timeout(pid).map(|ms| match ms {
         ms if ms < TIMER_FLOOR_MS => MainLoopWake::Pacing,
         ms if ms <= TIMER_SOON_MS => MainLoopWake::Timer(ms),
         _ => MainLoopWake::Later,
-    })
+    });
+    let helpers = process_tree(pid)
+        .into_iter()
+        .skip(1)
+        .filter_map(sleep_timeout)
+        .min()
+        .filter(|ms| *ms <= TIMER_SOON_MS)
+        .map(|ms| ms.max(1));
+    match (own, helpers) {
+        (Some(MainLoopWake::Timer(own)), Some(helper)) => {
+            Some(MainLoopWake::Timer(own.max(helper)))
+        }
+        (_, Some(helper)) => Some(MainLoopWake::Timer(helper)),
+        (own, None) => own,
+    }
+}
+
+/// In how many ms the main thread of process `pid` wakes from the sleep it
+/// is in, `u32::MAX` for never; `None` when it runs or sleeps in no call
+/// with a timeout known here.
+fn sleep_timeout(pid: u32) -> Option<u32> {
+    let line = fs::read_to_string(format!("/proc/{pid}/task/{pid}/syscall")).ok()?;
+    let (nr, args) = syscall_of(&line)?;
+    poll_timeout(pid, nr, &args).or_else(|| futex_timeout(pid, nr, &args))
 }
 
 /// The number and arguments of the syscall a `/proc/.../syscall` line says
@@ -134,7 +177,61 @@ fn poll_timeout(pid: u32, nr: i64, args: &[u64]) -> Option<u32> {
     if args[2] == 0 {
         return Some(u32::MAX);
     }
-    // ppoll(fds, nfds, *timespec, ...): read the timespec from the app.
+    // ppoll(fds, nfds, *timespec, ...): a timeout from now.
+    let ts = read_timespec(pid, args[2])?;
+    Some(ms_of(ts))
+}
+
+/// `FUTEX_WAIT`: its timeout is from now.
+const FUTEX_WAIT: u64 = 0;
+/// `FUTEX_WAIT_BITSET`: its timeout is a moment of a clock.
+const FUTEX_WAIT_BITSET: u64 = 9;
+/// The bits of a futex op that name the operation (the rest are flags).
+const FUTEX_CMD_MASK: u64 = 0x7f;
+/// The op flag that makes a `FUTEX_WAIT_BITSET` moment the real-time
+/// clock's, not the monotonic one's.
+const FUTEX_CLOCK_REALTIME: u64 = 0x100;
+
+/// The timeout in ms of a futex wait with these arguments, `u32::MAX` for
+/// none; `None` for another syscall or futex operation.
+fn futex_timeout(pid: u32, nr: i64, args: &[u64]) -> Option<u32> {
+    if nr != libc::SYS_futex {
+        return None;
+    }
+    // futex(uaddr, op, val, *timespec, ...)
+    let op = args[1];
+    let cmd = op & FUTEX_CMD_MASK;
+    if cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET {
+        return None;
+    }
+    if args[3] == 0 {
+        return Some(u32::MAX);
+    }
+    let ts = read_timespec(pid, args[3])?;
+    if cmd == FUTEX_WAIT {
+        return Some(ms_of(ts));
+    }
+    let clock = if op & FUTEX_CLOCK_REALTIME != 0 {
+        libc::CLOCK_REALTIME
+    } else {
+        libc::CLOCK_MONOTONIC
+    };
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a timespec of ours for the kernel to fill.
+    if unsafe { libc::clock_gettime(clock, &mut now) } != 0 {
+        return None;
+    }
+    let due = |t: libc::timespec| i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
+    let left_ms = ((due(ts) - due(now)) / 1_000_000).max(0);
+    Some(u32::try_from(left_ms).unwrap_or(u32::MAX))
+}
+
+/// A timespec read from the memory of process `pid`; `None` when it
+/// cannot be read (the app exited, the address is bad) or is negative.
+fn read_timespec(pid: u32, address: u64) -> Option<libc::timespec> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -144,18 +241,20 @@ fn poll_timeout(pid: u32, nr: i64, args: &[u64]) -> Option<u32> {
         iov_len: std::mem::size_of::<libc::timespec>(),
     };
     let remote = libc::iovec {
-        iov_base: args[2] as *mut libc::c_void,
+        iov_base: address as *mut libc::c_void,
         iov_len: std::mem::size_of::<libc::timespec>(),
     };
     // SAFETY: one iovec each way; the local one is a timespec of ours, and
     // the kernel checks the remote one (an app that exited or a bad
     // address fails the call, which is answered as not known).
     let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-    if read != local.iov_len as isize || ts.tv_sec < 0 {
-        return None;
-    }
+    (read == local.iov_len as isize && ts.tv_sec >= 0).then_some(ts)
+}
+
+/// A timespec's length in whole ms, `u32::MAX` past it.
+fn ms_of(ts: libc::timespec) -> u32 {
     let ms = (ts.tv_sec as u64).saturating_mul(1000) + ts.tv_nsec as u64 / 1_000_000;
-    Some(u32::try_from(ms).unwrap_or(u32::MAX))
+    u32::try_from(ms).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -193,6 +292,33 @@ mod tests {
         wayrig_host::launch::signal_group(sleeper.id(), libc::SIGKILL);
         let _ = sleeper.wait();
         assert_eq!(found, Some(MainLoopWake::Timer(200)));
+    }
+
+    #[test]
+    fn a_timer_a_helper_process_sleeps_for_in_a_futex_is_found_while_it_is_due() {
+        // A shell waiting for its child, which sleeps in a futex until a
+        // moment 200 ms ahead, again and again (as a page renderer waits
+        // for a page's timer); the shell itself waits with no timeout.
+        use std::os::unix::process::CommandExt;
+        let helper = "import threading\nl = threading.Lock()\nl.acquire()\n\
+                      while True: l.acquire(timeout=0.2)";
+        let mut shell = std::process::Command::new("sh")
+            .args(["-c", "/usr/bin/python3 -c \"$0\" & wait", helper])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut found = None;
+        while found.is_none() && std::time::Instant::now() < until {
+            found = main_loop_wake(shell.id()).filter(|w| *w != MainLoopWake::Later);
+        }
+        wayrig_host::launch::signal_group(shell.id(), libc::SIGKILL);
+        let _ = shell.wait();
+        // Found as the time left of the 200 ms: a moment, not a length.
+        assert!(
+            matches!(found, Some(MainLoopWake::Timer(ms)) if ms <= 200),
+            "found {found:?}"
+        );
     }
 
     #[test]
