@@ -208,6 +208,12 @@ pub trait Accessibility: Send + Sync {
     /// The bounds the app gives now of nodes read before, asked side by side.
     async fn bounds_of(&self, ids: &[u64]) -> HashMap<u64, Option<Rect>>;
 
+    /// Where the app places nodes read before on its own screen, asked side
+    /// by side (a node it gives no place is left out): an app that measures
+    /// a frame inside a window from the frame's own corner (Chromium's print
+    /// preview) tells where it lies in the window only there.
+    async fn screen_places_of(&self, ids: &[u64]) -> HashMap<u64, Rect>;
+
     /// The object the app says is at a point (in its window's coordinates,
     /// as bounds are) inside node `within`: the deepest one there, or the
     /// child of `within` there, read or not; `Ok(None)` when the app says

@@ -500,6 +500,14 @@ impl Accessibility for A11y {
         self.bounds_now(ids).await
     }
 
+    async fn screen_places_of(&self, ids: &[u64]) -> HashMap<u64, Rect> {
+        self.places_now(ids, Some(CoordType::Screen), "screen places")
+            .await
+            .into_iter()
+            .filter_map(|(id, place)| Some((id, place?)))
+            .collect()
+    }
+
     async fn at_point(&self, within: u64, x: i32, y: i32) -> Result<Option<Picked>, Error> {
         self.object_at_point(within, x, y).await
     }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::{
-    CacheItem, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State, StateSet,
+    CacheItem, CoordType, Interface, InterfaceSet, ObjectRefOwned, Role as AtspiRole, State,
+    StateSet,
 };
 use futures_util::stream::{self, StreamExt};
 
@@ -753,6 +754,18 @@ impl A11y {
     /// (a node whose object has no Component is left out): a read asks
     /// those it already knows it needs while it waits for the app's events.
     pub(super) async fn bounds_now(&self, ids: &[u64]) -> HashMap<u64, Option<Rect>> {
+        self.places_now(ids, None, "bounds ahead").await
+    }
+
+    /// The places the app gives now of nodes read before, asked side by
+    /// side in `coords` (`None`: those its bounds are asked in), as a read's
+    /// phase `phase`.
+    pub(super) async fn places_now(
+        &self,
+        ids: &[u64],
+        coords: Option<CoordType>,
+        phase: &'static str,
+    ) -> HashMap<u64, Option<Rect>> {
         let began = std::time::Instant::now();
         let objects: Vec<(u64, ObjectRefOwned, InterfaceSet)> = {
             let known = self.objects.lock().unwrap();
@@ -765,13 +778,16 @@ impl A11y {
         let conn = &self.conn;
         let measured = stream::iter(objects)
             .map(|(id, obj, ifaces)| async move {
-                let coords = self.coords_for(&obj).await;
+                let coords = match coords {
+                    Some(coords) => coords,
+                    None => self.coords_for(&obj).await,
+                };
                 (id, bounds(conn, &obj, ifaces, coords).await)
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
             .await;
-        self.span("bounds ahead", began, asked);
+        self.span(phase, began, asked);
         measured
     }
 }

@@ -314,6 +314,14 @@ impl Accessibility for FakeAccess {
             .collect()
     }
 
+    /// The fake app's screen is its window: its places are its bounds.
+    async fn screen_places_of(&self, ids: &[u64]) -> HashMap<u64, Rect> {
+        let app = self.app.lock().unwrap();
+        ids.iter()
+            .filter_map(|id| Some((*id, FakeAccess::element(&app, *id).ok()?.bounds?)))
+            .collect()
+    }
+
     async fn at_point(&self, within: u64, x: i32, y: i32) -> Result<Option<Picked>, Error> {
         let app = self.app.lock().unwrap();
         if let Some(over) = app.covered_by {

@@ -1,10 +1,14 @@
 //! Where an app's coordinates lie in its window's content: an offset for the
-//! whole app, and, for a page an app measures in device pixels, a map onto
-//! the place the app gives that page in points.
+//! whole app, one for each frame the app measures from its own origin, and,
+//! for a page an app measures in device pixels, a map onto the place the
+//! app gives that page in points.
 //!
 //! Chromium at a fractional scale measures its browser's controls in points
 //! but its pages in device pixels, from an origin of its own: a document's
 //! places are scaled onto its container's, which Chromium measures in points.
+//! Chromium's in-window dialogs (print preview) are frames inside the
+//! window's frame, measured from their own corner: only the app's screen
+//! places tell where they lie in the window.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,6 +29,16 @@ pub(crate) struct Placing {
     /// Added to every place the app gives (see `surface_offset`).
     offset: (i32, i32),
     pages: Vec<ScaledPage>,
+    frames: Vec<InnerFrame>,
+}
+
+/// A frame inside the window's frame that its app measures from its own
+/// corner: its elements, and what to add to their places to have them
+/// measured as the window's frame is.
+#[derive(Debug, Clone, PartialEq)]
+struct InnerFrame {
+    elements: HashSet<u64>,
+    shift: (i32, i32),
 }
 
 /// A document measured in device pixels: its elements, its place as the
@@ -47,10 +61,25 @@ impl ScaledPage {
 }
 
 impl Placing {
-    /// The placing of a read whose app measures from `offset`: documents
-    /// (`document web`) whose place is their container's scaled alike both
-    /// ways are measured in device pixels, they and all they hold.
-    pub fn of(nodes: &[Node], offset: (i32, i32)) -> Placing {
+    /// The frames inside the window's frame, with the frame itself first,
+    /// whose screen places `of` needs; none when there are none.
+    pub fn frames_to_ask(nodes: &[Node]) -> Vec<u64> {
+        let inner: Vec<u64> = inner_frames(nodes).map(|n| n.id).collect();
+        match nodes.first() {
+            Some(root) if !inner.is_empty() => std::iter::once(root.id).chain(inner).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The placing of a read whose app measures from `offset`:
+    /// - frames inside the window's frame whose places (in `screen`, the
+    ///   app's screen places of `frames_to_ask`) lie apart from the
+    ///   window's frame otherwise than their window places do are measured
+    ///   from their own corner, they and all they hold;
+    /// - documents (`document web`) whose place is their container's
+    ///   scaled alike both ways are measured in device pixels, they and all
+    ///   they hold.
+    pub fn of(nodes: &[Node], offset: (i32, i32), screen: &HashMap<u64, Rect>) -> Placing {
         let by_id: HashMap<u64, &Node> = nodes.iter().map(|n| (n.id, n)).collect();
         let pages = nodes
             .iter()
@@ -69,7 +98,41 @@ impl Placing {
                 )
             })
             .collect();
-        Placing { offset, pages }
+        let root = nodes
+            .first()
+            .and_then(|r| Some((r.bounds?, *screen.get(&r.id)?)));
+        let mut frames: Vec<InnerFrame> = inner_frames(nodes)
+            .filter_map(|frame| {
+                let ((root_window, root_screen), window, on_screen) =
+                    (root?, frame.bounds?, screen.get(&frame.id)?);
+                let shift = (
+                    (on_screen.x - root_screen.x) - (window.x - root_window.x),
+                    (on_screen.y - root_screen.y) - (window.y - root_window.y),
+                );
+                (shift != (0, 0)).then(|| InnerFrame {
+                    elements: held_by(frame.id, &by_id),
+                    shift,
+                })
+            })
+            .collect();
+        // The innermost frame holding an element is the one it is measured in.
+        frames.sort_by_key(|f| f.elements.len());
+        Placing {
+            offset,
+            pages,
+            frames,
+        }
+    }
+
+    /// What to add to element `id`'s place, once a page's scale is undone,
+    /// to have it in the window's content.
+    fn offset_of(&self, id: u64) -> (i32, i32) {
+        let (dx, dy) = self
+            .frames
+            .iter()
+            .find(|f| f.elements.contains(&id))
+            .map_or((0, 0), |f| f.shift);
+        (self.offset.0 + dx, self.offset.1 + dy)
     }
 
     fn page_of(&self, id: u64) -> Option<&ScaledPage> {
@@ -79,7 +142,7 @@ impl Placing {
     /// Where element `id`, placed at `place` by its app, lies in the
     /// window's content.
     pub fn to_window(&self, id: u64, place: Rect) -> Rect {
-        let (dx, dy) = self.offset;
+        let (dx, dy) = self.offset_of(id);
         let Some(page) = self.page_of(id) else {
             return Rect::new(place.x + dx, place.y + dy, place.width, place.height);
         };
@@ -117,7 +180,8 @@ impl Placing {
     /// A point of the window's content, aimed at element `id`, as its app
     /// places it.
     pub fn point_to_app(&self, id: u64, x: f64, y: f64) -> (i32, i32) {
-        let (x, y) = (x - f64::from(self.offset.0), y - f64::from(self.offset.1));
+        let (dx, dy) = self.offset_of(id);
+        let (x, y) = (x - f64::from(dx), y - f64::from(dy));
         let Some(page) = self.page_of(id) else {
             return (x.floor() as i32, y.floor() as i32);
         };
@@ -127,6 +191,14 @@ impl Placing {
             (f64::from(page.measured.y) + (y - f64::from(page.shown.y)) * sy).round() as i32,
         )
     }
+}
+
+/// The frames (`frame`) inside the window's frame, the first node.
+fn inner_frames(nodes: &[Node]) -> impl Iterator<Item = &Node> {
+    nodes
+        .iter()
+        .skip(1)
+        .filter(|n| n.native_role == "frame" && n.parent.is_some())
 }
 
 /// `root` and every element it holds.
@@ -184,7 +256,7 @@ mod tests {
     #[test]
     fn a_page_measured_in_device_pixels_is_placed_in_points_in_its_container() {
         let nodes = chromium_at_one_and_a_half();
-        let placing = Placing::of(&nodes, (-16, -10));
+        let placing = Placing::of(&nodes, (-16, -10), &HashMap::new());
         // The heading: 8 points in from the page's left (the body's
         // margin), 21 down (its own), 1002 points wide.
         let heading = placing.to_window(4, Rect::new(41, 233, 1503, 56));
@@ -217,7 +289,7 @@ mod tests {
         // Firefox, and Chromium at scale 1: the document is its container.
         let mut nodes = chromium_at_one_and_a_half();
         nodes[2].bounds = Some(Rect::new(16, 131, 1018, 617));
-        let placing = Placing::of(&nodes, (-16, -10));
+        let placing = Placing::of(&nodes, (-16, -10), &HashMap::new());
         assert_eq!(
             placing.to_window(4, Rect::new(41, 233, 100, 20)),
             Rect::new(25, 223, 100, 20)
@@ -225,7 +297,51 @@ mod tests {
         // A page scrolled wider than its container but no taller is not
         // scaled either: both ways must agree.
         nodes[2].bounds = Some(Rect::new(16, 131, 2036, 617));
-        let placing = Placing::of(&nodes, (0, 0));
+        let placing = Placing::of(&nodes, (0, 0), &HashMap::new());
         assert_eq!(placing.pages.len(), 0);
+    }
+
+    /// Chromium's print preview, as measured here: a frame inside the
+    /// window's frame, at (0, 0) 982x644 in window places, its Save button
+    /// at (884, 575); on the app's screen the window's frame is at (10, 10)
+    /// and the preview at (44, 98). Save shows at (902, 653) in the content.
+    #[test]
+    fn a_frame_measured_from_its_own_corner_is_placed_where_the_screen_says() {
+        let nodes = vec![
+            node(1, None, vec![2, 4], "frame", Rect::new(0, 0, 1050, 780)),
+            node(2, Some(1), vec![3], "frame", Rect::new(0, 0, 982, 644)),
+            node(
+                3,
+                Some(2),
+                vec![],
+                "push button",
+                Rect::new(884, 575, 67, 36),
+            ),
+            node(4, Some(1), vec![], "push button", Rect::new(94, 55, 34, 34)),
+        ];
+        assert_eq!(Placing::frames_to_ask(&nodes), vec![1, 2]);
+        let screen = HashMap::from([
+            (1, Rect::new(10, 10, 1050, 780)),
+            (2, Rect::new(44, 98, 982, 644)),
+        ]);
+        let placing = Placing::of(&nodes, (-16, -10), &screen);
+        let save = placing.to_window(3, Rect::new(884, 575, 67, 36));
+        assert_eq!(save, Rect::new(902, 653, 67, 36));
+        assert_eq!(placing.point_to_app(3, 935.0, 670.0), (917, 592));
+        assert_eq!(placing.to_app(3, save), Rect::new(884, 575, 67, 36));
+        // The window's own controls are where they were.
+        assert_eq!(
+            placing.to_window(4, Rect::new(94, 55, 34, 34)),
+            Rect::new(78, 45, 34, 34)
+        );
+        // Without a frame inside, nothing is asked; a frame whose window
+        // place agrees with the screen (a toolkit measuring it from the
+        // window's corner) is left as it is.
+        assert!(Placing::frames_to_ask(&nodes[..1]).is_empty());
+        let agreeing = HashMap::from([
+            (1, Rect::new(10, 10, 1050, 780)),
+            (2, Rect::new(10, 10, 982, 644)),
+        ]);
+        assert!(Placing::of(&nodes, (0, 0), &agreeing).frames.is_empty());
     }
 }

@@ -283,7 +283,13 @@ impl Session {
             .await?;
         a11y.span("items left behind", began, unplaced.asked);
         let began = std::time::Instant::now();
-        let placing = Placing::of(&frame.nodes, surface_offset(&frame, &window));
+        let inner_frames = Placing::frames_to_ask(&frame.nodes);
+        let screen = if inner_frames.is_empty() {
+            HashMap::new()
+        } else {
+            a11y.screen_places_of(&inner_frames).await
+        };
+        let placing = Placing::of(&frame.nodes, surface_offset(&frame, &window), &screen);
         let nodes = frame
             .nodes
             .into_iter()
@@ -1244,7 +1250,7 @@ mod tests {
             acts: 0,
             tree,
             // The app measures from 10 points left of the content.
-            placing: Placing::of(&[], (10, 0)),
+            placing: Placing::of(&[], (10, 0), &HashMap::new()),
             ask_again: HashSet::new(),
             verdicts: Verdicts::from([
                 (1, (Rect::new(0, 0, 50, 40), false)),
