@@ -417,6 +417,28 @@ fn a_mygo_client_gone_mid_request_is_forgotten_and_its_action_still_lands() {
         "Wayrig still holds the gone client's connection ({left} descriptors, {before} before it)"
     );
 
+    // Gone with a second request sent behind the first (unread by Wayrig
+    // while the first waits): forgotten as soon.
+    let pipelined = UnixStream::connect(&wayrig.socket).unwrap();
+    (&pipelined)
+        .write_all(b"{\"id\": 1, \"method\": \"idle\", \"params\": {\"timeout\": 60000}}\n")
+        .unwrap();
+    let accepted = descriptors_until(pid, |n| n > before, Duration::from_secs(5));
+    assert!(accepted > before, "the connection was never accepted");
+    (&pipelined)
+        .write_all(b"{\"id\": 2, \"method\": \"windows\"}\n")
+        .unwrap();
+    // Answered on another connection once Wayrig's event loop has taken
+    // the second request's arrival as its own event, before the hang-up.
+    other.call(wayrig_proto::mygo::Call::Windows);
+    drop(pipelined);
+    let left = descriptors_until(pid, |n| n <= before, Duration::from_secs(5));
+    assert!(
+        left <= before,
+        "Wayrig still holds the pipelining client's connection ({left} descriptors, {before} \
+         before it)"
+    );
+
     // Ended its sending side only: it still reads its answer.
     let half = UnixStream::connect(&wayrig.socket).unwrap();
     half.set_read_timeout(Some(Duration::from_secs(20)))

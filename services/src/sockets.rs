@@ -83,10 +83,12 @@ pub fn same_token(given: &[u8], set: &[u8]) -> bool {
 
 /// Resolves once the client has closed its connection both ways, so no
 /// answer can reach it. A client that only ended its sending side still
-/// reads its answer, and one whose unread requests wait is not watched past
-/// them: both leave this pending.
+/// reads its answer: that leaves this pending. Only the end of the reading
+/// side is waited for (the priority interest's readiness, which data does
+/// not wake), so requests the client sent behind the one being answered,
+/// still unread, do not hide its going.
 pub async fn hung_up(stream: &UnixStream) {
-    match stream.ready(Interest::READABLE).await {
+    match stream.ready(Interest::PRIORITY).await {
         Ok(ready) if ready.is_read_closed() && both_ways_closed(stream) => {}
         Ok(_) => std::future::pending().await,
         Err(_) => {}
