@@ -21,6 +21,7 @@ const PAGE: &str = r##"<!doctype html>
 <br><button type="button" onclick="document.getElementById('out').textContent='clicked '+(++window.n||(window.n=1))">Press me</button>
 <span id="out" role="status">not clicked</span>
 <button type="button" onclick="setTimeout(()=>{document.getElementById('out').textContent='shown later'},300)">Later</button>
+<button type="button" onclick="Notification.requestPermission().then(p=>{document.getElementById('out').textContent='notifications '+p})">Ask to notify</button>
 <input type="file" aria-label="Attachment" onchange="document.getElementById('out').textContent='picked '+this.files[0].name">
 <br><label for="colour">Colour</label>
 <select id="colour" onchange="document.getElementById('out').textContent='changed '+this.value">
@@ -178,6 +179,37 @@ fn dialog_titled(c: &mut Client, window: u64, title: &str) -> u64 {
             timeout_ms: Some(200),
         });
     }
+}
+
+/// Chromium's permission prompt is an alert of its own beside the window's
+/// frame, drawn over the window: read into the window's tree, its Allow is
+/// pressed where it shows, and the page is granted what it asked.
+fn a_permission_prompt_is_answered_from_the_tree(c: &mut Client, window: u64) {
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    act(
+        c,
+        window,
+        &the_node(&tree, "button", "Ask to notify"),
+        Action::Press,
+    );
+    wait_for_text(c, window, "Allow");
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    the_node(
+        &tree,
+        "alertDialog",
+        "This file wants to: Show notifications",
+    );
+    act(
+        c,
+        window,
+        &the_node(&tree, "button", "Allow"),
+        Action::Press,
+    );
+    wait_for_text(c, window, "notifications granted");
 }
 
 /// Chromium's print preview is a frame inside the window that Chromium
@@ -368,6 +400,7 @@ fn a_chromium_page_is_read_and_driven_with_no_flag_from_the_user() {
     wait_for_text(&mut c, window, "page.html#one");
 
     assert_page_drawn(&mut c, window);
+    a_permission_prompt_is_answered_from_the_tree(&mut c, window);
     the_print_preview_is_pressed_where_it_shows(&mut c, window);
 
     // Stopped as a browser should be: the browser first, then its helpers,

@@ -58,6 +58,10 @@ pub struct FrameHead {
     pub name: String,
     /// An AT-SPI "window": a popup, menu or tooltip rather than a top level.
     pub popup: bool,
+    /// An AT-SPI alert: a prompt, which an app may draw over one of its
+    /// windows rather than in a window of its own (Chromium's permission
+    /// prompts).
+    pub alert: bool,
 }
 
 /// An app's objects as one bulk read gives them, before the per-node calls:

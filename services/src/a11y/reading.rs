@@ -52,6 +52,7 @@ impl CachedRead {
                     id,
                     name: it.short_name.clone(),
                     popup: it.role == AtspiRole::Window,
+                    alert: it.role == AtspiRole::Alert,
                 }
             })
             .collect()

@@ -286,6 +286,7 @@ impl Accessibility for FakeAccess {
             id: root.id,
             name: root.name,
             popup: false,
+            alert: false,
         };
         Ok(AppItems::new(app.clone(), vec![head], ()))
     }

@@ -133,7 +133,9 @@ impl Session {
             .filter_map(|n| Some((n.id, n.parent?)))
             .collect();
         let a11y = self.a11y()?;
-        let mut within = root.id;
+        // An alert read into the window (Chromium's permission prompt) is
+        // no child of the window's frame to its app: asked from itself down.
+        let mut within = alert_holding(tree, &parents, root.id, node.id).unwrap_or(root.id);
         for _ in 0..PICK_DEPTH {
             let picked = match a11y.at_point(within, ax, ay).await {
                 Ok(picked) => picked,
@@ -173,6 +175,23 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The alert that `id` is in, where the read put one under the window's
+/// frame `root` (see `read_alerts_over`).
+fn alert_holding(tree: &Tree, parents: &HashMap<u64, u64>, root: u64, id: u64) -> Option<u64> {
+    let mut at = id;
+    for _ in 0..tree.nodes.len() {
+        let parent = *parents.get(&at)?;
+        if parent == root {
+            return tree
+                .node(at)
+                .is_some_and(|n| n.native_role == "alert")
+                .then_some(at);
+        }
+        at = parent;
+    }
+    None
 }
 
 /// The refusal of an action on a concealed element.

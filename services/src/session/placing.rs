@@ -193,12 +193,13 @@ impl Placing {
     }
 }
 
-/// The frames (`frame`) inside the window's frame, the first node.
+/// The frames (`frame`) inside the window's frame, the first node, and
+/// the alerts read into it.
 fn inner_frames(nodes: &[Node]) -> impl Iterator<Item = &Node> {
     nodes
         .iter()
         .skip(1)
-        .filter(|n| n.native_role == "frame" && n.parent.is_some())
+        .filter(|n| matches!(n.native_role.as_str(), "frame" | "alert") && n.parent.is_some())
 }
 
 /// `root` and every element it holds.

@@ -277,6 +277,7 @@ impl Session {
             .collect();
         // Only the picked frame's elements cost per-node calls.
         let mut frame = a11y.read_frame(&apps[app], &head, &kept).await;
+        read_alerts_over(a11y, &apps[app], &kept, &mut frame).await;
         let began = std::time::Instant::now();
         let unplaced = self
             .unplace_left_behind(&mut frame.nodes, &kept_verdicts)
@@ -831,6 +832,53 @@ impl Session {
     }
 }
 
+/// Alerts the app draws over the frame's window rather than in a window of
+/// their own (Chromium's permission prompts: an AT-SPI alert beside the
+/// window's frame, drawn over it), read into the frame as children of its
+/// root, to be placed as frames inside it are (see `Placing`). Only an app
+/// that places its windows apart on a screen of its own (the frame not at
+/// the origin) tells which window an alert lies over: the one whose screen
+/// place holds the alert's wholly.
+async fn read_alerts_over(
+    a11y: &dyn Accessibility,
+    items: &AppItems,
+    kept: &HashMap<u64, Option<Rect>>,
+    frame: &mut Frame,
+) {
+    let Some(root) = frame.nodes.first().map(|n| n.id) else {
+        return;
+    };
+    let alerts: Vec<&FrameHead> = items
+        .frames
+        .iter()
+        .filter(|h| h.alert && h.id != frame.head.id)
+        .collect();
+    if alerts.is_empty() {
+        return;
+    }
+    let Some(window) = a11y.screen_places_of(&[root]).await.remove(&root) else {
+        return;
+    };
+    if (window.x, window.y) == (0, 0) {
+        return;
+    }
+    for alert in alerts {
+        // Read first: its place can be asked once it is read.
+        let read = a11y.read_frame(items, alert, kept).await;
+        let place = a11y.screen_places_of(&[alert.id]).await.remove(&alert.id);
+        if !place.is_some_and(|p| window.contains_rect(&p)) {
+            continue;
+        }
+        let mut nodes = read.nodes;
+        let Some(top) = nodes.first_mut() else {
+            continue;
+        };
+        top.parent = Some(root);
+        frame.nodes[0].children.push(top.id);
+        frame.nodes.extend(nodes);
+    }
+}
+
 /// Toolkits disagree on what "window coordinates" are under Wayland: GTK 4
 /// measures from the window's content, GTK 3 from its surface (shadow
 /// included), AccessKit under winit from its surface while winit draws the
@@ -1005,6 +1053,7 @@ mod tests {
                 id,
                 name: name.into(),
                 popup,
+                alert: false,
             },
         )
     }
