@@ -529,7 +529,7 @@ async fn foot_runs_a_typed_command() {
     .unwrap();
     let win = wait_window(&mut watch, APP_START, |w| w.app_id == "foot").await;
     host.settle(win.handle, SHORT).await.unwrap();
-    // The tab goes as a key between two commits: it must land between them.
+    // The tab and the Unicode go as keys, in order.
     let command = format!("echo 'typed:\tünïcödé ✓' > {}\n", fifo.display());
     let report = host
         .input(
@@ -539,10 +539,12 @@ async fn foot_runs_a_typed_command() {
         )
         .await
         .unwrap();
+    // foot enables text-input-v3, as a terminal's: its text goes as keys,
+    // since foot drops a commit its own cursor update crossed.
     assert_eq!(
         report.text_paths,
-        [TextPath::InputMethod],
-        "foot enables text-input-v3"
+        [TextPath::Keymap],
+        "foot's terminal field takes keys"
     );
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(reader.join().unwrap()));

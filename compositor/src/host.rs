@@ -459,7 +459,8 @@ fn prepare(
         commands,
         exit_sender,
     )?;
-    crate::input_method::start(&mut state.rig.display_handle)?;
+    let terminal_field = state.rig.input_queue.terminal_field.clone();
+    crate::input_method::start(&mut state.rig.display_handle, terminal_field)?;
     if config.nested {
         show_nested(&mut state, &event_loop, &config)?;
     }

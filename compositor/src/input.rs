@@ -555,6 +555,14 @@ impl State {
 
     /// The focused client has enabled text input (a text field has focus).
     fn text_input_active(&self) -> bool {
+        if self
+            .rig
+            .input_queue
+            .terminal_field
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return false;
+        }
         let mut active = false;
         self.seat
             .text_input()

@@ -3,23 +3,28 @@
 //!
 //! Smithay drops every text-input request while no input method is connected;
 //! with this one present, `input.rs` commits text to the focused field directly.
+//! It notes whether the field is a terminal's, which takes keys instead.
 
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use smithay::reexports::wayland_server::DisplayHandle;
 use wayland_client::globals::{registry_queue_init, GlobalListContents};
 use wayland_client::protocol::{wl_registry, wl_seat};
 use wayland_client::{delegate_noop, Connection, Dispatch, QueueHandle};
+use wayland_protocols::wp::text_input::zv3::client::zwp_text_input_v3::ContentPurpose;
 use wayland_protocols_misc::zwp_input_method_v2::client::{
-    zwp_input_method_manager_v2::ZwpInputMethodManagerV2, zwp_input_method_v2::ZwpInputMethodV2,
+    zwp_input_method_manager_v2::ZwpInputMethodManagerV2,
+    zwp_input_method_v2::{self, ZwpInputMethodV2},
 };
 
 use crate::rig::clients::ClientState;
 
 /// Connect the input method over a socket pair and serve it on a thread of its
-/// own; the thread ends when the compositor closes the connection.
-pub fn start(display: &mut DisplayHandle) -> Result<(), String> {
+/// own; the thread ends when the compositor closes the connection. It sets
+/// `terminal` while the active field says its purpose is a terminal's.
+pub fn start(display: &mut DisplayHandle, terminal: Arc<AtomicBool>) -> Result<(), String> {
     let (ours, theirs) = UnixStream::pair().map_err(|e| format!("socket pair: {e}"))?;
     display
         .insert_client(ours, Arc::new(ClientState::internal()))
@@ -27,7 +32,7 @@ pub fn start(display: &mut DisplayHandle) -> Result<(), String> {
     std::thread::Builder::new()
         .name("wayrig-input-method".into())
         .spawn(move || {
-            if let Err(e) = serve(theirs) {
+            if let Err(e) = serve(theirs, terminal) {
                 tracing::debug!(%e, "input method ended");
             }
         })
@@ -35,9 +40,14 @@ pub fn start(display: &mut DisplayHandle) -> Result<(), String> {
     Ok(())
 }
 
-struct InputMethod;
+/// The active field's purpose as the input method learns it: the pending
+/// one (since the last activate) is applied at done.
+struct InputMethod {
+    pending_terminal: bool,
+    terminal: Arc<AtomicBool>,
+}
 
-fn serve(stream: UnixStream) -> Result<(), String> {
+fn serve(stream: UnixStream, terminal: Arc<AtomicBool>) -> Result<(), String> {
     let conn = Connection::from_socket(stream).map_err(|e| e.to_string())?;
     let (globals, mut queue) =
         registry_queue_init::<InputMethod>(&conn).map_err(|e| e.to_string())?;
@@ -46,7 +56,10 @@ fn serve(stream: UnixStream) -> Result<(), String> {
     let manager: ZwpInputMethodManagerV2 =
         globals.bind(&qh, 1..=1, ()).map_err(|e| e.to_string())?;
     let _input_method = manager.get_input_method(&seat, &qh, ());
-    let mut state = InputMethod;
+    let mut state = InputMethod {
+        pending_terminal: false,
+        terminal,
+    };
     loop {
         queue
             .blocking_dispatch(&mut state)
@@ -66,8 +79,36 @@ impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for InputMethod {
     }
 }
 
-// Activation, surrounding text and done events need no answer: the compositor
-// commits text itself, in order with the other input it sends.
+// No event needs an answer: the compositor commits text itself, in order with
+// the other input it sends. A field's purpose is noted.
+impl Dispatch<ZwpInputMethodV2, ()> for InputMethod {
+    fn event(
+        state: &mut Self,
+        _: &ZwpInputMethodV2,
+        event: zwp_input_method_v2::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        match event {
+            zwp_input_method_v2::Event::Activate => state.pending_terminal = false,
+            zwp_input_method_v2::Event::Deactivate => {
+                state.pending_terminal = false;
+                state.terminal.store(false, Ordering::Relaxed);
+            }
+            zwp_input_method_v2::Event::ContentType { purpose, .. } => {
+                state.pending_terminal =
+                    purpose.into_result().ok() == Some(ContentPurpose::Terminal);
+            }
+            zwp_input_method_v2::Event::Done => {
+                state
+                    .terminal
+                    .store(state.pending_terminal, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+}
+
 delegate_noop!(InputMethod: ignore wl_seat::WlSeat);
 delegate_noop!(InputMethod: ZwpInputMethodManagerV2);
-delegate_noop!(InputMethod: ignore ZwpInputMethodV2);

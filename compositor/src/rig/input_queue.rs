@@ -4,6 +4,8 @@
 //! Sending them through the seat is `input.rs`'s; this is what needs no seat.
 
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use smithay::backend::input::ButtonState;
@@ -132,6 +134,11 @@ pub struct InputQueue {
     /// queues those but applies an input-method commit as it reads it, so a
     /// commit sent now could overtake them: it waits for a ping's answer.
     pub unread_keys: bool,
+    /// The focused field is a terminal's, as its text-input says (set by
+    /// the input method): its text goes as keys. foot drops a commit whose
+    /// serial its own cursor update crossed (the shell's prompt drawn as
+    /// the text came), and a terminal takes keys as they are typed.
+    pub terminal_field: Arc<AtomicBool>,
 }
 
 impl InputQueue {
@@ -143,6 +150,7 @@ impl InputQueue {
             last_press_time: None,
             buttons_down: Vec::new(),
             unread_keys: false,
+            terminal_field: Arc::new(AtomicBool::new(false)),
         })
     }
 
