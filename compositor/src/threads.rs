@@ -121,7 +121,7 @@ pub enum MainLoopWake {
 /// timer (a `setTimeout` of 300 ms) hides behind them, so each counts as a
 /// timer, and the later of its and the main loop's is the one answered.
 pub fn main_loop_wake(pid: u32) -> Option<MainLoopWake> {
-    let own = sleep_timeout(pid).map(|ms| match ms {
+    let own = poll_sleep_timeout(pid).map(|ms| match ms {
         ms if ms < TIMER_FLOOR_MS => MainLoopWake::Pacing,
         ms if ms <= TIMER_SOON_MS => MainLoopWake::Timer(ms),
         _ => MainLoopWake::Later,
@@ -146,9 +146,22 @@ pub fn main_loop_wake(pid: u32) -> Option<MainLoopWake> {
 /// is in, `u32::MAX` for never; `None` when it runs or sleeps in no call
 /// with a timeout known here.
 fn sleep_timeout(pid: u32) -> Option<u32> {
-    let line = fs::read_to_string(format!("/proc/{pid}/task/{pid}/syscall")).ok()?;
-    let (nr, args) = syscall_of(&line)?;
+    let (nr, args) = main_thread_syscall(pid)?;
     poll_timeout(pid, nr, &args).or_else(|| futex_timeout(pid, nr, &args))
+}
+
+/// As `sleep_timeout`, for a main loop's poll only: the app's own main
+/// thread waiting in a futex waits for a lock (Python's GIL, a few ms at a
+/// time), not for its loop's next timer, and is left as not known.
+fn poll_sleep_timeout(pid: u32) -> Option<u32> {
+    let (nr, args) = main_thread_syscall(pid)?;
+    poll_timeout(pid, nr, &args)
+}
+
+/// The syscall the main thread of process `pid` sleeps in.
+fn main_thread_syscall(pid: u32) -> Option<(i64, Vec<u64>)> {
+    let line = fs::read_to_string(format!("/proc/{pid}/task/{pid}/syscall")).ok()?;
+    syscall_of(&line)
 }
 
 /// The number and arguments of the syscall a `/proc/.../syscall` line says
