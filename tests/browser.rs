@@ -492,7 +492,9 @@ fn a_firefox_page_is_read_and_driven_with_no_flag_from_the_user() {
     let window = c.first_window()["id"].as_u64().unwrap();
 
     // Read as it shows: fields with their values, the status by its text.
+    // Firefox gives a text area's text a moment after the page's controls.
     wait_for_text(&mut c, window, "Press me");
+    wait_for_text(&mut c, window, "line one");
     let tree = c.call(Call::Tree {
         window: Some(window),
     });
