@@ -966,3 +966,81 @@ fn a_firefox_page_at_fractional_scale_is_clicked_where_its_tree_says() {
         &url,
     ]);
 }
+
+/// A page longer than its window: 400 rows, each with a link to itself.
+fn long_page() -> String {
+    let rows: String = (1..=400)
+        .map(|n| {
+            format!("<tr id=r{n}><td>row {n}</td><td><a href=\"#r{n}\">link {n}</a></td></tr>\n")
+        })
+        .collect();
+    format!("<!doctype html><title>Long page</title><h1>Rows</h1><table>{rows}</table>")
+}
+
+/// Where the tree places an element: its bounds, if it has a place.
+fn place_of(node: &Value) -> Option<(f64, f64)> {
+    let b = &node["bounds"];
+    Some((b["x"].as_f64()?, b["y"].as_f64()?))
+}
+
+/// On a page longer than its window, what the browser says does not show
+/// has no place in the tree (it is read without asking each row where it
+/// is), and is reached all the same: pressed through its own action, and
+/// clicked over the Bus once its browser scrolled to it.
+#[test]
+fn a_long_chromium_page_places_what_shows_and_reaches_the_rest() {
+    assert!(
+        have("chromium"),
+        "chromium is not installed (apt-get install chromium)"
+    );
+    let (scratch, _) = pages("chromium-long");
+    std::fs::write(scratch.0.join("long.html"), long_page()).unwrap();
+    let url = format!("file://{}", scratch.0.join("long.html").display());
+    let profile = format!("--user-data-dir={}", scratch.0.join("profile").display());
+    let wayrig = Wayrig::start_with(
+        &EVERY_FACE,
+        &["chromium", "--no-sandbox", "--test-type", &profile, &url],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let window = c.first_window()["id"].as_u64().unwrap();
+    // What is waited for shows; the last rows do not.
+    wait_for_text(&mut c, window, "link 1");
+    let windows = c.call(Call::Windows);
+    let height = windows["windows"][0]["contentBounds"]["height"]
+        .as_f64()
+        .unwrap();
+
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let (_, y) = place_of(&the_node(&tree, "link", "link 1")).expect("link 1 shows");
+    assert!(y < height, "link 1 at y {y} in a window {height} high");
+    let last = the_node(&tree, "link", "link 400");
+    assert_eq!(place_of(&last), None, "{last}");
+    assert!(last["states"].to_string().contains("offscreen"), "{last}");
+
+    // A press on a link out of view follows it (its own action).
+    act(&mut c, window, &last, Action::Press);
+    wait_for_text(&mut c, window, "long.html#r400");
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let (_, y) = place_of(&the_node(&tree, "link", "link 400")).expect("link 400 shows");
+    assert!((0.0..height).contains(&y), "link 400 at y {y}");
+    assert_eq!(place_of(&the_node(&tree, "link", "link 1")), None);
+
+    // A click over the Bus, on the link by its id (a label names only
+    // what shows), scrolls back up to it first.
+    let link = the_node(&tree, "link", "link 20");
+    let (bus, app) = wayrig.bus_and_app();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut b = support::abp::Client::connect(&bus, "browser-test").await;
+        b.ok(&app, "ui.click", serde_json::json!({"id": link["id"]}))
+            .await;
+    });
+    wait_for_text(&mut c, window, "long.html#r20");
+}

@@ -183,6 +183,21 @@ impl Session {
                 return Ok((node.clone(), b));
             }
         }
+        // An element with no place (a web page's that does not show: its
+        // browser gives none) gives the wheel nothing to aim at: its app is
+        // asked to scroll to it first, where it can.
+        if target.node.bounds.is_none()
+            && target.ifaces.component
+            && matches!(self.a11y()?.scroll_to(target.node.id).await, Ok(true))
+        {
+            let tree = self.when_still(target).await?;
+            let node = tree
+                .node(target.node.id)
+                .ok_or_else(|| Error::NoElement(target.node.id.to_string()))?;
+            if let Some(b) = in_view(&tree, node) {
+                return Ok((node.clone(), b));
+            }
+        }
         self.scroll_by_wheel(target).await
     }
 
