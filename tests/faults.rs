@@ -401,16 +401,21 @@ fn a_mygo_client_gone_mid_request_is_forgotten_and_its_action_still_lands() {
         .unwrap_or_else(|| panic!("the First field in {tree}"))["id"]
         .clone();
 
-    // Gone mid-wait: the connection is closed within a second, not a minute.
+    // A connection that asks for an idle of a minute, once Wayrig has
+    // accepted it (it holds one more descriptor).
     let before = open_descriptors(pid);
-    let gone = UnixStream::connect(&wayrig.socket).unwrap();
-    (&gone)
-        .write_all(b"{\"id\": 1, \"method\": \"idle\", \"params\": {\"timeout\": 60000}}\n")
-        .unwrap();
-    // Accepted (Wayrig holds one more descriptor), then its client goes.
-    let accepted = descriptors_until(pid, |n| n > before, Duration::from_secs(5));
-    assert!(accepted > before, "the connection was never accepted");
-    drop(gone);
+    let waiting = || {
+        let stream = UnixStream::connect(&wayrig.socket).unwrap();
+        (&stream)
+            .write_all(b"{\"id\": 1, \"method\": \"idle\", \"params\": {\"timeout\": 60000}}\n")
+            .unwrap();
+        let accepted = descriptors_until(pid, |n| n > before, Duration::from_secs(5));
+        assert!(accepted > before, "the connection was never accepted");
+        stream
+    };
+
+    // Gone mid-wait: the connection is closed within a second, not a minute.
+    drop(waiting());
     let left = descriptors_until(pid, |n| n <= before, Duration::from_secs(5));
     assert!(
         left <= before,
@@ -419,12 +424,7 @@ fn a_mygo_client_gone_mid_request_is_forgotten_and_its_action_still_lands() {
 
     // Gone with a second request sent behind the first (unread by Wayrig
     // while the first waits): forgotten as soon.
-    let pipelined = UnixStream::connect(&wayrig.socket).unwrap();
-    (&pipelined)
-        .write_all(b"{\"id\": 1, \"method\": \"idle\", \"params\": {\"timeout\": 60000}}\n")
-        .unwrap();
-    let accepted = descriptors_until(pid, |n| n > before, Duration::from_secs(5));
-    assert!(accepted > before, "the connection was never accepted");
+    let pipelined = waiting();
     (&pipelined)
         .write_all(b"{\"id\": 2, \"method\": \"windows\"}\n")
         .unwrap();

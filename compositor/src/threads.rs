@@ -288,22 +288,35 @@ mod tests {
         assert_eq!(syscall_of("202 0x1 0x189"), None);
     }
 
-    #[test]
-    fn a_timer_the_main_loop_waits_for_is_found_while_it_is_due() {
-        // python3 sleeping in poll() for 200 ms, again and again.
+    /// The first wake of a process group's main loop `main_loop_wake`
+    /// finds that `wanted` accepts, within 10 s; the group is killed whole
+    /// either way.
+    fn first_wake(
+        program: &str,
+        args: &[&str],
+        wanted: impl Fn(&MainLoopWake) -> bool,
+    ) -> Option<MainLoopWake> {
         use std::os::unix::process::CommandExt;
-        let mut sleeper = std::process::Command::new("/usr/bin/python3")
-            .args(["-c", "import select\nwhile True: select.poll().poll(200)"])
+        let mut group = std::process::Command::new(program)
+            .args(args)
             .process_group(0)
             .spawn()
             .unwrap();
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut found = None;
         while found.is_none() && std::time::Instant::now() < until {
-            found = main_loop_wake(sleeper.id());
+            found = main_loop_wake(group.id()).filter(&wanted);
         }
-        wayrig_host::launch::signal_group(sleeper.id(), libc::SIGKILL);
-        let _ = sleeper.wait();
+        wayrig_host::launch::signal_group(group.id(), libc::SIGKILL);
+        let _ = group.wait();
+        found
+    }
+
+    #[test]
+    fn a_timer_the_main_loop_waits_for_is_found_while_it_is_due() {
+        // python3 sleeping in poll() for 200 ms, again and again.
+        let sleeper = "import select\nwhile True: select.poll().poll(200)";
+        let found = first_wake("/usr/bin/python3", &["-c", sleeper], |_| true);
         assert_eq!(found, Some(MainLoopWake::Timer(200)));
     }
 
@@ -312,21 +325,13 @@ mod tests {
         // A shell waiting for its child, which sleeps in a futex until a
         // moment 200 ms ahead, again and again (as a page renderer waits
         // for a page's timer); the shell itself waits with no timeout.
-        use std::os::unix::process::CommandExt;
         let helper = "import threading\nl = threading.Lock()\nl.acquire()\n\
                       while True: l.acquire(timeout=0.2)";
-        let mut shell = std::process::Command::new("sh")
-            .args(["-c", "/usr/bin/python3 -c \"$0\" & wait", helper])
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let mut found = None;
-        while found.is_none() && std::time::Instant::now() < until {
-            found = main_loop_wake(shell.id()).filter(|w| *w != MainLoopWake::Later);
-        }
-        wayrig_host::launch::signal_group(shell.id(), libc::SIGKILL);
-        let _ = shell.wait();
+        let found = first_wake(
+            "sh",
+            &["-c", "/usr/bin/python3 -c \"$0\" & wait", helper],
+            |w| *w != MainLoopWake::Later,
+        );
         // Found as the time left of the 200 ms: a moment, not a length.
         assert!(
             matches!(found, Some(MainLoopWake::Timer(ms)) if ms <= 200),
