@@ -983,10 +983,54 @@ fn place_of(node: &Value) -> Option<(f64, f64)> {
     Some((b["x"].as_f64()?, b["y"].as_f64()?))
 }
 
+/// A right click on a link opens Chromium's context menu, a frame of its
+/// own beside the window's: its items are in the window's tree where the
+/// menu shows them, and a press on one clicks it there (checked to land):
+/// "Open link in new tab" opens a second tab.
+fn a_context_menu_is_read_and_pressed(c: &mut Client, window: u64, link: &str) {
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let (x, y) = place_of(&the_node(&tree, "link", link)).expect("the link shows");
+    c.raw_call(
+        "input",
+        serde_json::json!({"window": window, "events": [
+            {"type": "click", "x": x + 4.0, "y": y + 4.0, "button": "right"}]}),
+    );
+    wait_for_text(c, window, "Open link in new tab");
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    let tabs = |tree: &Value| {
+        tree["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["role"] == "tab")
+            .count()
+    };
+    assert_eq!(tabs(&tree), 1, "{tree}");
+    act(
+        c,
+        window,
+        &the_node(&tree, "menuItem", "Open link in new tab"),
+        Action::Press,
+    );
+    let tree = c.call(Call::Tree {
+        window: Some(window),
+    });
+    assert_eq!(tabs(&tree), 2, "{tree}");
+    assert!(
+        !tree.to_string().contains("Open link in new tab"),
+        "the menu stayed open: {tree}"
+    );
+}
+
 /// On a page longer than its window, what the browser says does not show
 /// has no place in the tree (it is read without asking each row where it
 /// is), and is reached all the same: pressed through its own action, and
-/// clicked over the Bus once its browser scrolled to it.
+/// clicked over the Bus once its browser scrolled to it. Its context menu
+/// is read and pressed too.
 #[test]
 fn a_long_chromium_page_places_what_shows_and_reaches_the_rest() {
     assert!(
@@ -1043,4 +1087,5 @@ fn a_long_chromium_page_places_what_shows_and_reaches_the_rest() {
             .await;
     });
     wait_for_text(&mut c, window, "long.html#r20");
+    a_context_menu_is_read_and_pressed(&mut c, window, "link 20");
 }

@@ -247,6 +247,15 @@ impl A11y {
             self.span("subtrees whose children changed", began, walked.len() * 6);
             index = index_of(&items);
         }
+        if self.walks(app) {
+            let began = std::time::Instant::now();
+            let fresh = self.frames_again(app, &mut items).await?;
+            if !fresh.is_empty() {
+                self.span("frames the walk lacked", began, fresh.len() * 6);
+                index = index_of(&items);
+                walked.extend(fresh);
+            }
+        }
         let restated = {
             let marks = self.marks.lock().unwrap();
             let unwalked = index.keys().copied().filter(|id| !walked.contains(id));
@@ -318,19 +327,7 @@ impl A11y {
                 true
             })
             .collect();
-        let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
-        for it in items.iter() {
-            if let (Some(id), Some(parent)) = (ref_id(&it.object), ref_id(&it.parent)) {
-                children.entry(parent).or_default().push(id);
-            }
-        }
-        let mut gone = HashSet::new();
-        let mut below = outermost.clone();
-        while let Some(id) = below.pop() {
-            if gone.insert(id) {
-                below.extend(children.get(&id).into_iter().flatten());
-            }
-        }
+        let gone = subtrees(items, outermost.clone());
         let starts = outermost
             .iter()
             .map(|id| {
@@ -339,6 +336,48 @@ impl A11y {
             })
             .collect();
         let fresh = self.walk_from(&root, starts).await;
+        let walked = fresh.iter().filter_map(|it| ref_id(&it.object)).collect();
+        let items = Arc::make_mut(items);
+        items.retain(|it| ref_id(&it.object).is_none_or(|id| !gone.contains(&id)));
+        items.extend(fresh);
+        Ok(walked)
+    }
+
+    /// A kept walk's frames made as the app's are now, answering the node
+    /// ids walked: a frame that came since is walked, one that went is let
+    /// go. Chromium tells no event when it opens a frame beside its
+    /// window's (a context menu's), so the app's children are asked at
+    /// each read: one call.
+    async fn frames_again(
+        &self,
+        app: &App,
+        items: &mut Arc<Vec<CacheItem>>,
+    ) -> Result<HashSet<u64>, Error> {
+        let root = app_root(app)?;
+        let proxy = object_proxy::<AccessibleProxy>(&self.conn, &root).await?;
+        let now = proxy
+            .get_children()
+            .await
+            .map_err(|e| call_failed(&format!("listing {}'s frames", app.bus_name), e))?;
+        let root_id = ref_id(&root);
+        let kept: HashSet<u64> = items
+            .iter()
+            .filter(|it| ref_id(&it.parent) == root_id)
+            .filter_map(|it| ref_id(&it.object))
+            .collect();
+        let now_ids: HashSet<u64> = now.iter().filter_map(ref_id).collect();
+        let came: Vec<(ObjectRefOwned, ObjectRefOwned, i32)> = now
+            .into_iter()
+            .enumerate()
+            .filter(|(_, f)| ref_id(f).is_some_and(|id| !kept.contains(&id)))
+            .map(|(i, f)| (f, root.clone(), i as i32))
+            .collect();
+        let went: Vec<u64> = kept.difference(&now_ids).copied().collect();
+        if came.is_empty() && went.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let gone = subtrees(items, went);
+        let fresh = self.walk_from(&root, came).await;
         let walked = fresh.iter().filter_map(|it| ref_id(&it.object)).collect();
         let items = Arc::make_mut(items);
         items.retain(|it| ref_id(&it.object).is_none_or(|id| !gone.contains(&id)));
@@ -872,6 +911,24 @@ impl A11y {
         self.span(phase, began, asked);
         measured
     }
+}
+
+/// The node ids of `roots` and of every item below them.
+fn subtrees(items: &[CacheItem], roots: Vec<u64>) -> HashSet<u64> {
+    let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
+    for it in items {
+        if let (Some(id), Some(parent)) = (ref_id(&it.object), ref_id(&it.parent)) {
+            children.entry(parent).or_default().push(id);
+        }
+    }
+    let mut held = HashSet::new();
+    let mut below = roots;
+    while let Some(id) = below.pop() {
+        if held.insert(id) {
+            below.extend(children.get(&id).into_iter().flatten());
+        }
+    }
+    held
 }
 
 /// The cached objects that list more children than the cache holds.

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use wayrig_host::{HostError, WindowHandle};
+use wayrig_host::{HostError, Rect, WindowHandle};
 
 use super::seen::{in_combo_menu, in_popup};
 use super::Session;
@@ -99,9 +99,24 @@ impl Session {
         };
         let index = positions(&tree.nodes);
         let of_popup = in_popup(&tree.nodes, &index, node);
+        let Some(root) = tree.nodes.first() else {
+            return Ok(());
+        };
+        let parents: HashMap<u64, u64> = tree
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.id, n.parent?)))
+            .collect();
+        // A frame read into the window (Chromium's permission prompt and
+        // context menu) is no child of the window's frame to its app.
+        let read_in = read_in_frame_holding(tree, &parents, root.id, node.id);
+        // The frame of a popup's (a context menu's) lies where it shows.
+        let popup_frame = read_in
+            .and_then(|f| tree.node(f))
+            .filter(|f| f.native_role == "frame");
         match self.host.window_at(window, x, y).await {
-            Ok(hit) if hit == window && of_popup => {
-                return Err(refused("the popover it is in is closed".into()))
+            Ok(hit) if hit == window && (of_popup || popup_frame.is_some()) => {
+                return Err(refused("the popup it is in is closed".into()))
             }
             // A popup open over the window takes a click outside it to close
             // itself, and the element would never get it (Chromium's
@@ -111,6 +126,9 @@ impl Session {
             // on the popup's own surface, and GTK 3 a combo box's menu:
             // the app cannot be asked of them.
             Ok(_) if of_popup || in_combo_menu(&tree.nodes, &index, node) => return Ok(()),
+            // The popup that shows the element's frame: the app is asked
+            // below, from the frame down.
+            Ok(hit) if popup_frame.is_some_and(|f| self.popup_shows(hit, tree, f)) => {}
             Ok(hit) => {
                 return Err(refused(format!(
                     "popup window {hit} of the app lies over it"
@@ -123,19 +141,10 @@ impl Session {
         if of_popup {
             return Ok(());
         }
-        let Some(root) = tree.nodes.first() else {
-            return Ok(());
-        };
         let (ax, ay) = self.app_placing(window).point_to_app(node.id, x, y);
-        let parents: HashMap<u64, u64> = tree
-            .nodes
-            .iter()
-            .filter_map(|n| Some((n.id, n.parent?)))
-            .collect();
         let a11y = self.a11y()?;
-        // An alert read into the window (Chromium's permission prompt) is
-        // no child of the window's frame to its app: asked from itself down.
-        let mut within = alert_holding(tree, &parents, root.id, node.id).unwrap_or(root.id);
+        // A frame read into the window is asked from itself down.
+        let mut within = read_in.unwrap_or(root.id);
         for _ in 0..PICK_DEPTH {
             let picked = match a11y.at_point(within, ax, ay).await {
                 Ok(picked) => picked,
@@ -177,16 +186,43 @@ impl Session {
     }
 }
 
-/// The alert that `id` is in, where the read put one under the window's
-/// frame `root` (see `read_alerts_over`).
-fn alert_holding(tree: &Tree, parents: &HashMap<u64, u64>, root: u64, id: u64) -> Option<u64> {
+impl Session {
+    /// Whether popup window `popup` shows the frame `frame` read into the
+    /// tree's window: the popup's surface lies where the frame is placed.
+    fn popup_shows(&self, popup: WindowHandle, tree: &Tree, frame: &Node) -> bool {
+        let windows = self.windows.now();
+        let Some(p) = windows.iter().find(|w| w.handle == popup) else {
+            return false;
+        };
+        let content = tree.window.content;
+        let on_window = Rect::new(
+            p.surface.x - content.x,
+            p.surface.y - content.y,
+            p.surface.width,
+            p.surface.height,
+        );
+        frame
+            .bounds
+            .is_some_and(|b| super::tree::same_place(&b, &on_window))
+    }
+}
+
+/// The frame read in beside the window's that `id` is in, where the read
+/// put one under the window's frame `root` (an alert or a popup's frame, see
+/// `read_frames_over`).
+fn read_in_frame_holding(
+    tree: &Tree,
+    parents: &HashMap<u64, u64>,
+    root: u64,
+    id: u64,
+) -> Option<u64> {
     let mut at = id;
     for _ in 0..tree.nodes.len() {
         let parent = *parents.get(&at)?;
         if parent == root {
             return tree
                 .node(at)
-                .is_some_and(|n| n.native_role == "alert")
+                .is_some_and(|n| matches!(n.native_role.as_str(), "alert" | "frame"))
                 .then_some(at);
         }
         at = parent;

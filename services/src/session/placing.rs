@@ -194,7 +194,7 @@ impl Placing {
 }
 
 /// The frames (`frame`) inside the window's frame, the first node, and
-/// the alerts read into it.
+/// the frames read in beside it (alerts, popups' frames).
 fn inner_frames(nodes: &[Node]) -> impl Iterator<Item = &Node> {
     nodes
         .iter()

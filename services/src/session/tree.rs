@@ -277,7 +277,14 @@ impl Session {
             .collect();
         // Only the picked frame's elements cost per-node calls.
         let mut frame = a11y.read_frame(&apps[app], &head, &kept).await;
-        read_alerts_over(a11y, &apps[app], &kept, &mut frame).await;
+        // The popups the window shows now, relative to its surface, each as
+        // its surface and as its content (xdg window geometry) lie.
+        let surface = window.surface;
+        let popups_shown: Vec<[Rect; 2]> = popups_of(handle, &windows)
+            .into_iter()
+            .map(|w| [w.surface, w.content].map(|r| moved(r, -surface.x, -surface.y)))
+            .collect();
+        read_frames_over(a11y, &apps[app], &kept, &mut frame, &popups_shown).await;
         let began = std::time::Instant::now();
         let unplaced = self
             .unplace_left_behind(&mut frame.nodes, &kept_verdicts)
@@ -832,28 +839,34 @@ impl Session {
     }
 }
 
-/// Alerts the app draws over the frame's window rather than in a window of
-/// their own (Chromium's permission prompts: an AT-SPI alert beside the
-/// window's frame, drawn over it), read into the frame as children of its
-/// root, to be placed as frames inside it are (see `Placing`). Only an app
-/// that places its windows apart on a screen of its own (the frame not at
-/// the origin) tells which window an alert lies over: the one whose screen
-/// place holds the alert's wholly.
-async fn read_alerts_over(
+/// What the app draws over the frame's window but gives accessibility as
+/// frames of their own beside the window's, read into the frame as children
+/// of its root, to be placed as frames inside it are (see `Placing`):
+/// alerts that lie over the window (Chromium's permission prompts, drawn
+/// in no window of their own), and frames that lie exactly where one of
+/// the window's popups shows (Chromium's context menu, an unnamed frame; its
+/// omnibox keeps others like it that claim to show and draw nothing, with
+/// no popup where they lie). `popups`: the surface and content of each popup
+/// the window shows, relative to the window's surface. Only an app that
+/// places its windows apart on a screen of its own (the frame not at the
+/// origin) tells which window such a frame lies over.
+async fn read_frames_over(
     a11y: &dyn Accessibility,
     items: &AppItems,
     kept: &HashMap<u64, Option<Rect>>,
     frame: &mut Frame,
+    popups: &[[Rect; 2]],
 ) {
     let Some(root) = frame.nodes.first().map(|n| n.id) else {
         return;
     };
-    let alerts: Vec<&FrameHead> = items
+    let beside: Vec<&FrameHead> = items
         .frames
         .iter()
-        .filter(|h| h.alert && h.id != frame.head.id)
+        .filter(|h| h.id != frame.head.id && !h.popup)
+        .filter(|h| h.alert || !popups.is_empty())
         .collect();
-    if alerts.is_empty() {
+    if beside.is_empty() {
         return;
     }
     let Some(window) = a11y.screen_places_of(&[root]).await.remove(&root) else {
@@ -862,21 +875,58 @@ async fn read_alerts_over(
     if (window.x, window.y) == (0, 0) {
         return;
     }
-    for alert in alerts {
-        // Read first: its place can be asked once it is read.
-        let read = a11y.read_frame(items, alert, kept).await;
-        let place = a11y.screen_places_of(&[alert.id]).await.remove(&alert.id);
-        if !place.is_some_and(|p| window.contains_rect(&p)) {
+    // Read first: a frame's place can be asked once it is read.
+    let mut read = Vec::new();
+    for head in beside {
+        read.push((head, a11y.read_frame(items, head, kept).await.nodes));
+    }
+    let places = a11y
+        .screen_places_of(&read.iter().map(|(h, _)| h.id).collect::<Vec<_>>())
+        .await;
+    for (head, mut nodes) in read {
+        let Some(&place) = places.get(&head.id) else {
             continue;
-        }
-        let mut nodes = read.nodes;
-        let Some(top) = nodes.first_mut() else {
+        };
+        let over = if head.alert {
+            window.contains_rect(&place)
+        } else {
+            let on_window = moved(place, -window.x, -window.y);
+            popups.iter().flatten().any(|p| same_place(p, &on_window))
+        };
+        let Some(top) = nodes.first_mut().filter(|_| over) else {
             continue;
         };
         top.parent = Some(root);
         frame.nodes[0].children.push(top.id);
         frame.nodes.extend(nodes);
     }
+}
+
+/// The popups (menus, tooltips) a window shows, its popups' popups too.
+fn popups_of(window: WindowHandle, windows: &[WindowInfo]) -> Vec<&WindowInfo> {
+    let mut found: Vec<&WindowInfo> = Vec::new();
+    let mut parents = vec![window];
+    while let Some(parent) = parents.pop() {
+        for w in windows.iter().filter(|w| w.parent == Some(parent)) {
+            if matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip) {
+                found.push(w);
+                parents.push(w.handle);
+            }
+        }
+    }
+    found
+}
+
+/// `r` moved by (`dx`, `dy`).
+fn moved(r: Rect, dx: i32, dy: i32) -> Rect {
+    Rect::new(r.x + dx, r.y + dy, r.width, r.height)
+}
+
+/// Two places that agree to within the pixel either rounds to.
+pub(super) fn same_place(a: &Rect, b: &Rect) -> bool {
+    [a.x - b.x, a.y - b.y, a.width - b.width, a.height - b.height]
+        .iter()
+        .all(|d| d.abs() <= 1)
 }
 
 /// Toolkits disagree on what "window coordinates" are under Wayland: GTK 4
