@@ -110,10 +110,10 @@ impl Session {
         // A frame read into the window (Chromium's permission prompt and
         // context menu) is no child of the window's frame to its app.
         let read_in = read_in_frame_holding(tree, &parents, root.id, node.id);
-        // The frame of a popup's (a context menu's) lies where it shows.
+        // A frame read in as a popup's (a context menu's) lies on it.
         let popup_frame = read_in
-            .and_then(|f| tree.node(f))
-            .filter(|f| f.native_role == "frame");
+            .filter(|f| self.app_placing(window).on_a_popup(*f))
+            .and_then(|f| tree.node(f));
         match self.host.window_at(window, x, y).await {
             Ok(hit) if hit == window && (of_popup || popup_frame.is_some()) => {
                 return Err(refused("the popup it is in is closed".into()))

@@ -30,6 +30,10 @@ pub(crate) struct Placing {
     offset: (i32, i32),
     pages: Vec<ScaledPage>,
     frames: Vec<InnerFrame>,
+    /// Frames read in beside the window's because a popup of the window
+    /// shows them (Chromium's context menu): what they hold lies on the
+    /// popup, over the window.
+    on_popups: HashSet<u64>,
 }
 
 /// A frame inside the window's frame that its app measures from its own
@@ -121,7 +125,21 @@ impl Placing {
             offset,
             pages,
             frames,
+            on_popups: HashSet::new(),
         }
+    }
+
+    /// This placing, with `frames` read in as shown on popups.
+    pub fn with_frames_on_popups(self, frames: HashSet<u64>) -> Placing {
+        Placing {
+            on_popups: frames,
+            ..self
+        }
+    }
+
+    /// Whether frame `id` was read in as shown on a popup of the window.
+    pub fn on_a_popup(&self, id: u64) -> bool {
+        self.on_popups.contains(&id)
     }
 
     /// What to add to element `id`'s place, once a page's scale is undone,

@@ -284,7 +284,7 @@ impl Session {
             .into_iter()
             .map(|w| [w.surface, w.content].map(|r| moved(r, -surface.x, -surface.y)))
             .collect();
-        read_frames_over(a11y, &apps[app], &kept, &mut frame, &popups_shown).await;
+        let on_popups = read_frames_over(a11y, &apps[app], &kept, &mut frame, &popups_shown).await;
         let began = std::time::Instant::now();
         let unplaced = self
             .unplace_left_behind(&mut frame.nodes, &kept_verdicts)
@@ -297,7 +297,8 @@ impl Session {
         } else {
             a11y.screen_places_of(&inner_frames).await
         };
-        let placing = Placing::of(&frame.nodes, surface_offset(&frame, &window), &screen);
+        let placing = Placing::of(&frame.nodes, surface_offset(&frame, &window), &screen)
+            .with_frames_on_popups(on_popups);
         let nodes = frame
             .nodes
             .into_iter()
@@ -849,16 +850,18 @@ impl Session {
 /// no popup where they lie). `popups`: the surface and content of each popup
 /// the window shows, relative to the window's surface. Only an app that
 /// places its windows apart on a screen of its own (the frame not at the
-/// origin) tells which window such a frame lies over.
+/// origin) tells which window such a frame lies over. Answers the frames
+/// read in for a popup.
 async fn read_frames_over(
     a11y: &dyn Accessibility,
     items: &AppItems,
     kept: &HashMap<u64, Option<Rect>>,
     frame: &mut Frame,
     popups: &[[Rect; 2]],
-) {
+) -> HashSet<u64> {
+    let mut on_popups = HashSet::new();
     let Some(root) = frame.nodes.first().map(|n| n.id) else {
-        return;
+        return on_popups;
     };
     let beside: Vec<&FrameHead> = items
         .frames
@@ -867,13 +870,13 @@ async fn read_frames_over(
         .filter(|h| h.alert || !popups.is_empty())
         .collect();
     if beside.is_empty() {
-        return;
+        return on_popups;
     }
     let Some(window) = a11y.screen_places_of(&[root]).await.remove(&root) else {
-        return;
+        return on_popups;
     };
     if (window.x, window.y) == (0, 0) {
-        return;
+        return on_popups;
     }
     // Read first: a frame's place can be asked once it is read.
     let mut read = Vec::new();
@@ -897,9 +900,13 @@ async fn read_frames_over(
             continue;
         };
         top.parent = Some(root);
+        if !head.alert {
+            on_popups.insert(top.id);
+        }
         frame.nodes[0].children.push(top.id);
         frame.nodes.extend(nodes);
     }
+    on_popups
 }
 
 /// The popups (menus, tooltips) a window shows, its popups' popups too.
