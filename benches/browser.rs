@@ -1,14 +1,15 @@
-//! A large page in Chromium read over MyGo, medians: the first whole tree
-//! once the page shows, a read again, and a read after one cell changed,
-//! beside the peers' way (a pyatspi walk of the same app).
+//! A large page in Chromium and in Firefox read over MyGo, medians: the
+//! first whole tree once the page shows, a read again, and a read after one
+//! cell changed, beside the peers' way (a pyatspi walk of the same app).
 //!
-//! Run with `cargo bench --bench browser` (needs chromium; python3-pyatspi for the peer).
+//! Run with `cargo bench --bench browser` (needs chromium and firefox-esr;
+//! python3-pyatspi for the peer).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
 mod table;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use support::{ProtocolClient, Wayrig};
@@ -50,43 +51,71 @@ fn wait_text(c: &mut ProtocolClient, text: &str) {
     });
 }
 
-fn main() {
-    if table::listing_only() {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("wayrig-bench-browser-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("profile")).unwrap();
-    std::fs::write(dir.join("page.html"), page()).unwrap();
-    let url = format!("file://{}", dir.join("page.html").display());
-    let profile = format!("--user-data-dir={}", dir.join("profile").display());
-    let mut rows = Vec::new();
+/// A browser the bench drives: its name in the rows, and its command line
+/// for a page's address and a profile directory of its own.
+struct Browser {
+    name: &'static str,
+    argv: fn(&Path, &str) -> Vec<String>,
+}
 
+fn chromium(profile: &Path, url: &str) -> Vec<String> {
+    let profile = format!("--user-data-dir={}", profile.display());
+    ["chromium", "--no-sandbox", "--test-type", &profile, url]
+        .map(String::from)
+        .to_vec()
+}
+
+/// Firefox with a profile that keeps its first-start bar and preloaded
+/// tab away (as the tests do), so that the page is all it shows.
+fn firefox(profile: &Path, url: &str) -> Vec<String> {
+    std::fs::write(
+        profile.join("user.js"),
+        "user_pref(\"datareporting.policy.dataSubmissionPolicyBypassNotification\", true);\n\
+         user_pref(\"browser.newtab.preload\", false);\n",
+    )
+    .unwrap();
+    let profile = profile.to_str().unwrap();
+    ["firefox-esr", "--no-remote", "--profile", profile, url]
+        .map(String::from)
+        .to_vec()
+}
+
+fn start(browser: &Browser, dir: &Path, url: &str) -> (Wayrig, ProtocolClient, String) {
+    let profile = dir.join(format!("profile-{}", browser.name));
+    std::fs::create_dir_all(&profile).unwrap();
+    let argv = (browser.argv)(&profile, url);
+    let wayrig = Wayrig::start_app(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut c = ProtocolClient::connect(&wayrig.socket);
+    c.first_window();
+    wait_text(&mut c, "Press");
+    let title = c.call(Call::Windows)["windows"][0]["title"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (wayrig, c, title)
+}
+
+fn measure(browser: &Browser, dir: &Path, url: &str, rows: &mut Vec<(String, String, String)>) {
+    let name = browser.name;
     // The first read: a fresh browser each time, the page shown first.
     let mut firsts = Vec::new();
     let mut nodes = 0;
     for _ in 0..3 {
-        let wayrig =
-            Wayrig::start_app(&["chromium", "--no-sandbox", "--test-type", &profile, &url]);
-        let mut c = ProtocolClient::connect(&wayrig.socket);
-        c.first_window();
-        wait_text(&mut c, "Press");
+        let (_wayrig, mut c, _) = start(browser, dir, url);
         let t0 = std::time::Instant::now();
         nodes = read(&mut c);
         firsts.push(t0.elapsed());
     }
     rows.push((
-        format!("Chromium, {ROWS}-row table: first whole tree ({nodes} elements)"),
+        format!("{name}, {ROWS}-row table: first whole tree ({nodes} elements)"),
         ms(table::median(firsts)),
         "median of 3 fresh browsers, once the page shows".to_string(),
     ));
 
-    let wayrig = Wayrig::start_app(&["chromium", "--no-sandbox", "--test-type", &profile, &url]);
-    let mut c = ProtocolClient::connect(&wayrig.socket);
-    c.first_window();
-    wait_text(&mut c, "Press");
+    let (wayrig, mut c, title) = start(browser, dir, url);
     read(&mut c);
     rows.push((
-        "Chromium, the same table: read again".to_string(),
+        format!("{name}, the same table: read again"),
         ms(time(3, || read(&mut c))),
         "median of 3".to_string(),
     ));
@@ -94,7 +123,7 @@ fn main() {
     // would be found at once.
     let mut round = 0;
     rows.push((
-        "Chromium, the same table: one cell changed, then waited for".to_string(),
+        format!("{name}, the same table: one cell changed, then waited for"),
         ms(time(3, || {
             round += 1;
             let text = format!("CHANGED {round}");
@@ -109,7 +138,7 @@ fn main() {
     let peer = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/peer_pyatspi.py");
     let out = std::process::Command::new("/usr/bin/python3")
         .arg(&peer)
-        .args(["Big table - Chromium", "1"])
+        .args([title.as_str(), "1"])
         .env("DBUS_SESSION_BUS_ADDRESS", &wayrig.bus_address)
         .output();
     match out
@@ -118,20 +147,42 @@ fn main() {
     {
         Some(v) if v.get("walk_ms").is_some() => rows.push((
             format!(
-                "Chromium, the same table: pyatspi walk ({} objects)",
+                "{name}, the same table: pyatspi walk ({} objects)",
                 v["nodes"]
             ),
             format!("{:.1} ms", v["walk_ms"].as_f64().unwrap_or(0.0)),
             "one walk: role, name, states, extents of every object".to_string(),
         )),
         other => rows.push((
-            "Chromium, the same table: pyatspi walk".to_string(),
+            format!("{name}, the same table: pyatspi walk"),
             "-".to_string(),
             format!("not measured: {other:?} (apt-get install python3-pyatspi)"),
         )),
     }
-    drop(c);
-    drop(wayrig);
+}
+
+fn main() {
+    if table::listing_only() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("wayrig-bench-browser-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("page.html"), page()).unwrap();
+    let url = format!("file://{}", dir.join("page.html").display());
+    let mut rows = Vec::new();
+    let browsers = [
+        Browser {
+            name: "Chromium",
+            argv: chromium,
+        },
+        Browser {
+            name: "Firefox",
+            argv: firefox,
+        },
+    ];
+    for browser in &browsers {
+        measure(browser, &dir, &url, &mut rows);
+    }
     let _ = std::fs::remove_dir_all(&dir);
     table::print(&rows);
 }
