@@ -193,6 +193,16 @@ impl A11y {
                     .lock()
                     .unwrap()
                     .insert(name.to_string());
+                // Its cache holds no page: walked, as Chromium is, instead
+                // of a whole page walked again at every read after a change.
+                self.uncached.lock().unwrap().insert(name.to_string());
+                if let Err(e) = self
+                    .document_events
+                    .get_or_try_init(|| events::watch_document_events(&self.conn))
+                    .await
+                {
+                    tracing::warn!(%e, "Firefox's pages are walked whole at each read");
+                }
             }
             "Chromium" => {
                 self.uncached.lock().unwrap().insert(name.to_string());
