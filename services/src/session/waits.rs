@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use wayrig_host::{Capability, FrameWait, HostError, Stepped, WindowHandle};
+use wayrig_host::{Capability, FrameWait, HostError, Stepped, WindowHandle, WindowInfo};
 
 use super::elements::Query;
 use super::windows::is_top_level;
@@ -95,7 +95,20 @@ impl Session {
         } else {
             self.host.settle(window, limit).await.map(drop)
         };
+        // A window unmapped in answer settles at once, as it draws no more:
+        // gone from the list, it closed, and its effect shows elsewhere.
+        let closed = waited.is_ok()
+            && paced
+            && self
+                .host
+                .windows()
+                .await
+                .is_ok_and(|listed| !listed.iter().any(|w| w.handle == window));
         let unsettled = match waited {
+            Ok(()) if closed => {
+                let left = limit.saturating_sub(began.elapsed());
+                return self.settle_where_focus_went(app, left).await;
+            }
             Ok(()) => None,
             Err(HostError::NoWindow(_)) if paced => {
                 let left = limit.saturating_sub(began.elapsed());
@@ -125,10 +138,18 @@ impl Session {
             return None;
         }
         let windows = self.host.windows().await.ok()?;
-        let next = windows
+        // The compositor may not have moved the focus yet as the window
+        // goes: then the app's frontmost window is where it goes.
+        let of_app: Vec<&WindowInfo> = windows
             .iter()
-            .find(|w| w.focused && app.is_some() && w.pid == app && is_top_level(w))?
+            .filter(|w| app.is_some() && w.pid == app && is_top_level(w))
+            .collect();
+        let next = of_app
+            .iter()
+            .find(|w| w.focused)
+            .or_else(|| of_app.iter().min_by_key(|w| w.z))?
             .handle;
+        tracing::debug!(%next, focused = of_app.iter().any(|w| w.focused), "settling where the focus went");
         let unsettled = match self.host.settle(next, left).await {
             Ok(_) | Err(HostError::NoWindow(_)) => None,
             Err(HostError::Timeout(after, why)) => Some(format!(
