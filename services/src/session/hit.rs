@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use wayrig_host::{HostError, Rect, WindowHandle};
+use wayrig_host::{HostError, WindowHandle};
 
 use super::seen::{in_combo_menu, in_popup};
 use super::Session;
@@ -188,22 +188,18 @@ impl Session {
 
 impl Session {
     /// Whether popup window `popup` shows the frame `frame` read into the
-    /// tree's window: the popup's surface lies where the frame is placed.
+    /// tree's window: the popup lies where the frame is placed, as the read
+    /// that took the frame in found it (see `popup_places`).
     fn popup_shows(&self, popup: WindowHandle, tree: &Tree, frame: &Node) -> bool {
         let windows = self.windows.now();
         let Some(p) = windows.iter().find(|w| w.handle == popup) else {
             return false;
         };
         let content = tree.window.content;
-        let on_window = Rect::new(
-            p.surface.x - content.x,
-            p.surface.y - content.y,
-            p.surface.width,
-            p.surface.height,
-        );
+        let places = super::tree::popup_places(p, (content.x, content.y));
         frame
             .bounds
-            .is_some_and(|b| super::tree::same_place(&b, &on_window))
+            .is_some_and(|b| places.iter().any(|p| super::tree::same_place(&b, p)))
     }
 }
 

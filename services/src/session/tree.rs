@@ -279,10 +279,10 @@ impl Session {
         let mut frame = a11y.read_frame(&apps[app], &head, &kept).await;
         // The popups the window shows now, relative to its surface, each as
         // its surface and as its content (xdg window geometry) lie.
-        let surface = window.surface;
+        let surface = (window.surface.x, window.surface.y);
         let popups_shown: Vec<[Rect; 2]> = popups_of(handle, &windows)
             .into_iter()
-            .map(|w| [w.surface, w.content].map(|r| moved(r, -surface.x, -surface.y)))
+            .map(|w| popup_places(w, surface))
             .collect();
         let on_popups = read_frames_over(a11y, &apps[app], &kept, &mut frame, &popups_shown).await;
         let began = std::time::Instant::now();
@@ -922,6 +922,13 @@ fn popups_of(window: WindowHandle, windows: &[WindowInfo]) -> Vec<&WindowInfo> {
         }
     }
     found
+}
+
+/// Where a popup lies from `origin` (global coordinates), as its surface
+/// and as its content (xdg window geometry): an app's frame for it may
+/// measure either.
+pub(super) fn popup_places(popup: &WindowInfo, origin: (i32, i32)) -> [Rect; 2] {
+    [popup.surface, popup.content].map(|r| moved(r, -origin.0, -origin.1))
 }
 
 /// `r` moved by (`dx`, `dy`).
