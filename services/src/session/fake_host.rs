@@ -32,6 +32,9 @@ pub(crate) struct FakeHost {
     has_clipboard: bool,
     /// Whether it takes input (kept in `sent`) and draws a frame for each.
     takes_input: bool,
+    /// The app closes the window input is sent to, and the stream says so
+    /// this long after the host stops listing it.
+    closes_on_input: Option<Duration>,
 }
 
 /// The windows and their stream, shared with the imagined app's tasks, and
@@ -79,6 +82,7 @@ impl FakeHost {
             temper,
             has_clipboard: true,
             takes_input: false,
+            closes_on_input: None,
         }
     }
 
@@ -87,6 +91,15 @@ impl FakeHost {
         FakeHost {
             takes_input: true,
             ..self
+        }
+    }
+
+    /// The same host as one whose app closes the window it takes input in,
+    /// the stream telling of it `lag` after the host stops listing it.
+    pub(crate) fn closing_on_input(self, lag: Duration) -> Self {
+        FakeHost {
+            closes_on_input: Some(lag),
+            ..self.with_input()
         }
     }
 
@@ -225,6 +238,16 @@ impl Host for FakeHost {
         if !self.takes_input {
             return unsupported();
         }
+        if !self
+            .shared
+            .windows
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|w| w.handle == window)
+        {
+            return Err(HostError::NoWindow(window));
+        }
         // Each batch of input was drawn as it was taken.
         Ok(Settled {
             window,
@@ -243,6 +266,15 @@ impl Host for FakeHost {
             return unsupported();
         }
         self.shared.sent.lock().unwrap().push((window, events));
+        if let Some(lag) = self.closes_on_input {
+            let mut windows = self.shared.windows.lock().unwrap();
+            windows.retain(|w| w.handle != window);
+            let events = self.shared.events.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(lag).await;
+                let _ = events.send(WindowEvent::Closed(window));
+            });
+        }
         Ok(InputReport {
             activated: false,
             text_paths: Vec::new(),

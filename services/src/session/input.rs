@@ -291,11 +291,26 @@ impl Session {
         self.window(&super::WindowPick::Handle(window)).await?;
         // A cancel from now on stops these steps, even while they wait.
         let cancels = self.input_queues.cancels_of(window);
-        self.in_turn(
-            window,
-            Box::pin(self.run_steps(window, steps, options, cancels)),
-        )
-        .await
+        let ran = self
+            .in_turn(
+                window,
+                Box::pin(self.run_steps(window, steps, options, cancels)),
+            )
+            .await;
+        let closed = match &ran {
+            Ok(reports) => reports.last().is_some_and(|r| r.window_closed),
+            Err(e) => matches!(e, Error::Interrupted { .. }),
+        };
+        if closed {
+            // The host saw the window go; the answer is read against a kept
+            // list that knows it too, or the app would seem to show it still.
+            let gone = |list: &[wayrig_host::WindowInfo]| list.iter().all(|w| w.handle != window);
+            let _ = self
+                .windows
+                .wait_for(super::windows::CATCH_UP_LIMIT, gone)
+                .await;
+        }
+        ran
     }
 
     /// Run steps in the window's turn. A request that ends in an error (a
@@ -541,6 +556,39 @@ mod tests {
         assert_eq!(
             *order.lock().unwrap(),
             ["first starts", "first ends", "second"]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn input_that_closes_its_window_is_answered_once_the_session_knows() {
+        use super::super::fake_host::{window, FakeHost, Temper};
+        // The stream tells of the close later than the host's own answer.
+        let host = FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 16)
+            .closing_on_input(Duration::from_millis(200));
+        let session = Session::without_accessibility(Arc::new(host))
+            .await
+            .unwrap();
+        let handle = session.windows()[0].handle;
+        let escape = InputEvent::Key {
+            key: "Escape".into(),
+        };
+        let reports = session
+            .input_steps(
+                handle,
+                vec![Step::drawn(vec![escape])],
+                InputOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert!(reports[0].window_closed);
+        assert!(
+            matches!(
+                session
+                    .window(&super::super::WindowPick::Handle(handle))
+                    .await,
+                Err(Error::NoWindow(_))
+            ),
+            "the window the input closed is not served as if it showed"
         );
     }
 }
