@@ -5,6 +5,7 @@
 //!
 //! Everything else a host does answers `Unsupported`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,17 +36,21 @@ pub(crate) struct FakeHost {
     /// The app closes the window input is sent to, and the stream says so
     /// this long after the host stops listing it.
     closes_on_input: Option<Duration>,
+    /// The host stops once it has taken this many batches of input.
+    stops_on_input: Option<usize>,
 }
 
 /// The windows and their stream, shared with the imagined app's tasks, and
 /// the clipboard.
 struct Shared {
     windows: Mutex<Vec<WindowInfo>>,
-    events: broadcast::Sender<WindowEvent>,
+    /// The stream's sender; none once the host has stopped.
+    events: Mutex<Option<broadcast::Sender<WindowEvent>>>,
     clipboard: Mutex<ClipboardText>,
     pointer: Mutex<(f64, f64)>,
     /// The input sent, batch by batch, with the window it was sent to.
     sent: Mutex<Vec<(WindowHandle, Vec<InputEvent>)>>,
+    stopped: AtomicBool,
 }
 
 pub(crate) const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
@@ -71,18 +76,20 @@ impl FakeHost {
         FakeHost {
             shared: Arc::new(Shared {
                 windows: Mutex::new(windows),
-                events: broadcast::channel(capacity).0,
+                events: Mutex::new(Some(broadcast::channel(capacity).0)),
                 clipboard: Mutex::new(ClipboardText {
                     text: None,
                     generation: 0,
                 }),
                 pointer: Mutex::new((0.0, 0.0)),
                 sent: Mutex::new(Vec::new()),
+                stopped: AtomicBool::new(false),
             }),
             temper,
             has_clipboard: true,
             takes_input: false,
             closes_on_input: None,
+            stops_on_input: None,
         }
     }
 
@@ -99,6 +106,14 @@ impl FakeHost {
     pub(crate) fn closing_on_input(self, lag: Duration) -> Self {
         FakeHost {
             closes_on_input: Some(lag),
+            ..self.with_input()
+        }
+    }
+
+    /// The same host as one that stops once it has taken `batches` of input.
+    pub(crate) fn stopping_on_input(self, batches: usize) -> Self {
+        FakeHost {
+            stops_on_input: Some(batches),
             ..self.with_input()
         }
     }
@@ -122,7 +137,7 @@ impl FakeHost {
         let mut windows = self.shared.windows.lock().unwrap();
         if let Some(w) = windows.iter_mut().find(|w| w.handle.id == id) {
             change(w);
-            let _ = self.shared.events.send(WindowEvent::Updated(w.clone()));
+            self.shared.say(WindowEvent::Updated(w.clone()));
         }
     }
 
@@ -131,17 +146,42 @@ impl FakeHost {
         *self.shared.pointer.lock().unwrap() = (x, y);
     }
 
+    /// Stop as a compositor whose last app exited does: the stream ends,
+    /// saying nothing of the windows that went with it.
+    /// From then on every request answers that the host is gone.
+    pub(crate) fn stop(&self) {
+        self.shared.windows.lock().unwrap().clear();
+        self.shared.events.lock().unwrap().take();
+        self.shared.stopped.store(true, Ordering::SeqCst);
+    }
+
+    fn running(&self) -> HostResult<()> {
+        if self.shared.stopped.load(Ordering::SeqCst) {
+            return Err(HostError::Gone);
+        }
+        Ok(())
+    }
+
     /// Map a window, and say so on the stream.
     pub(crate) fn add(&self, window: WindowInfo) {
         self.shared.windows.lock().unwrap().push(window.clone());
-        let _ = self.shared.events.send(WindowEvent::Created(window));
+        self.shared.say(WindowEvent::Created(window));
     }
 
     pub(crate) fn remove(&self, id: u64) {
         let mut windows = self.shared.windows.lock().unwrap();
         if let Some(i) = windows.iter().position(|w| w.handle.id == id) {
             let gone = windows.remove(i);
-            let _ = self.shared.events.send(WindowEvent::Closed(gone.handle));
+            self.shared.say(WindowEvent::Closed(gone.handle));
+        }
+    }
+}
+
+impl Shared {
+    /// Tell the stream's readers, while the host runs.
+    fn say(&self, event: WindowEvent) {
+        if let Some(events) = self.events.lock().unwrap().as_ref() {
+            let _ = events.send(event);
         }
     }
 }
@@ -181,6 +221,7 @@ impl Host for FakeHost {
     }
 
     async fn windows(&self) -> HostResult<Vec<WindowInfo>> {
+        self.running()?;
         Ok(self.shared.windows.lock().unwrap().clone())
     }
 
@@ -188,7 +229,11 @@ impl Host for FakeHost {
         let windows = self.shared.windows.lock().unwrap();
         Ok(WindowWatch {
             windows: windows.clone(),
-            events: self.shared.events.subscribe(),
+            events: match self.shared.events.lock().unwrap().as_ref() {
+                Some(events) => events.subscribe(),
+                // A stopped host's stream has ended.
+                None => broadcast::channel(1).1,
+            },
         })
     }
 
@@ -238,6 +283,7 @@ impl Host for FakeHost {
         if !self.takes_input {
             return unsupported();
         }
+        self.running()?;
         if !self
             .shared
             .windows
@@ -265,14 +311,22 @@ impl Host for FakeHost {
         if !self.takes_input {
             return unsupported();
         }
-        self.shared.sent.lock().unwrap().push((window, events));
+        self.running()?;
+        let batches = {
+            let mut sent = self.shared.sent.lock().unwrap();
+            sent.push((window, events));
+            sent.len()
+        };
+        if self.stops_on_input.is_some_and(|n| batches >= n) {
+            self.stop();
+        }
         if let Some(lag) = self.closes_on_input {
             let mut windows = self.shared.windows.lock().unwrap();
             windows.retain(|w| w.handle != window);
-            let events = self.shared.events.clone();
+            let shared = self.shared.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(lag).await;
-                let _ = events.send(WindowEvent::Closed(window));
+                shared.say(WindowEvent::Closed(window));
             });
         }
         Ok(InputReport {

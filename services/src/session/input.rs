@@ -14,7 +14,8 @@ use wayrig_host::Capability;
 
 use tokio::sync::watch;
 use wayrig_host::{
-    Button, FrameWait, Host, InputEvent, InputOptions, Mods, PointerState, WindowHandle, WindowInfo,
+    Button, FrameWait, Host, HostError, InputEvent, InputOptions, Mods, PointerState, WindowHandle,
+    WindowInfo,
 };
 
 use super::Session;
@@ -323,9 +324,27 @@ impl Session {
         cancels: watch::Receiver<u64>,
     ) -> Result<Vec<StepReport>, Error> {
         let mut pressed = None;
+        let total = steps.len();
+        let mut sent = 0;
         let ran = self
-            .steps_in_order(window, steps, options, cancels, &mut pressed)
+            .steps_in_order(window, steps, options, cancels, &mut pressed, &mut sent)
             .await;
+        // The host stopped midway (its last app exited and took the window
+        // along): the steps left are never sent, as when the window closes.
+        let ran = match ran {
+            Err(e)
+                if (1..total).contains(&sent)
+                    && !matches!(e, Error::Interrupted { .. } | Error::Cancelled(_))
+                    && matches!(self.host.windows().await, Err(HostError::Gone)) =>
+            {
+                Err(Error::Interrupted {
+                    window: window.to_string(),
+                    sent,
+                    total,
+                })
+            }
+            other => other,
+        };
         // A cancel lets go of every button (one held by an earlier request
         // too, as minimizing the window does); another error only of its own.
         let cancelled = matches!(ran, Err(Error::Cancelled(_)));
@@ -342,6 +361,7 @@ impl Session {
         options: InputOptions,
         mut cancels: watch::Receiver<u64>,
         pressed: &mut Option<(f64, f64)>,
+        steps_sent: &mut usize,
     ) -> Result<Vec<StepReport>, Error> {
         let total = steps.len();
         let mut reports = Vec::with_capacity(total);
@@ -373,6 +393,7 @@ impl Session {
                     other?;
                 }
             }
+            *steps_sent = sent + 1;
             track_press(pressed, &step.events);
             // The last step's frames are counted from here to its answer:
             // one drawn between its wait and the effect's would fall between
@@ -590,5 +611,34 @@ mod tests {
             ),
             "the window the input closed is not served as if it showed"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn input_cut_short_by_the_host_stopping_says_how_much_was_sent() {
+        use super::super::fake_host::{window, FakeHost, Temper};
+        // The app is killed mid-typing and the compositor, its last app
+        // gone, stops before it hears the window close.
+        let host =
+            FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 16).stopping_on_input(2);
+        let session = Session::without_accessibility(Arc::new(host))
+            .await
+            .unwrap();
+        let handle = session.windows()[0].handle;
+        let letter = |text: &str| {
+            Step::drawn(vec![InputEvent::Text {
+                text: text.to_string(),
+            }])
+        };
+        let typed = session
+            .input_steps(
+                handle,
+                vec![letter("a"), letter("b"), letter("c")],
+                InputOptions::default(),
+            )
+            .await;
+        match typed {
+            Err(Error::Interrupted { sent, total, .. }) => assert_eq!((sent, total), (2, 3)),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -66,7 +66,8 @@ impl WindowBook {
 }
 
 /// Apply the host's events to the list; a reader that fell behind takes a
-/// fresh snapshot, so no close is ever missed.
+/// fresh snapshot, so no close is ever missed. Once the host's stream ends,
+/// the list is empty.
 async fn follow(
     host: Arc<dyn Host>,
     mut events: broadcast::Receiver<WindowEvent>,
@@ -86,12 +87,15 @@ async fn follow(
                         events = again.events;
                         tx.send_replace(Arc::new(sorted(again.windows)));
                     }
-                    Err(_) => return,
+                    Err(_) => break,
                 }
             }
-            Err(broadcast::error::RecvError::Closed) => return,
+            Err(broadcast::error::RecvError::Closed) => break,
         }
     }
+    // The host is gone and its windows with it, whether or not it said so
+    // of each: none is served as if it still showed.
+    tx.send_replace(Arc::new(Vec::new()));
 }
 
 fn apply(windows: &mut Vec<WindowInfo>, event: WindowEvent) {
@@ -882,6 +886,20 @@ pub(crate) mod tests {
                 })
                 .await;
             assert!(done.is_ok(), "{:?}", session.windows());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_host_that_stopped_shows_no_window() {
+            let (session, host) = session_over(Temper::Stubborn, 16).await;
+            assert_eq!(session.windows().len(), 2);
+            host.stop();
+            let none = session
+                .windows
+                .wait_for(Duration::from_secs(5), |list| list.is_empty())
+                .await;
+            assert!(none.is_ok(), "{:?}", session.windows());
+            let window = session.window(&WindowPick::Id(1)).await;
+            assert!(window.is_err(), "{window:?}");
         }
     }
 }
