@@ -305,10 +305,9 @@ impl Session {
         if closed {
             // The host saw the window go; the answer is read against a kept
             // list that knows it too, or the app would seem to show it still.
-            let gone = |list: &[wayrig_host::WindowInfo]| list.iter().all(|w| w.handle != window);
             let _ = self
                 .windows
-                .wait_for(super::windows::CATCH_UP_LIMIT, gone)
+                .wait_gone(window, super::windows::CATCH_UP_LIMIT)
                 .await;
         }
         ran

@@ -63,6 +63,17 @@ impl WindowBook {
             _ => Err(self.now()),
         }
     }
+
+    /// Wait until the list no longer holds `handle`, or `limit` passes; as
+    /// `wait_for`.
+    pub(crate) async fn wait_gone(
+        &self,
+        handle: WindowHandle,
+        limit: Duration,
+    ) -> Result<Arc<Vec<WindowInfo>>, Arc<Vec<WindowInfo>>> {
+        self.wait_for(limit, |list| list.iter().all(|w| w.handle != handle))
+            .await
+    }
 }
 
 /// Apply the host's events to the list; a reader that fell behind takes a
@@ -577,8 +588,7 @@ impl Session {
     /// went.
     pub async fn close(&self, handle: WindowHandle, force: bool) -> Result<CloseOutcome, Error> {
         self.ask_close(handle, force).await?;
-        let gone = |list: &[WindowInfo]| !list.iter().any(|w| w.handle == handle);
-        match self.windows.wait_for(WINDOW_OP_LIMIT, gone).await {
+        match self.windows.wait_gone(handle, WINDOW_OP_LIMIT).await {
             Ok(_) => Ok(CloseOutcome::Closed),
             Err(list) => match list.iter().find(|w| w.handle == handle) {
                 Some(w) => Ok(CloseOutcome::Kept(w.clone())),
