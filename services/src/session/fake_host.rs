@@ -38,6 +38,10 @@ pub(crate) struct FakeHost {
     closes_on_input: Option<Duration>,
     /// The host stops once it has taken this many batches of input.
     stops_on_input: Option<usize>,
+    /// It paces frames and settles windows, keeping which it was asked to
+    /// settle; the app closes the window input is sent to once it has drawn
+    /// its answer, as a dialog's OK does.
+    settles_a_dialog: bool,
 }
 
 /// The windows and their stream, shared with the imagined app's tasks, and
@@ -50,6 +54,8 @@ struct Shared {
     pointer: Mutex<(f64, f64)>,
     /// The input sent, batch by batch, with the window it was sent to.
     sent: Mutex<Vec<(WindowHandle, Vec<InputEvent>)>>,
+    /// The windows asked to settle, in order.
+    settled: Mutex<Vec<WindowHandle>>,
     stopped: AtomicBool,
 }
 
@@ -83,6 +89,7 @@ impl FakeHost {
                 }),
                 pointer: Mutex::new((0.0, 0.0)),
                 sent: Mutex::new(Vec::new()),
+                settled: Mutex::new(Vec::new()),
                 stopped: AtomicBool::new(false),
             }),
             temper,
@@ -90,6 +97,7 @@ impl FakeHost {
             takes_input: false,
             closes_on_input: None,
             stops_on_input: None,
+            settles_a_dialog: false,
         }
     }
 
@@ -116,6 +124,21 @@ impl FakeHost {
             stops_on_input: Some(batches),
             ..self.with_input()
         }
+    }
+
+    /// The same host as one that paces frames and settles windows, whose
+    /// app closes the window input is sent to once it has drawn its answer,
+    /// the stream telling of it before that answer comes.
+    pub(crate) fn settling_a_dialog(self) -> Self {
+        FakeHost {
+            settles_a_dialog: true,
+            ..self.with_input()
+        }
+    }
+
+    /// The windows asked to settle so far, in order.
+    pub(crate) fn settled(&self) -> Vec<WindowHandle> {
+        self.shared.settled.lock().unwrap().clone()
     }
 
     /// Every input event sent so far, in order, batches joined.
@@ -210,7 +233,7 @@ impl Host for FakeHost {
         Capabilities {
             launch: false,
             capture_covered: false,
-            frame_pacing: false,
+            frame_pacing: self.settles_a_dialog,
             window_commands: true,
             input: self.takes_input,
             background_input: self.takes_input,
@@ -277,13 +300,28 @@ impl Host for FakeHost {
     async fn wait_frames(
         &self,
         window: WindowHandle,
-        _until: FrameWait,
+        until: FrameWait,
         _timeout: Duration,
     ) -> HostResult<Settled> {
         if !self.takes_input {
             return unsupported();
         }
         self.running()?;
+        if until == FrameWait::Settled {
+            self.shared.settled.lock().unwrap().push(window);
+        }
+        let drawn = Ok(Settled {
+            window,
+            commits: 0,
+            waited: Duration::ZERO,
+        });
+        if self.settles_a_dialog && until == FrameWait::Drawn {
+            // The answer drawn, the app closes the window; the session
+            // hears of it before that answer comes.
+            self.remove(window.id);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            return drawn;
+        }
         if !self
             .shared
             .windows
@@ -295,11 +333,7 @@ impl Host for FakeHost {
             return Err(HostError::NoWindow(window));
         }
         // Each batch of input was drawn as it was taken.
-        Ok(Settled {
-            window,
-            commits: 0,
-            waited: Duration::ZERO,
-        })
+        drawn
     }
 
     async fn input(

@@ -369,6 +369,13 @@ impl Session {
             sent,
             total,
         };
+        // Whose window it is, should it close in answer: once it has gone,
+        // the session's list no longer says.
+        let app = self
+            .windows()
+            .iter()
+            .find(|w| w.handle == window)
+            .and_then(|w| w.pid);
         let first_sent = tokio::time::Instant::now();
         for (sent, step) in steps.into_iter().enumerate() {
             let cancelled = || {
@@ -425,7 +432,7 @@ impl Session {
             let drawn = waited.as_ref().map_or(0, |w| w.commits);
             let (unsettled, commits) = match (last, &waited) {
                 (true, Some(_)) => {
-                    let unsettled = self.settle_effect(window).await;
+                    let unsettled = self.settle_effect(window, app).await;
                     let after = self.host.commits(window).await.ok();
                     let counted = after.zip(from).map(|(a, f)| a.saturating_sub(f));
                     (unsettled, counted.unwrap_or(drawn).max(drawn))
@@ -609,6 +616,41 @@ mod tests {
                 Err(Error::NoWindow(_))
             ),
             "the window the input closed is not served as if it showed"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn input_that_closes_a_dialog_settles_the_window_of_its_app_left() {
+        use super::super::fake_host::{window, FakeHost, Temper};
+        // The dialog's OK closes it, and the session hears of that before
+        // the frame drawn in answer: the answer still waits for the main
+        // window, where closing it shows.
+        let host = FakeHost::new(
+            vec![window(1, "Main"), window(2, "Dialog")],
+            Temper::Stubborn,
+            16,
+        )
+        .settling_a_dialog();
+        let session = Session::without_accessibility(Arc::new(host.clone()))
+            .await
+            .unwrap();
+        let (main, dialog) = (session.windows()[0].handle, session.windows()[1].handle);
+        let enter = InputEvent::Key {
+            key: "Return".into(),
+        };
+        let reports = session
+            .input_steps(
+                dialog,
+                vec![Step::drawn(vec![enter])],
+                InputOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(reports[0].unsettled, None);
+        assert_eq!(
+            host.settled(),
+            [dialog, main],
+            "the main window settled after the dialog closed"
         );
     }
 

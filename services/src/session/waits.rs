@@ -76,14 +76,14 @@ impl Session {
     /// (frames, configures, input read, the app's threads and timers) within
     /// the effect wait, then the accessibility events its app sent until then.
     /// Answers why not, when the wait ran out first; a window that closed in
-    /// answer (a dialog's OK) has shown its effect.
-    pub(crate) async fn settle_effect(&self, window: WindowHandle) -> Option<String> {
-        // Its app, should the window close in answer.
-        let app = self
-            .windows()
-            .iter()
-            .find(|w| w.handle == window)
-            .and_then(|w| w.pid);
+    /// answer (a dialog's OK) has shown its effect in another window of its
+    /// app, `app` (read before the input: once the window has gone, the
+    /// session's list no longer says whose it was).
+    pub(crate) async fn settle_effect(
+        &self,
+        window: WindowHandle,
+        app: Option<u32>,
+    ) -> Option<String> {
         let began = Instant::now();
         let limit = self.effect_wait();
         let paced = self.capabilities().has(Capability::FramePacing);

@@ -267,7 +267,7 @@ impl Session {
         // worker computes, a switch that slides), so a read right after it
         // shows the effect; an app that never settles answers after the
         // effect wait, saying so.
-        let unsettled = self.settle_effect(window).await;
+        let unsettled = self.settle_effect(window, info.pid).await;
         let activated = delivered.activated.load(Ordering::Relaxed);
         Ok(ActReport {
             unsettled,
