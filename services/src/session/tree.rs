@@ -10,7 +10,7 @@ use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 use super::elements::is_control;
 use super::placing::Placing;
 use super::seen::{on_a_panel, unselected_panels};
-use super::windows::is_top_level;
+use super::windows::{is_top_level, popups_over};
 use super::Session;
 use crate::access::{Accessibility, AppItems, Frame, FrameHead, Read, Span};
 use crate::model::{positions, Error, Node, Role, Tree};
@@ -280,7 +280,7 @@ impl Session {
         // The popups the window shows now, relative to its surface, each as
         // its surface and as its content (xdg window geometry) lie.
         let surface = (window.surface.x, window.surface.y);
-        let popups_shown: Vec<[Rect; 2]> = popups_of(handle, &windows)
+        let popups_shown: Vec<[Rect; 2]> = popups_over(handle, &windows)
             .into_iter()
             .map(|w| popup_places(w, surface))
             .collect();
@@ -907,21 +907,6 @@ async fn read_frames_over(
         frame.nodes.extend(nodes);
     }
     on_popups
-}
-
-/// The popups (menus, tooltips) a window shows, its popups' popups too.
-fn popups_of(window: WindowHandle, windows: &[WindowInfo]) -> Vec<&WindowInfo> {
-    let mut found: Vec<&WindowInfo> = Vec::new();
-    let mut parents = vec![window];
-    while let Some(parent) = parents.pop() {
-        for w in windows.iter().filter(|w| w.parent == Some(parent)) {
-            if matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip) {
-                found.push(w);
-                parents.push(w.handle);
-            }
-        }
-    }
-    found
 }
 
 /// Where a popup lies from `origin` (global coordinates), as its surface

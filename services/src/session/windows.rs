@@ -131,6 +131,24 @@ pub(crate) fn is_top_level(w: &WindowInfo) -> bool {
     matches!(w.kind, WindowKind::Normal | WindowKind::Dialog)
 }
 
+/// The popups (menus, tooltips) open over `window`: those that hang from
+/// it, and from those in turn. A dialog's popups are the dialog's, not its
+/// parent's: the chain runs through popups only.
+pub(crate) fn popups_over(window: WindowHandle, windows: &[WindowInfo]) -> Vec<&WindowInfo> {
+    let mut found: Vec<&WindowInfo> = Vec::new();
+    let mut parents = vec![window];
+    while let Some(parent) = parents.pop() {
+        for w in windows.iter().filter(|w| w.parent == Some(parent)) {
+            // A loop in a broken list is walked once.
+            if !is_top_level(w) && !found.iter().any(|f| f.handle == w.handle) {
+                found.push(w);
+                parents.push(w.handle);
+            }
+        }
+    }
+    found
+}
+
 /// Which window a request means.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum WindowPick {
@@ -385,29 +403,11 @@ impl Session {
         self.windows.now()
     }
 
-    /// The popups (menus, tooltips) open over the window now: those that
-    /// hang from it or from another popup of it.
+    /// The popups (menus, tooltips) open over the window now (see
+    /// `popups_over`).
     pub(crate) fn popups_of(&self, handle: WindowHandle) -> Vec<WindowInfo> {
-        let windows = self.windows();
-        let hangs_from_it = |w: &WindowInfo| {
-            let mut parent = w.parent;
-            // A chain of popups is short; a loop in a broken list ends here.
-            for _ in 0..16 {
-                match parent {
-                    Some(p) if p == handle => return true,
-                    Some(p) => match windows.iter().find(|x| x.handle == p) {
-                        Some(up) => parent = up.parent,
-                        None => return false,
-                    },
-                    None => return false,
-                }
-            }
-            false
-        };
-        windows
-            .iter()
-            .filter(|w| matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip))
-            .filter(|w| hangs_from_it(w))
+        popups_over(handle, &self.windows())
+            .into_iter()
             .cloned()
             .collect()
     }
@@ -651,6 +651,41 @@ pub(crate) mod tests {
             picked(&[], WindowPick::Default),
             Err(Error::NoWindow(_))
         ));
+    }
+
+    #[test]
+    fn a_windows_popups_hang_from_it_not_from_its_dialogs() {
+        let hangs = |mut w: WindowInfo, parent: u64| {
+            w.parent = Some(WindowHandle {
+                id: parent,
+                epoch: 1,
+            });
+            w
+        };
+        let list = vec![
+            window(1, "Main", WindowKind::Normal, 5),
+            hangs(window(2, "File", WindowKind::Menu, 1), 1),
+            hangs(window(3, "Recent", WindowKind::Menu, 0), 2),
+            hangs(window(4, "Prefs", WindowKind::Dialog, 3), 1),
+            hangs(window(5, "Theme", WindowKind::Menu, 2), 4),
+            hangs(window(6, "Hint", WindowKind::Tooltip, 4), 5),
+        ];
+        let ids = |handle: u64| {
+            let mut ids: Vec<u64> = popups_over(
+                WindowHandle {
+                    id: handle,
+                    epoch: 1,
+                },
+                &list,
+            )
+            .iter()
+            .map(|w| w.handle.id)
+            .collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(ids(1), [2, 3], "the menu and its submenu, not the dialog's");
+        assert_eq!(ids(4), [5, 6], "the dialog's menu and the tooltip over it");
     }
 
     #[test]
