@@ -1094,6 +1094,40 @@ fn focus_on_a_spin_button_leaves_its_value() {
     );
 }
 
+/// An app draws all its windows on one main thread: while its main window
+/// animates (a spinner, its loop never resting), a second window of it
+/// still settles by what it draws itself, not after the wait's limit.
+#[test]
+fn a_second_window_settles_while_its_apps_main_window_animates() {
+    let wayrig = Wayrig::start_with(
+        &["--env", "WAYRIG_FIXTURE_BUSY_SPINNER=1"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let main = c.first_window()["id"].as_u64().unwrap();
+    let tree = c.call(tree_of(Some(main)));
+    c.call(Call::Act {
+        window: Some(main),
+        element: support::element_labelled(&tree, "button", "Open window"),
+        action: Action::Press,
+    });
+    c.raw_call(
+        "wayrig.waitFor",
+        json!({"window": null, "text": "Second window label", "timeout": 20000}),
+    );
+    let windows = c.call(Call::Windows);
+    let second = windows["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["title"] == "wayrig-gtk4-second")
+        .unwrap_or_else(|| panic!("no second window in {windows}"))["id"]
+        .as_u64()
+        .unwrap();
+    // Answered, not a timeout ("its thread ... keeps running").
+    c.call(idle(Some(second), 10_000));
+}
+
 /// A press that closes its window (a dialog's OK) is answered once the
 /// window its app focuses next shows what closing it did: the main
 /// window's status, set 200 ms later, reads back at once.

@@ -22,9 +22,10 @@ use tokio::sync::oneshot;
 use wayrig_host::{HostError, HostResult, Pacing, Settled, Stepped, WindowHandle};
 
 use crate::config::Config;
+use crate::registry::Record;
 use crate::rig::clients::Clients;
 use crate::rig::pixels::Tiles;
-use crate::rig::windows::{Surface, Windows};
+use crate::rig::windows::{Surface, WindowData, Windows};
 use crate::settle::SettleCheck;
 use crate::threads;
 use wayrig_host::FrameWait;
@@ -359,11 +360,19 @@ impl FrameClock {
         let Some(rec) = windows.registry.get(id) else {
             return;
         };
-        let pid = clients
-            .of_surface(&rec.surface.surface.wl_surface())
-            .and_then(|c| c.pid)
-            .filter(|pid| *pid != std::process::id());
-        let animating = rec.surface.activity.animating();
+        let pid_of = |rec: &Record<WindowData>| {
+            clients
+                .of_surface(&rec.surface.surface.wl_surface())
+                .and_then(|c| c.pid)
+        };
+        let pid = pid_of(rec).filter(|pid| *pid != std::process::id());
+        // An app draws all its windows on one main thread: while another of
+        // them animates (a spinner beside a dialog), that thread runs for
+        // its frames, and only this window's own commits tell its effect.
+        let animating = windows
+            .registry
+            .iter()
+            .any(|r| (r.id == id || pid_of(r) == pid) && r.surface.activity.animating());
         let busy = pid.and_then(|pid| threads::busy_thread(pid, animating));
         // An app waiting for a frame it asked for sleeps until its nearest
         // timer; once it has drawn, its frame clock's own wake-ups hide a
