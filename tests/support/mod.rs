@@ -10,7 +10,6 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -323,12 +322,55 @@ impl Image {
 }
 
 /// An app whose stdout is one JSON event per line: the purpose-built Wayland
-/// client, or a toolkit fixture.
+/// client, or a toolkit fixture. A read takes every line the app wrote
+/// before it (what an app printed before it answered a settle is seen once
+/// the settle returns), and a thread keeps reading meanwhile, so the app
+/// never blocks on a full pipe.
 pub struct TestClient {
     pub child: Child,
-    events: mpsc::Receiver<Value>,
+    events: std::sync::Arc<(std::sync::Mutex<EventReader>, std::sync::Condvar)>,
     /// Every event received so far, in order.
     pub seen: Vec<Value>,
+}
+
+/// The app's stdout, read without blocking, and the events read from it.
+struct EventReader {
+    stdout: std::process::ChildStdout,
+    /// Bytes of a line not yet ended.
+    partial: Vec<u8>,
+    /// Events read and not yet taken.
+    pending: std::collections::VecDeque<Value>,
+    /// Its stdout reached its end.
+    ended: bool,
+    /// A line that was not JSON.
+    bad_line: Option<String>,
+}
+
+impl EventReader {
+    /// Read every line the app has written so far into `pending`.
+    fn read_written(&mut self) {
+        use std::io::Read;
+        let mut buf = [0u8; 8192];
+        while !self.ended {
+            match self.stdout.read(&mut buf) {
+                Ok(0) => self.ended = true,
+                Ok(n) => self.partial.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => self.ended = true,
+            }
+        }
+        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line[..end]).into_owned();
+            match serde_json::from_str::<Value>(&line) {
+                Ok(v) => self.pending.push_back(v),
+                Err(_) => {
+                    self.bad_line.get_or_insert(line);
+                }
+            }
+        }
+    }
 }
 
 impl TestClient {
@@ -359,25 +401,72 @@ impl TestClient {
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => {
-                        if tx.send(v).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => panic!("test client printed a non-JSON line {line:?}: {e}"),
-                }
+        use std::os::fd::AsRawFd;
+        let fd = stdout.as_raw_fd();
+        // SAFETY: fcntl(2) on the pipe's fd, which `stdout` owns and keeps open.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        let events = std::sync::Arc::new((
+            std::sync::Mutex::new(EventReader {
+                stdout,
+                partial: Vec::new(),
+                pending: std::collections::VecDeque::new(),
+                ended: false,
+                bad_line: None,
+            }),
+            std::sync::Condvar::new(),
+        ));
+        let shared = events.clone();
+        std::thread::spawn(move || loop {
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd that lives across the call; the fd stays
+            // open while `shared` holds the reader.
+            unsafe { libc::poll(&mut poll, 1, 1000) };
+            let (reader, told) = &*shared;
+            let mut reader = reader.lock().unwrap();
+            reader.read_written();
+            told.notify_all();
+            if reader.ended {
+                break;
             }
         });
         TestClient {
             child,
-            events: rx,
+            events,
             seen: Vec::new(),
         }
+    }
+
+    /// The next event, waiting up to `deadline` for the app to write it;
+    /// `None` at the deadline or the end of its stdout.
+    fn next_event(&mut self, deadline: Instant) -> Option<Value> {
+        let (reader, told) = &*self.events;
+        let mut reader = reader.lock().unwrap();
+        loop {
+            reader.read_written();
+            if let Some(line) = &reader.bad_line {
+                panic!("test client printed a non-JSON line {line:?}");
+            }
+            if let Some(v) = reader.pending.pop_front() {
+                return Some(v);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if reader.ended || left.is_zero() {
+                return None;
+            }
+            reader = told.wait_timeout(reader, left).unwrap().0;
+        }
+    }
+
+    /// Whether the app's stdout has reached its end.
+    fn ended(&self) -> bool {
+        self.events.0.lock().unwrap().ended
     }
 
     pub fn pid(&self) -> u32 {
@@ -388,13 +477,14 @@ impl TestClient {
     pub fn expect(&mut self, ev: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + timeout;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let v = self.events.recv_timeout(left).unwrap_or_else(|e| {
+            let Some(v) = self.next_event(deadline) else {
                 panic!(
-                    "no {ev:?} event from the test client ({e}); seen: {:?}",
+                    "no {ev:?} event from the test client within {timeout:?} (its stdout \
+                     ended: {}); seen: {:?}",
+                    self.ended(),
                     self.seen
                 )
-            });
+            };
             self.seen.push(v.clone());
             if v["ev"] == ev && pred(&v) {
                 return v;
@@ -402,9 +492,9 @@ impl TestClient {
         }
     }
 
-    /// Take every event already received without waiting.
+    /// Take every event the app has written so far, without waiting.
     pub fn drain(&mut self) -> Vec<Value> {
-        let fresh: Vec<Value> = self.events.try_iter().collect();
+        let fresh: Vec<Value> = std::iter::from_fn(|| self.next_event(Instant::now())).collect();
         self.seen.extend(fresh.iter().cloned());
         fresh
     }
@@ -419,15 +509,10 @@ impl TestClient {
         let deadline = Instant::now() + timeout;
         loop {
             // Reading to the end of stdout is how we learn it exited, without polling.
-            match self
-                .events
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(v) => self.seen.push(v),
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    panic!("test client did not exit in {timeout:?}")
-                }
+            match self.next_event(deadline) {
+                Some(v) => self.seen.push(v),
+                None if self.ended() => break,
+                None => panic!("test client did not exit in {timeout:?}"),
             }
         }
         self.child.wait().expect("wait").code()
