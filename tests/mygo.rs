@@ -1094,6 +1094,30 @@ fn focus_on_a_spin_button_leaves_its_value() {
     );
 }
 
+/// Press the GTK 4 fixture's "Open window" and answer the id of the second
+/// window it opens, once that shows its label.
+fn open_second_window(c: &mut Client, main: u64) -> u64 {
+    let tree = c.call(tree_of(Some(main)));
+    c.call(Call::Act {
+        window: Some(main),
+        element: support::element_labelled(&tree, "button", "Open window"),
+        action: Action::Press,
+    });
+    let shown = c.raw_call(
+        "wayrig.waitFor",
+        json!({"window": null, "text": "Second window label", "timeout": 20000}),
+    );
+    let windows = c.call(Call::Windows);
+    windows["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["title"] == "wayrig-gtk4-second")
+        .unwrap_or_else(|| panic!("no second window in {windows} ({shown})"))["id"]
+        .as_u64()
+        .unwrap()
+}
+
 /// An app draws all its windows on one main thread: while its main window
 /// animates (a spinner, its loop never resting), a second window of it
 /// still settles by what it draws itself, not after the wait's limit.
@@ -1105,25 +1129,7 @@ fn a_second_window_settles_while_its_apps_main_window_animates() {
     );
     let mut c = Client::connect(&wayrig.socket);
     let main = c.first_window()["id"].as_u64().unwrap();
-    let tree = c.call(tree_of(Some(main)));
-    c.call(Call::Act {
-        window: Some(main),
-        element: support::element_labelled(&tree, "button", "Open window"),
-        action: Action::Press,
-    });
-    c.raw_call(
-        "wayrig.waitFor",
-        json!({"window": null, "text": "Second window label", "timeout": 20000}),
-    );
-    let windows = c.call(Call::Windows);
-    let second = windows["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["title"] == "wayrig-gtk4-second")
-        .unwrap_or_else(|| panic!("no second window in {windows}"))["id"]
-        .as_u64()
-        .unwrap();
+    let second = open_second_window(&mut c, main);
     // Answered, not a timeout ("its thread ... keeps running").
     c.call(idle(Some(second), 10_000));
 }
@@ -1139,25 +1145,7 @@ fn a_press_that_closes_its_window_waits_for_the_window_focus_went_to() {
     );
     let mut c = Client::connect(&wayrig.socket);
     let main = c.first_window()["id"].as_u64().unwrap();
-    let tree = c.call(tree_of(Some(main)));
-    c.call(Call::Act {
-        window: Some(main),
-        element: support::element_labelled(&tree, "button", "Open window"),
-        action: Action::Press,
-    });
-    let second = c.raw_call(
-        "wayrig.waitFor",
-        json!({"window": null, "text": "Second window label", "timeout": 20000}),
-    );
-    let windows = c.call(Call::Windows);
-    let dialog = windows["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["title"] == "wayrig-gtk4-second")
-        .unwrap_or_else(|| panic!("no second window in {windows} ({second})"))["id"]
-        .as_u64()
-        .unwrap();
+    let dialog = open_second_window(&mut c, main);
     let tree = c.call(tree_of(Some(dialog)));
     c.call(Call::Act {
         window: Some(dialog),
