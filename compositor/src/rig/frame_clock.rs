@@ -384,9 +384,17 @@ impl FrameClock {
             .filter(|_| busy.is_none() && !animating)
             .and_then(threads::main_loop_wake);
         if let Some(rec) = windows.registry.get_mut(id) {
-            rec.surface
-                .activity
-                .threads_looked_at(busy, wake, Instant::now());
+            let activity = &mut rec.surface.activity;
+            tracing::debug!(
+                window = id,
+                ?busy,
+                ?wake,
+                animating,
+                commits = activity.commits(),
+                quiet = activity.quiet_ticks(),
+                "settle looks at threads"
+            );
+            activity.threads_looked_at(busy, wake, Instant::now());
         }
     }
 
@@ -464,6 +472,7 @@ impl FrameClock {
                 FrameWait::Past(n) => windows.tree_commits(id) > n,
             };
             if done {
+                tracing::debug!(window = %w.handle, ?w.until, committed, ?check, "settle answered");
                 let _ = w.reply.send(Ok(Settled {
                     window: w.handle,
                     commits: committed,
