@@ -369,10 +369,9 @@ impl FrameClock {
         // An app draws all its windows on one main thread: while another of
         // them animates (a spinner beside a dialog), that thread runs for
         // its frames, and only this window's own commits tell its effect.
-        let animating = windows
-            .registry
-            .iter()
-            .any(|r| (r.id == id || pid_of(r) == pid) && r.surface.activity.animating());
+        let animating = windows.registry.iter().any(|r| {
+            (r.id == id || (pid.is_some() && pid_of(r) == pid)) && r.surface.activity.animating()
+        });
         let busy = pid.and_then(|pid| threads::busy_thread(pid, animating));
         // An app waiting for a frame it asked for sleeps until its nearest
         // timer; once it has drawn, its frame clock's own wake-ups hide a
