@@ -47,14 +47,17 @@ const PIXELS_AFTER_TICKS: u64 = 6;
 const RUN_GAP_TICKS: u64 = 8;
 /// How long a main loop that paces itself (wakes every few ms, as GTK's
 /// frame clock does for a few hundred ms after drawing) keeps its window
-/// from counting as quiet: its pacing hides any longer timer (a search
-/// entry's delay, set as the key was read, just before the loop drew and
-/// began to pace), and only a timer due within `TIMER_SOON_MS` is work not
-/// yet shown, so by then such a timer has fired (its work runs, draws and
-/// paces anew) or there was none. A loop that paces for good (GTK 4's frame
-/// clock between a caret's fades) is taken as quiet after this. Pacing that
-/// ends sooner, in a longer sleep, shows the timer or its absence at once.
-const PACING_MOST: Duration = Duration::from_millis(TIMER_SOON_MS as u64);
+/// from counting as quiet: its pacing hides any longer timer, seen only
+/// once it sleeps longer. A loop that paces for good (GTK 4's frame clock
+/// between a caret's fades) is taken as quiet after this.
+const PACING_MOST: Duration = Duration::from_millis(70);
+/// As `PACING_MOST`, for the first paced stretch after input or a wait
+/// asked for the window's answer: a timer set in answer (a search entry's
+/// delay, set as the key was read, just before the loop drew the key and
+/// began to pace) hides behind it, and only a timer due within
+/// `TIMER_SOON_MS` is work not yet shown, so by then such a timer has
+/// fired (its work runs, draws and paces anew) or there was none.
+const PACING_AFTER_REQUEST: Duration = Duration::from_millis(TIMER_SOON_MS as u64);
 /// Past this share of its tiles animating, a window's effects cannot be
 /// told from its animation.
 const ANIMATION_SHARE_MAX: f64 = 0.5;
@@ -105,6 +108,10 @@ pub struct Activity {
     /// Since when its main loop has been found pacing itself, at every look
     /// since its last commit.
     pacing_since: Option<Instant>,
+    /// When input or a wait last asked for the window's answer, until a
+    /// paced stretch begun since ends in a commit: until then a timer set
+    /// in answer may hide behind the pacing.
+    requested: Option<Instant>,
     /// Ticks of the output clock counted so far, and the last at which the
     /// window committed or asked for a frame.
     ticks: u64,
@@ -133,6 +140,13 @@ impl Activity {
     /// asked for them.
     pub fn committed(&mut self, pixels: Option<Tiles>) {
         self.commits += 1;
+        // A paced stretch after the request ended in drawing: what the
+        // request set has shown, or was not behind that stretch.
+        if let (Some(since), Some(asked)) = (self.pacing_since, self.requested) {
+            if since >= asked {
+                self.requested = None;
+            }
+        }
         // What it drew is paced anew.
         self.pacing_since = None;
         if self.ticks - self.last_active_tick > RUN_GAP_TICKS {
@@ -183,10 +197,12 @@ impl Activity {
         self.animation_only
     }
 
-    /// Count quiet ticks anew: the window got input and may draw in answer,
-    /// or a wait must see its app's threads and timers over whole ticks.
-    pub fn quiet_anew(&mut self) {
+    /// Count quiet ticks anew: the window got input at `now` and may draw
+    /// in answer, or a wait must see its app's threads and timers over
+    /// whole ticks.
+    pub fn quiet_anew(&mut self, now: Instant) {
         self.quiet_ticks = 0;
+        self.requested = Some(now);
     }
 
     /// A tick of the output clock; `wants_frame` is whether a frame callback
@@ -217,7 +233,7 @@ impl Activity {
     /// What a look at the app's threads found at `now`: a thread running,
     /// or a timer its main loop wakes for soon, is work not yet shown, so
     /// the window is not quiet until the timer is due; nor while its loop
-    /// paces itself, for up to `PACING_MOST`.
+    /// paces itself, for up to `PACING_MOST` (`PACING_AFTER_REQUEST`).
     pub fn threads_looked_at(
         &mut self,
         busy: Option<BusyThread>,
@@ -243,10 +259,19 @@ impl Activity {
         self.busy = busy;
     }
 
-    /// Whether its main loop paces itself at `now`, hiding what it waits for.
+    /// Whether its main loop paces itself at `now`, hiding what it waits for:
+    /// for `PACING_AFTER_REQUEST` from the request or the pacing's start,
+    /// whichever is later, in the first paced stretch after a request; for
+    /// `PACING_MOST` in any other.
     pub fn pacing(&self, now: Instant) -> bool {
-        self.pacing_since
-            .is_some_and(|since| now.duration_since(since) < PACING_MOST)
+        let Some(since) = self.pacing_since else {
+            return false;
+        };
+        let until = match self.requested {
+            Some(asked) => since.max(asked) + PACING_AFTER_REQUEST,
+            None => since + PACING_MOST,
+        };
+        now < until
     }
 
     /// In how many ms the last timer found is due, if it is still pending.
@@ -649,36 +674,50 @@ mod tests {
         a.tick(false, 0);
         a.threads_looked_at(None, Some(MainLoopWake::Timer(90)), at(85));
         assert!(!check_at(&a, false, at(85)).settled());
-        // A loop that paces for good counts as quiet once PACING_MOST passed.
+        // A loop that paces for good (between a caret's fades): the first
+        // paced stretch after a request may hide a timer set in answer, due
+        // as late as TIMER_SOON_MS after the stretch began (a search entry's
+        // delay after the typing it drew, on a loaded machine where looks
+        // rarely catch the loop between reading the key and drawing it).
+        let settles = |b: &mut Activity, from: u64, most: u64| {
+            let mut t = from;
+            while !check_at(b, false, at(t)).settled() {
+                assert!(t <= from + most, "a loop pacing for good never settled");
+                t += 17;
+                b.tick(false, 0);
+                b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
+            }
+            t
+        };
         let mut b = Activity::default();
-        let mut t = 0;
-        while !check_at(&b, false, at(t)).settled() {
-            assert!(t <= 400, "a loop pacing for good never settled");
-            t += 17;
-            b.tick(false, 0);
-            b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
-        }
-        // A timer set just before it began to pace may be due as late as
-        // TIMER_SOON_MS after (a search entry's delay after the typing
-        // that was drawn, on a loaded machine where looks rarely catch
-        // the loop between reading the key and drawing it).
+        b.quiet_anew(at(0));
+        let t = settles(&mut b, 0, 400);
         assert!(
             t >= u64::from(TIMER_SOON_MS),
-            "settled at {t} ms, while the loop paced"
+            "settled at {t} ms, in the stretch after the request"
         );
-        // A commit paces anew.
+        // The caret's next fade ends that stretch; the rests after it count
+        // as quiet once PACING_MOST passed, or a caret fading every few
+        // hundred ms would keep its window from ever settling.
         b.committed(None);
         b.tick(false, 0);
         b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t + 17));
         assert!(b.pacing(at(t + 17)));
+        let rested = settles(&mut b, t + 17, 150);
+        assert!(
+            rested >= t + 17 + 70,
+            "settled at {rested} ms, while the loop paced"
+        );
         // A look that finds it running leaves the pacing as it was; one
         // that finds it sleeping longer ends it.
-        b.threads_looked_at(None, None, at(t + 300));
-        assert!(!b.pacing(at(t + 300)), "paced past PACING_MOST");
-        b.threads_looked_at(None, Some(MainLoopWake::Later), at(t + 301));
-        b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t + 317));
+        b.committed(None);
+        b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(rested + 17));
+        b.threads_looked_at(None, None, at(rested + 100));
+        assert!(!b.pacing(at(rested + 100)), "paced past PACING_MOST");
+        b.threads_looked_at(None, Some(MainLoopWake::Later), at(rested + 101));
+        b.threads_looked_at(None, Some(MainLoopWake::Pacing), at(rested + 117));
         assert!(
-            b.pacing(at(t + 317)),
+            b.pacing(at(rested + 117)),
             "a longer sleep did not end the pacing"
         );
     }

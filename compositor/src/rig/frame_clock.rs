@@ -420,7 +420,7 @@ impl FrameClock {
         // can miss a worker that is between its runs.
         if until == FrameWait::Settled && self.settle_threads {
             if let Some(rec) = windows.registry.get_mut(id) {
-                rec.surface.activity.quiet_anew();
+                rec.surface.activity.quiet_anew(Instant::now());
             }
             Self::look_at_threads(windows, clients, id);
         }
