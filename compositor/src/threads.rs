@@ -91,9 +91,10 @@ pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
 /// A timer due within this many ms is work not yet shown (a GtkSearchEntry
 /// filters 150 ms after typing); a caret's blink (400 ms and more) is not.
 pub const TIMER_SOON_MS: u32 = 250;
-/// Wake-ups due sooner than this are a frame clock's own pacing (GTK's wakes
-/// 16 ms ahead for a few frames after it draws), not work; but while the
-/// loop paces, its nearest wake-up hides any longer timer.
+/// Wake-ups due sooner than this are a frame clock's own pacing (GTK 4's
+/// wakes every 16 ms for about 260 ms after each frame it draws), not
+/// work; but while the loop paces, its nearest wake-up hides any longer
+/// timer.
 const TIMER_FLOOR_MS: u32 = 20;
 
 /// What the main loop of an app sleeps for, read from its poll.
