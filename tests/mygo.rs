@@ -1118,18 +1118,26 @@ fn open_second_window(c: &mut Client, main: u64) -> u64 {
         .unwrap()
 }
 
-/// An app draws all its windows on one main thread: while its main window
-/// animates (a spinner, its loop never resting), a second window of it
-/// still settles by what it draws itself, not after the wait's limit.
-#[test]
-fn a_second_window_settles_while_its_apps_main_window_animates() {
+/// The GTK 4 fixture started with `env` (`NAME=VALUE`), a client, its main
+/// window's id and the id of the second window "Open window" opened.
+fn fixture_and_second_window(env: &str) -> (Wayrig, Client, u64, u64) {
     let wayrig = Wayrig::start_with(
-        &["--env", "WAYRIG_FIXTURE_BUSY_SPINNER=1"],
+        &["--env", env],
         &["/usr/bin/python3", &support::gtk4_fixture()],
     );
     let mut c = Client::connect(&wayrig.socket);
     let main = c.first_window()["id"].as_u64().unwrap();
     let second = open_second_window(&mut c, main);
+    (wayrig, c, main, second)
+}
+
+/// An app draws all its windows on one main thread: while its main window
+/// animates (a spinner, its loop never resting), a second window of it
+/// still settles by what it draws itself, not after the wait's limit.
+#[test]
+fn a_second_window_settles_while_its_apps_main_window_animates() {
+    let (_wayrig, mut c, _main, second) =
+        fixture_and_second_window("WAYRIG_FIXTURE_BUSY_SPINNER=1");
     // Answered, not a timeout ("its thread ... keeps running").
     c.call(idle(Some(second), 10_000));
 }
@@ -1139,13 +1147,7 @@ fn a_second_window_settles_while_its_apps_main_window_animates() {
 /// window's status, set 200 ms later, reads back at once.
 #[test]
 fn a_press_that_closes_its_window_waits_for_the_window_focus_went_to() {
-    let wayrig = Wayrig::start_with(
-        &["--env", "WAYRIG_FIXTURE_OK_LATER=1"],
-        &["/usr/bin/python3", &support::gtk4_fixture()],
-    );
-    let mut c = Client::connect(&wayrig.socket);
-    let main = c.first_window()["id"].as_u64().unwrap();
-    let dialog = open_second_window(&mut c, main);
+    let (_wayrig, mut c, main, dialog) = fixture_and_second_window("WAYRIG_FIXTURE_OK_LATER=1");
     let tree = c.call(tree_of(Some(dialog)));
     c.call(Call::Act {
         window: Some(dialog),
