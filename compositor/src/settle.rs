@@ -197,9 +197,9 @@ impl Activity {
         self.animation_only
     }
 
-    /// Count quiet ticks anew: the window got input at `now` and may draw
-    /// in answer, or a wait must see its app's threads and timers over
-    /// whole ticks.
+    /// Count quiet ticks anew, from a request at `now`: the window got
+    /// input and may draw in answer, or a wait began and must see its
+    /// app's threads and timers over whole ticks.
     pub fn quiet_anew(&mut self, now: Instant) {
         self.quiet_ticks = 0;
         self.requested = Some(now);
