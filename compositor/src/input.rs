@@ -649,7 +649,7 @@ impl State {
             return;
         };
         if let Some(rec) = self.rig.windows.registry.get_mut(id) {
-            rec.surface.activity.quiet_anew(Instant::now());
+            rec.surface.activity.answer_asked(Instant::now());
         }
         if let Some(client) = self.rig.clients.record(&surface) {
             client.last_input = moment;

@@ -108,7 +108,7 @@ pub struct Activity {
     /// Since when its main loop has been found pacing itself, at every look
     /// since its last commit.
     pacing_since: Option<Instant>,
-    /// When input or a wait last asked for the window's answer, until a
+    /// When input or an action last asked for the window's answer, until a
     /// paced stretch begun since ends in a commit: until then a timer set
     /// in answer may hide behind the pacing.
     requested: Option<Instant>,
@@ -197,11 +197,17 @@ impl Activity {
         self.animation_only
     }
 
-    /// Count quiet ticks anew, from a request at `now`: the window got
-    /// input and may draw in answer, or a wait began and must see its
-    /// app's threads and timers over whole ticks.
-    pub fn quiet_anew(&mut self, now: Instant) {
+    /// Count quiet ticks anew: a wait began and must see its app's threads
+    /// and timers over whole ticks.
+    pub fn quiet_anew(&mut self) {
         self.quiet_ticks = 0;
+    }
+
+    /// The window was asked for an answer at `now` (input, or an action
+    /// whose effect is waited for): quiet is counted anew, and the first
+    /// paced stretch since may hide a timer set in answer.
+    pub fn answer_asked(&mut self, now: Instant) {
+        self.quiet_anew();
         self.requested = Some(now);
     }
 
@@ -690,7 +696,7 @@ mod tests {
             t
         };
         let mut b = Activity::default();
-        b.quiet_anew(at(0));
+        b.answer_asked(at(0));
         let t = settles(&mut b, 0, 400);
         assert!(
             t >= u64::from(TIMER_SOON_MS),
@@ -708,6 +714,12 @@ mod tests {
             rested >= t + 17 + 70,
             "settled at {rested} ms, while the loop paced"
         );
+        // A plain wait asks the app for nothing: its first stretch rests
+        // after PACING_MOST, as any other.
+        let mut c = Activity::default();
+        c.quiet_anew();
+        let rested = settles(&mut c, 0, 150);
+        assert!(rested >= 70, "settled at {rested} ms, while the loop paced");
         // A look that finds it running leaves the pacing as it was; one
         // that finds it sleeping longer ends it.
         b.committed(None);

@@ -293,8 +293,14 @@ pub enum FrameWait {
     /// Settled: no frame asked for and not drawn, no configure unacknowledged,
     /// input read, and quiet since (what `idle` waits for).
     Settled,
+    /// Settled after a request the session just made (input, an action
+    /// through accessibility): as `Settled`, but a timer the app may have
+    /// set in answer (a search entry's delay) is waited out even while its
+    /// frame clock's wake-ups hide it.
+    Effect,
     /// The app has read its input and drawn what it drew in answer: its first
-    /// commit after the input, or nothing, when it asks for no frame.
+    /// commit after the input, or nothing, when it asks for no frame. Like
+    /// `Effect`, it follows a request, which a later `Settled` wait honours.
     Drawn,
     /// The window has committed this many new frames.
     Frames(u32),
@@ -302,6 +308,13 @@ pub enum FrameWait {
     /// this count, as `Host::commits` gives it: a wait from a baseline read
     /// before, so that a commit made in between is not missed.
     Past(u64),
+}
+
+impl FrameWait {
+    /// Whether the wait is for the window to settle (`Settled`, `Effect`).
+    pub fn settles(self) -> bool {
+        matches!(self, Self::Settled | Self::Effect)
+    }
 }
 
 /// The result of a step in step pacing.

@@ -474,7 +474,7 @@ impl Inner {
                     // The desktop's frames are not counted: past a baseline
                     // is the next change on screen.
                     FrameWait::Past(_) => "did not change on screen".into(),
-                    FrameWait::Settled | FrameWait::Drawn => {
+                    FrameWait::Settled | FrameWait::Effect | FrameWait::Drawn => {
                         "did not settle: it keeps drawing frames".into()
                     }
                 };
@@ -488,7 +488,7 @@ impl Inner {
             }
             let wait = match until {
                 FrameWait::Frames(_) | FrameWait::Past(_) => left,
-                FrameWait::Settled | FrameWait::Drawn => {
+                FrameWait::Settled | FrameWait::Effect | FrameWait::Drawn => {
                     let quiet_left = (changed + needed).saturating_duration_since(Instant::now());
                     if quiet_left.is_zero() {
                         return Ok(settled(commits));

@@ -121,7 +121,7 @@ impl FrameClock {
         let awaited = self
             .settle_waiters
             .iter()
-            .any(|w| w.handle.id == id && w.until != FrameWait::Settled);
+            .any(|w| w.handle.id == id && !w.until.settles());
         if !self.frames_for_hidden && !on_screen && !awaited {
             return 0;
         }
@@ -229,7 +229,7 @@ impl FrameClock {
         let watched: Vec<u64> = if self.settle_threads {
             self.settle_waiters
                 .iter()
-                .filter(|w| w.until == FrameWait::Settled)
+                .filter(|w| w.until.settles())
                 .filter_map(|w| windows.resolve(w.handle).ok())
                 .collect()
         } else {
@@ -417,12 +417,22 @@ impl FrameClock {
         // quiet counted before this wait began saw none of them (a press
         // through accessibility that started a worker draws nothing), so the
         // quiet is counted anew, each of its ticks looking at them; one look
-        // can miss a worker that is between its runs.
-        if until == FrameWait::Settled && self.settle_threads {
+        // can miss a worker that is between its runs. A wait for what an
+        // action drew or did is a request too: a timer the app set in answer
+        // may hide behind its pacing, even from a plain wait after it (which
+        // itself asks the app for nothing).
+        if self.settle_threads {
             if let Some(rec) = windows.registry.get_mut(id) {
-                rec.surface.activity.quiet_anew(Instant::now());
+                let activity = &mut rec.surface.activity;
+                match until {
+                    FrameWait::Effect | FrameWait::Drawn => activity.answer_asked(Instant::now()),
+                    FrameWait::Settled => activity.quiet_anew(),
+                    FrameWait::Frames(_) | FrameWait::Past(_) => {}
+                }
             }
-            Self::look_at_threads(windows, clients, id);
+            if until.settles() {
+                Self::look_at_threads(windows, clients, id);
+            }
         }
         let now = Instant::now();
         let commits = windows
@@ -461,7 +471,7 @@ impl FrameClock {
                 .map_or(0, |r| r.surface.activity.commits());
             let committed = commits - w.commits_at_start;
             let done = match w.until {
-                FrameWait::Settled => check.settled(),
+                FrameWait::Settled | FrameWait::Effect => check.settled(),
                 // Read, then drawn: a commit since the input, or none asked for.
                 FrameWait::Drawn => {
                     check.input_read
@@ -479,7 +489,9 @@ impl FrameClock {
                 }));
             } else if now >= w.deadline {
                 let why = match w.until {
-                    FrameWait::Settled => format!("did not settle: {}", check.reason()),
+                    FrameWait::Settled | FrameWait::Effect => {
+                        format!("did not settle: {}", check.reason())
+                    }
                     FrameWait::Drawn if !check.input_read => {
                         "has not answered a ping since its last input".to_string()
                     }

@@ -307,7 +307,7 @@ impl Host for FakeHost {
             return unsupported();
         }
         self.running()?;
-        if until == FrameWait::Settled {
+        if until.settles() {
             self.shared.settled.lock().unwrap().push(window);
         }
         let drawn = Ok(Settled {

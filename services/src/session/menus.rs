@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use wayrig_host::{InputEvent, InputOptions, WindowCommand, WindowHandle, WindowInfo, WindowKind};
+use wayrig_host::{
+    FrameWait, InputEvent, InputOptions, WindowCommand, WindowHandle, WindowInfo, WindowKind,
+};
 
 use super::act::{ActOptions, Action, ElementRef, Path};
 use super::drawn_menus::drawn_bar;
@@ -538,7 +540,11 @@ impl Session {
     /// Settle, but an app that animates forever gets only a moment; then its
     /// accessibility events are caught up with.
     pub(super) async fn settle_briefly(&self, handle: WindowHandle) -> Result<(), Error> {
-        match self.host.settle(handle, MENU_OPENS).await {
+        match self
+            .host
+            .wait_frames(handle, FrameWait::Effect, MENU_OPENS)
+            .await
+        {
             Ok(_) | Err(wayrig_host::HostError::Timeout(..)) => {}
             Err(e) => return Err(e.into()),
         }

@@ -93,7 +93,10 @@ impl Session {
                 .await
                 .map(drop)
         } else {
-            self.host.settle(window, limit).await.map(drop)
+            self.host
+                .wait_frames(window, FrameWait::Effect, limit)
+                .await
+                .map(drop)
         };
         // A window unmapped in answer settles at once, as it draws no more:
         // gone from the list, it closed, and its effect shows elsewhere.
@@ -150,7 +153,7 @@ impl Session {
             .or_else(|| of_app.iter().min_by_key(|w| w.z))?
             .handle;
         tracing::debug!(%next, focused = of_app.iter().any(|w| w.focused), "settling where the focus went");
-        let unsettled = match self.host.settle(next, left).await {
+        let unsettled = match self.host.wait_frames(next, FrameWait::Effect, left).await {
             Ok(_) | Err(HostError::NoWindow(_)) => None,
             Err(HostError::Timeout(after, why)) => Some(format!(
                 "the window closed; the answer waited {after:?} for window {next}, which took \
