@@ -255,15 +255,28 @@ fn a_session_keeps_its_window_when_a_press_opens_another() {
     assert!(!first.lines().any(|l| l.starts_with("+ @")), "{first}");
     assert!(ok(&cache, &["snapshot"]).contains("Second window label"));
     assert!(ok(&cache, &["snapshot"]).contains("Second window label"));
-    // A ref of the first window says where it belongs.
-    let elsewhere = err(&cache, &["press", &press]);
+    // A ref of the first window, named with --window on the second, is
+    // refused and says where it belongs.
+    let elsewhere = err(&cache, &["--window", id, "press", &press]);
     let home = first_line.split_whitespace().next().unwrap();
     assert!(
         elsewhere.contains(&format!(
-            "{press} is an element of window {home}, not of window {id}: add --window {home}"
+            "{press} is an element of window {home}, not of window {id}: leave out --window"
         )),
         "{elsewhere}"
     );
+    // Without it the ref's window is where the press goes, and the session
+    // with it.
+    let moved = ok(&cache, &["press", &press]);
+    assert!(
+        moved.contains(&format!(
+            "the session moves to window {home}, where {press} is"
+        )),
+        "{moved}"
+    );
+    let windows = ok(&cache, &["windows"]);
+    let session_line = windows.lines().find(|l| l.contains(" session")).unwrap();
+    assert!(session_line.starts_with(&format!("{home} ")), "{windows}");
 }
 
 /// `version` answers under the name the command was called by.

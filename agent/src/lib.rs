@@ -251,6 +251,26 @@ pub enum AgentCommand {
     Version,
 }
 
+impl AgentCommand {
+    /// The element an action names (@ref, key=<key> or id=<digits>).
+    fn element_target(&self) -> Option<&str> {
+        use AgentCommand as C;
+        match self {
+            C::Press { target, .. }
+            | C::Focus { target, .. }
+            | C::Fill { target, .. }
+            | C::Insert { target, .. }
+            | C::Select { target, .. }
+            | C::Increment { target, .. }
+            | C::Decrement { target, .. }
+            | C::ScrollIntoView { target, .. }
+            | C::Expand { target, .. }
+            | C::Collapse { target, .. } => Some(target),
+            _ => None,
+        }
+    }
+}
+
 /// What a session remembers between commands.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct State {
@@ -714,7 +734,8 @@ fn target(state: &State, t: &str, tree: &TreeAnswer) -> Result<ElementPick, Stri
             let home = state.windows_of.get(id).copied();
             if let Some(home) = home.filter(|w| Some(*w) != state.window) {
                 return Err(no_element(format!(
-                    "{t} is an element of window {home}, not of window {}: add --window {home}",
+                    "{t} is an element of window {home}, not of window {}: leave out --window \
+                     to act there",
                     tree.window
                 )));
             }
@@ -1105,6 +1126,11 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
             }
         }
     }
+    // A ref names its window: an action on an element of another window
+    // that still shows goes there, and the session with it.
+    if common.window.is_none() {
+        follow_ref(&mut client, &mut state, &command)?;
+    }
     // Opened before the app mapped a window: the session keeps the first
     // window it sees.
     state.window = window_to_keep(&mut client, state.window)?;
@@ -1121,6 +1147,40 @@ pub fn run(common: Common, command: AgentCommand) -> Result<(), String> {
         println!("{line}");
     }
     result.map_err(|e| with_refs(&state, &e))
+}
+
+/// Move the session to the window of the element an action's ref names,
+/// when that is another window and it is still open: the ref was given to
+/// that element of that window, and to no other. Its first `--settle` there
+/// prints the window's lines, as after `--window`.
+fn follow_ref(
+    client: &mut Client,
+    state: &mut State,
+    command: &AgentCommand,
+) -> Result<(), String> {
+    let Some(t) = command.element_target().filter(|t| t.starts_with("@e")) else {
+        return Ok(());
+    };
+    let Ok(id) = id_of_ref(state, t) else {
+        return Ok(());
+    };
+    let Some(home) = state.windows_of.get(id).copied() else {
+        return Ok(());
+    };
+    if state.window.is_none_or(|w| w == home) {
+        return Ok(());
+    }
+    let windows = client.call_as::<WindowsAnswer>(Call::Windows)?.windows;
+    if !windows.iter().any(|w| w.id == home) {
+        return Err(coded(&WireError::new(
+            Code::NoElement,
+            format!("stale ref {t}: its window {home} closed; take a new snapshot"),
+        )));
+    }
+    state.print(format!("the session moves to window {home}, where {t} is"));
+    state.window = Some(home);
+    state.last.clear();
+    Ok(())
 }
 
 /// After an action: the diff once settled, or just "ok".
@@ -1791,6 +1851,12 @@ mod tests {
         assert!(target(&state, "@e9", &shows)
             .unwrap_err()
             .starts_with("no_element: unknown ref @e9"));
+        // A ref of another window named there, not called stale.
+        state.windows_of.insert("111".into(), 2);
+        state.window = Some(1);
+        assert!(target(&state, "@e1", &tree(&[]))
+            .unwrap_err()
+            .starts_with("no_element: @e1 is an element of window 2, not of window 1"));
         assert!(target(&state, "@ex", &shows)
             .unwrap_err()
             .starts_with("invalid_request: "));
