@@ -51,8 +51,8 @@ const RUN_GAP_TICKS: u64 = 8;
 /// once it sleeps longer. A loop that paces for good (GTK 4's frame clock
 /// between a caret's fades) is taken as quiet after this.
 const PACING_MOST: Duration = Duration::from_millis(70);
-/// As `PACING_MOST`, for the first paced stretch after input or a wait
-/// asked for the window's answer: a timer set in answer (a search entry's
+/// As `PACING_MOST`, for the first paced stretch after input or an action
+/// asked for the window's answer (a plain wait asks nothing): a timer set in answer (a search entry's
 /// delay, set as the key was read, just before the loop drew the key and
 /// began to pace) hides behind it, and only a timer due within
 /// `TIMER_SOON_MS` is work not yet shown, so by then such a timer has
