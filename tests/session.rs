@@ -1205,6 +1205,145 @@ async fn a_click_on_an_element_scrolls_it_into_view_and_lands_on_it() {
     assert!(matches!(refused, Error::NotShown(_)), "{refused:?}");
 }
 
+/// A popover open over one window of an app opens none of the app's other
+/// windows' popovers: the main window's closed menu stays concealed and a
+/// click on its item is refused, while the second window's open menu shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_popover_open_over_another_window_of_the_app_leaves_this_ones_closed() {
+    use wayrig_host::{Button, WindowKind};
+    use wayrig_services::{ElementClick, Role};
+    let (session, compositor) = session().await;
+    let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let labelled = |label: &str| {
+        ElementRef::Query(Box::new(Query {
+            label: Some(label.into()),
+            ..Query::default()
+        }))
+    };
+    let press = |window, label| {
+        session.act(
+            window,
+            labelled(label),
+            Action::Press,
+            ActOptions::default(),
+        )
+    };
+    // Opened and closed once, GTK keeps the menu's last layout.
+    let path: Vec<String> = ["Menu", "Alpha"].map(String::from).to_vec();
+    session.menu(fixture.window, &path).await.unwrap();
+    fixture.app.expect("menu", SHORT, |v| v["item"] == "alpha");
+    press(fixture.window, "Open window").await.unwrap();
+    fixture.app.expect("opened", SHORT, |_| true);
+    let second = kept_window(&session, |w| w.title == "wayrig-gtk4-second").await;
+    press(second.handle, "More").await.unwrap();
+    kept_window(&session, |w| {
+        w.kind == WindowKind::Menu && w.parent == Some(second.handle)
+    })
+    .await;
+
+    let open = session.tree(second.handle).await.unwrap();
+    let gamma = open.find(Role::MenuItem, "Gamma").next().expect("Gamma");
+    assert!(!gamma.states.offscreen, "the open menu shows: {gamma:?}");
+    let main = session.tree(fixture.window).await.unwrap();
+    let alpha = main
+        .find(Role::MenuItem, "Alpha")
+        .next()
+        .expect("the main window's closed menu's Alpha")
+        .clone();
+    assert!(
+        alpha.states.offscreen && alpha.states.concealed,
+        "the main window's menu is closed: {alpha:?}"
+    );
+    let click = ElementClick {
+        button: Button::Left,
+        count: 1,
+    };
+    let refused = session
+        .click_element(fixture.window, ElementRef::Id(alpha.id), click)
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, Error::NotShown(_)), "{refused:?}");
+}
+
+/// A popover of widgets that is no menu is placed on its popup, and a click
+/// on its button lands there; once it closes (GTK keeps its last layout),
+/// its button is concealed and a click on it is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_popover_of_widgets_is_clicked_on_its_popup_and_refused_once_closed() {
+    use wayrig_host::{Button, Rect, WindowKind};
+    use wayrig_services::{ElementClick, Tree};
+    let (session, compositor) = session().await;
+    let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
+    let labelled = |label: &str| {
+        ElementRef::Query(Box::new(Query {
+            label: Some(label.into()),
+            ..Query::default()
+        }))
+    };
+    let press = |window, label| {
+        session.act(
+            window,
+            labelled(label),
+            Action::Press,
+            ActOptions::default(),
+        )
+    };
+    press(fixture.window, "Open window").await.unwrap();
+    fixture.app.expect("opened", SHORT, |_| true);
+    let second = kept_window(&session, |w| w.title == "wayrig-gtk4-second").await;
+    press(second.handle, "Options").await.unwrap();
+    let popup = kept_window(&session, |w| {
+        w.kind == WindowKind::Menu && w.parent == Some(second.handle)
+    })
+    .await;
+    let second = kept_window(&session, |w| w.handle == second.handle).await;
+
+    let keep = |tree: &Tree| {
+        let found = tree.find(Role::Button, "Keep").next().expect("Keep");
+        found.clone()
+    };
+    let open = keep(&session.tree(second.handle).await.unwrap());
+    let on_popup = Rect::new(
+        popup.content.x - second.content.x,
+        popup.content.y - second.content.y,
+        popup.content.width,
+        popup.content.height,
+    );
+    let b = open.bounds.expect("Keep has bounds");
+    assert!(
+        !open.states.offscreen && on_popup.contains_rect(&b),
+        "Keep lies on its popup {on_popup:?}: {open:?}"
+    );
+    let click = ElementClick {
+        button: Button::Left,
+        count: 1,
+    };
+    session
+        .click_element(second.handle, ElementRef::Id(open.id), click)
+        .await
+        .unwrap();
+    fixture.app.expect("kept", SHORT, |_| true);
+
+    let escape = vec![InputEvent::Key {
+        key: "Escape".into(),
+    }];
+    session
+        .input(second.handle, escape, InputOptions::default())
+        .await
+        .unwrap();
+    kept_gone(&session, popup.handle).await;
+    let closed = keep(&session.tree(second.handle).await.unwrap());
+    assert!(
+        closed.states.offscreen && closed.states.concealed,
+        "the closed popover's Keep is concealed: {closed:?}"
+    );
+    let refused = session
+        .click_element(second.handle, ElementRef::Id(closed.id), click)
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, Error::NotShown(_)), "{refused:?}");
+}
+
 /// A menu button's menu is listed under the button's label, and an item is
 /// chosen by the button's label then the item's: the button is pressed, the
 /// item run once it shows.

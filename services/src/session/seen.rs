@@ -18,7 +18,7 @@ const ABOVE_GAP: i32 = 40;
 
 /// Mark what does not show as offscreen, and give each control whose name
 /// says nothing the words a person would use for it. `popups`: where the
-/// popups (menus, popovers) the window's app shows now lie, in the window's
+/// popups (menus, popovers) open over the window now lie, in the window's
 /// content coordinates; what lies in them shows, past the window's edges too.
 pub(crate) fn as_seen(tree: &mut Tree, popups: &[Rect]) {
     gizmo_tabs_are_tabs(tree);
@@ -308,7 +308,7 @@ fn mark_offscreen(tree: &mut Tree, popups: &[Rect]) {
 /// The items of an open drop-down's list that lie outside every popup the
 /// app shows are not drawn: Chromium's `<select>` list draws twenty options
 /// on its popup and places the rest below it, on the page, where a click
-/// would land on the page. `popups`: where every popup of the app lies,
+/// would land on the page. `popups`: where every popup of the window lies,
 /// grabbing or not, in the window's content coordinates.
 pub(super) fn hide_list_items_off_their_popup(tree: &mut Tree, popups: &[Rect]) {
     if popups.is_empty() {
@@ -424,8 +424,9 @@ fn scrolled_away(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
 /// of no size: a revealer that slid shut keeps its child laid out beside it
 /// (gnome-text-editor's closed search bar lies above the page that holds
 /// it). The walk ends at what has no bounds and a name (a stack's page, a
-/// popover's root: measured apart), at a popup or window, and at a web
-/// document, whose content may lie anywhere around the boxes that hold it.
+/// popover's root: measured apart), at a popup (a popover's content too) or
+/// window, and at a web document, whose content may lie anywhere around the
+/// boxes that hold it.
 fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     let Some(bounds) = n.bounds.filter(|b| !b.is_empty()) else {
         return false;
@@ -435,7 +436,7 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
         let measured_apart = matches!(
             p.role,
             Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip | Role::Document
-        );
+        ) || is_popover_content(p);
         if measured_apart {
             return false;
         }
@@ -467,6 +468,9 @@ pub(super) fn clipping_views<'t>(n: &Node, node: impl Fn(u64) -> Option<&'t Node
     }
     let mut parent = n.parent;
     while let Some(p) = parent.and_then(&node) {
+        if is_popover_content(p) {
+            break;
+        }
         match p.role {
             Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip => break,
             Role::ScrollView => views.extend(p.bounds.filter(|v| !v.is_empty())),
@@ -490,15 +494,18 @@ fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
 /// where its popup shows them: GTK 4.8 measures them from the popover's own
 /// surface, then adds where the popover sits in its window's layout, not
 /// where the compositor put its popup; GTK 3 from the popup's content. A
-/// popover is matched to a popup of its app by size. Answers the nodes
-/// placed.
+/// menu popover is matched to a popup of its window by size; a popover that
+/// is no menu, to the one popup left that holds it where it says it lies.
+/// One that cannot be placed is taken for closed: where it would be clicked
+/// is not known. Answers the nodes placed.
 pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet<u64> {
     let index = positions(&tree.nodes);
     let content = tree.window.content;
     let mut claimed = HashSet::new();
     let mut shifts: HashMap<u64, (i32, i32)> = HashMap::new();
     for n in &tree.nodes {
-        let on_popup = is_popover(&tree.nodes, &index, n) || is_combo_menu(&tree.nodes, &index, n);
+        let on_popup =
+            is_menu_popover(&tree.nodes, &index, n) || is_combo_menu(&tree.nodes, &index, n);
         let Some(b) = n.bounds.filter(|_| on_popup) else {
             continue;
         };
@@ -519,8 +526,34 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
             shifts.insert(n.id, (x, y));
         }
     }
-    // A parent comes before its children: each takes its popover's shift.
+    let mut closed: HashSet<u64> = HashSet::new();
+    for n in tree
+        .nodes
+        .iter()
+        .filter(|n| is_bare_popover(&tree.nodes, &index, n))
+    {
+        match bare_popover_place(&tree.nodes, &index, n, popups, &claimed) {
+            Some((handle, from)) => {
+                let w = popups.iter().find(|w| w.handle == handle).expect("a popup");
+                claimed.insert(handle);
+                let x = w.surface.x - content.x - from.x;
+                let y = w.surface.y - content.y - from.y;
+                shifts.insert(n.id, (x, y));
+            }
+            None => {
+                closed.insert(n.id);
+            }
+        }
+    }
+    // A parent comes before its children: each takes its popover's shift,
+    // or its closing.
     for n in tree.nodes.iter_mut() {
+        if closed.contains(&n.id) || n.parent.is_some_and(|p| closed.contains(&p)) {
+            closed.insert(n.id);
+            n.states.offscreen = true;
+            n.states.concealed = true;
+            continue;
+        }
         let inherited = n.parent.and_then(|p| shifts.get(&p).copied());
         let Some(shift) = shifts.get(&n.id).copied().or(inherited) else {
             continue;
@@ -533,11 +566,58 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
     shifts.into_keys().collect()
 }
 
+/// Where a popover that is no menu shows: the one popup not `claimed` that
+/// holds it at the place it says it lies on its surface (its bounds less
+/// those of the widget it was opened from), and that widget's bounds. None
+/// when no popup or several do.
+fn bare_popover_place(
+    nodes: &[Node],
+    index: &HashMap<u64, usize>,
+    n: &Node,
+    popups: &[&WindowInfo],
+    claimed: &HashSet<wayrig_host::WindowHandle>,
+) -> Option<(wayrig_host::WindowHandle, Rect)> {
+    let b = n.bounds?;
+    let from = nodes[*index.get(&n.parent?)?].bounds?;
+    let on_surface = Rect::new(b.x - from.x, b.y - from.y, b.width, b.height);
+    let mut holding = popups.iter().filter(|w| {
+        !claimed.contains(&w.handle)
+            && Rect::new(0, 0, w.surface.width, w.surface.height).contains_rect(&on_surface)
+    });
+    match (holding.next(), holding.next()) {
+        (Some(w), None) => Some((w.handle, from)),
+        _ => None,
+    }
+}
+
+/// A popover: a menu GTK made for one, or one that is no menu.
+fn is_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    is_menu_popover(nodes, index, n) || is_bare_popover(nodes, index, n)
+}
+
 /// A menu GTK made for a popover: named, or holding what is named, after
 /// its class (`GtkPopoverMenu`, `GtkPopoverContent`).
-fn is_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+fn is_menu_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
     let class_named = |id: &u64| index.get(id).is_some_and(|i| nodes[*i].name_is_stand_in);
     n.role == Role::Menu && (n.name_is_stand_in || n.children.iter().any(class_named))
+}
+
+/// A popover that is no menu (GTK 4's `GtkPopover` holding widgets, as
+/// gtk4-demo's Drag-and-Drop context menu of buttons): its content, named
+/// after its class, in the widget it was opened from. GTK keeps it in the
+/// tree, laid out as last shown, once it closed.
+fn is_bare_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let in_menu_popover = n
+        .parent
+        .and_then(|p| index.get(&p))
+        .is_some_and(|i| is_menu_popover(nodes, index, &nodes[*i]));
+    is_popover_content(n) && !in_menu_popover
+}
+
+/// What GTK 4 shows on a popover's surface, named after its class: a popup
+/// of its own, measured apart from where it was opened.
+fn is_popover_content(n: &Node) -> bool {
+    n.name_is_stand_in && n.name == "GtkPopoverContent"
 }
 
 /// The menu of a combo box: GTK 3 shows it on a popup and measures it from
@@ -579,6 +659,12 @@ pub(super) fn in_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Nod
 /// own while open (GTK 4 keeps its elements in its window's tree).
 pub(super) fn in_popup(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
     popover_of(nodes, index, n).is_some()
+}
+
+/// The element shows on the popup of an open popover, which may reach past
+/// its window's edges.
+pub(super) fn shows_on_popup(tree: &Tree, n: &Node) -> bool {
+    !n.states.offscreen && in_popup(&tree.nodes, &positions(&tree.nodes), n)
 }
 
 /// A tree's nodes in reading order, and each node's place in it.
@@ -895,6 +981,58 @@ mod tests {
     fn at(mut n: Node, x: i32, y: i32, w: i32, h: i32) -> Node {
         n.bounds = Some(Rect::new(x, y, w, h));
         n
+    }
+
+    /// gtk4-demo's Drag-and-Drop context menu: a popover of buttons in the
+    /// canvas it was opened from, measured from its popup's surface plus
+    /// where the canvas sits.
+    fn canvas_with_popover() -> Tree {
+        let mut content = at(
+            node(3, Some(2), Role::Group, "GtkPopoverContent"),
+            12,
+            48,
+            77,
+            116,
+        );
+        content.name_is_stand_in = true;
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "Drag-and-Drop"),
+            at(node(2, Some(1), Role::Group, "canvas"), 0, 37, 200, 60),
+            content,
+            at(node(4, Some(3), Role::Button, "New"), 29, 53, 43, 24),
+        ]);
+        tree.window.content = Rect::new(320, 160, 200, 100);
+        tree
+    }
+
+    #[test]
+    fn a_popover_of_widgets_is_placed_on_the_one_popup_that_holds_it() {
+        use crate::session::windows::tests::window;
+        let popup = |id, x, y, w, h| {
+            let mut p = window(id, "", wayrig_host::WindowKind::Menu, 0);
+            p.surface = Rect::new(x, y, w, h);
+            p
+        };
+        // Its surface-relative place (12, 11) lies on the 101x140 popup.
+        let open = popup(7, 570, 279, 101, 140);
+        let mut tree = canvas_with_popover();
+        let placed = place_popovers(&mut tree, &[&open]);
+        assert_eq!(placed, HashSet::from([3, 4]));
+        let new = tree.node(4).unwrap();
+        assert_eq!(new.bounds, Some(Rect::new(279, 135, 43, 24)));
+        assert!(!new.states.concealed);
+
+        // No popup, or two that could hold it: where it shows is not
+        // known, and it is taken for closed.
+        let small = popup(8, 0, 0, 40, 40);
+        let other = popup(9, 10, 10, 120, 160);
+        for popups in [vec![], vec![&small], vec![&open, &other]] {
+            let mut tree = canvas_with_popover();
+            assert!(place_popovers(&mut tree, &popups).is_empty());
+            let new = tree.node(4).unwrap();
+            assert!(new.states.concealed && new.states.offscreen, "{popups:?}");
+            assert_eq!(new.bounds, Some(Rect::new(29, 53, 43, 24)), "left as read");
+        }
     }
 
     #[test]

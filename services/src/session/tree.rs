@@ -10,7 +10,7 @@ use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 use super::elements::is_control;
 use super::placing::Placing;
 use super::seen::{on_a_panel, unselected_panels};
-use super::windows::{is_top_level, popups_over};
+use super::windows::{is_top_level, popups_over, top_level_of};
 use super::Session;
 use crate::access::{Accessibility, AppItems, Frame, FrameHead, Read, Span};
 use crate::model::{positions, Error, Node, Role, Tree};
@@ -308,9 +308,14 @@ impl Session {
             })
             .collect();
         let mut tree = Tree { window, nodes };
-        let popups: Vec<&WindowInfo> = windows
+        // What shows on popups is judged by those of the window's own
+        // top-level (a popup read alone shows on itself): a popover open
+        // over another window of the app opens none of this one's.
+        let popups_of_top = popups_over(top_level_of(handle, &windows), &windows);
+        let popups: Vec<&WindowInfo> = popups_of_top
             .iter()
-            .filter(|w| w.pid == Some(pid) && w.kind == WindowKind::Menu)
+            .copied()
+            .filter(|w| w.kind == WindowKind::Menu)
             .collect();
         let placed = super::seen::place_popovers(&mut tree, &popups);
         let content = tree.window.content;
@@ -325,14 +330,7 @@ impl Session {
         let areas: Vec<Rect> = popups.iter().map(in_content).collect();
         super::seen::as_seen(&mut tree, &areas);
         // Lists drawn on popups that take no grab (Chromium's <select>) too.
-        let every_popup: Vec<Rect> = windows
-            .iter()
-            .filter(|w| w.pid == Some(pid))
-            .filter(|w| matches!(w.kind, WindowKind::Menu | WindowKind::Tooltip))
-            .collect::<Vec<_>>()
-            .iter()
-            .map(in_content)
-            .collect();
+        let every_popup: Vec<Rect> = popups_of_top.iter().map(in_content).collect();
         super::seen::hide_list_items_off_their_popup(&mut tree, &every_popup);
         a11y.span("model", began, 0);
         let began = std::time::Instant::now();

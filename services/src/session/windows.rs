@@ -149,6 +149,23 @@ pub(crate) fn popups_over(window: WindowHandle, windows: &[WindowInfo]) -> Vec<&
     found
 }
 
+/// The top-level window a popup hangs from, through the popups between;
+/// a top-level window is its own. A broken chain ends where it breaks.
+pub(crate) fn top_level_of(window: WindowHandle, windows: &[WindowInfo]) -> WindowHandle {
+    let mut at = window;
+    // A loop in a broken list is walked at most once round.
+    for _ in 0..windows.len() {
+        let Some(w) = windows.iter().find(|w| w.handle == at) else {
+            break;
+        };
+        match w.parent {
+            Some(parent) if !is_top_level(w) => at = parent,
+            _ => break,
+        }
+    }
+    at
+}
+
 /// Which window a request means.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum WindowPick {
@@ -686,6 +703,12 @@ pub(crate) mod tests {
         };
         assert_eq!(ids(1), [2, 3], "the menu and its submenu, not the dialog's");
         assert_eq!(ids(4), [5, 6], "the dialog's menu and the tooltip over it");
+        let top = |id: u64| top_level_of(WindowHandle { id, epoch: 1 }, &list).id;
+        assert_eq!(
+            [1, 2, 3, 4, 5, 6].map(top),
+            [1, 1, 1, 4, 4, 4],
+            "a submenu's top-level is its menu's; a dialog is its own"
+        );
     }
 
     #[test]

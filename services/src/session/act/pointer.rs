@@ -5,7 +5,7 @@ use wayrig_host::{Button, FrameWait, HostError, InputEvent, Mods, Rect, WindowIn
 
 use super::{Delivered, Path, Target};
 use crate::model::{Error, Node, Tree};
-use crate::session::seen::clipping_views;
+use crate::session::seen::{clipping_views, shows_on_popup};
 use crate::session::Session;
 
 /// Frames at most to wait for an element to stop moving.
@@ -56,10 +56,13 @@ fn follows_laid_out(tree: &Tree, node: &Node) -> Option<bool> {
 }
 
 /// The element's bounds where its centre shows: inside the window's content
-/// and inside the scrolled views around it (a row scrolled out of its list
-/// has bounds over whatever lies beside the list).
+/// (or on an open popover's popup, past its edges too) and inside the
+/// scrolled views around it (a row scrolled out of its list has bounds over
+/// whatever lies beside the list).
 pub(in crate::session) fn in_view(tree: &Tree, node: &Node) -> Option<Rect> {
-    let b = node.bounds.filter(|b| shows_in(*b, &tree.window))?;
+    let b = node
+        .bounds
+        .filter(|b| shows_in(*b, &tree.window) || shows_on_popup(tree, node))?;
     let (x, y) = centre(b);
     clipping_views(node, |id| tree.node(id))
         .iter()
