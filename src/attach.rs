@@ -27,6 +27,8 @@ pub struct AttachArgs {
     /// keyboard, which type any script), or `auto`: uinput where it is writable.
     #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_input)]
     input: InputChoice,
+    #[command(flatten)]
+    settle: crate::SettleArgs,
     /// An app to start on the desktop (its display, its buses), run without a
     /// shell; Wayrig ends it when it stops, and nothing else it did not start.
     #[arg(last = true, value_name = "APP")]
@@ -79,7 +81,9 @@ async fn attach(args: AttachArgs) -> Result<(), String> {
 /// The session over the desktop: its compositor through the portal host,
 /// and its own buses when it has them.
 async fn attached(args: &AttachArgs) -> Result<Live<PortalHost>, String> {
-    let host = Arc::new(PortalHost::attach(args.swaysock.clone(), args.input).await?);
+    let host = PortalHost::attach(args.swaysock.clone(), args.input).await?;
+    host.set_settle_threads(args.settle.settle_threads);
+    let host = Arc::new(host);
     say!("wayrig: input through {}", host.input_source());
     if args.swaysock.is_none() {
         say!("wayrig: no $SWAYSOCK: window places and pids are unknown");

@@ -64,6 +64,17 @@ enum Commands {
     Agent(agent::AgentCommand),
 }
 
+/// How settle judges an app, hosted or attached.
+#[derive(Args)]
+struct SettleArgs {
+    /// Whether a running thread of an app (a worker computing what it will
+    /// show), or a timer its main loop wakes for within 250 ms (hosted
+    /// apps), keeps its window from settling: on, or off for apps whose
+    /// workers or timers never rest.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    settle_threads: bool,
+}
+
 #[derive(Args)]
 struct RunArgs {
     /// Output size in logical points, WIDTHxHEIGHT.
@@ -84,12 +95,8 @@ struct RunArgs {
     /// Stop sending frame callbacks to minimized and fully covered windows.
     #[arg(long)]
     throttle_hidden: bool,
-    /// Whether a running thread of an app (a worker computing what it will
-    /// show), or a timer its main loop wakes for within 250 ms, keeps its
-    /// window from settling: on, or off for apps whose workers or timers
-    /// never rest.
-    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
-    settle_threads: bool,
+    #[command(flatten)]
+    settle: SettleArgs,
     /// Whether each window's elements are read as soon as it maps, before
     /// a client asks, so the first read asked is quick: on, or off to spend
     /// nothing on elements no client reads.
@@ -302,7 +309,7 @@ fn run(args: RunArgs) -> Result<(), String> {
             pacing: args.pacing,
             decorations: args.decorations,
             frames_for_hidden: !args.throttle_hidden,
-            settle_threads: args.settle_threads,
+            settle_threads: args.settle.settle_threads,
             nested: args.nested,
             exit_with_last_app: !args.keep_running,
             app_env: args.env.clone(),

@@ -986,3 +986,55 @@ async fn attach_settles_beside_a_spinner_and_says_when_a_window_animates() {
     });
     spinner_out.wait_for("\"ev\": \"clicked\"", "the spinner's click");
 }
+
+/// A thread of the app that never rests (the worker fixture's Spin) is
+/// work not yet shown on an attached desktop too: an idle on its window
+/// ends in a timeout naming the thread, not in an answer that the app
+/// rests; `--settle-threads off` leaves threads out. (Attached settle once
+/// answered a spinner starved of the CPU as settled: its app's main
+/// thread, waiting to run, now breaks the quiet.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_names_a_thread_that_never_rests_and_can_leave_it_out() {
+    use wayrig_proto::mygo::Action;
+    let Some(mut desktop) =
+        Desktop::start("attach_names_a_thread_that_never_rests_and_can_leave_it_out")
+    else {
+        return;
+    };
+    let worker = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-worker.py");
+    desktop.start_app(&["/usr/bin/python3", worker.to_str().unwrap()]);
+    let (socket, _) = desktop.attach(&[]);
+    let mut c = ProtocolClient::connect(&socket);
+    let window = c.first_window()["id"].as_u64();
+    let tree = c.call(Call::Tree { window });
+    c.call(Call::Act {
+        window,
+        element: support::element_labelled(&tree, "button", "Spin"),
+        action: Action::Press,
+    });
+    let idle = || Call::Idle {
+        window,
+        timeout_ms: Some(1_500),
+    };
+    let refused = c.answer(idle()).unwrap_err();
+    assert_eq!(refused.code, Code::Timeout, "{refused:?}");
+    assert!(
+        refused.message.contains("thread") && refused.message.contains("tid"),
+        "{}",
+        refused.message
+    );
+
+    let without = desktop.dir.join("without-threads.sock");
+    desktop.attach_serving(&[
+        "--mygo-socket",
+        without.to_str().unwrap(),
+        "--settle-threads",
+        "off",
+    ]);
+    let mut c = ProtocolClient::connect(&without);
+    let window = c.first_window()["id"].as_u64();
+    c.call(Call::Idle {
+        window,
+        timeout_ms: Some(10_000),
+    });
+}

@@ -19,10 +19,8 @@ mod rig;
 mod runtime_dir;
 mod settle;
 mod state;
-mod threads;
 mod window_commands;
 
 pub use config::{Config, Decorations, Pacing};
 pub use host::{CompositorHost, SessionInfo};
 pub use runtime_dir::RuntimeDir;
-pub use threads::{busy_thread, BusyThread};

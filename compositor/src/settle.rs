@@ -22,7 +22,7 @@
 use crate::rig::pixels::Tiles;
 use std::time::{Duration, Instant};
 
-use crate::threads::{BusyThread, MainLoopWake, TIMER_SOON_MS};
+use wayrig_host::threads::{BusyThread, MainLoopWake, TIMER_SOON_MS};
 
 /// Whole output frames without a commit or a frame request before a window counts as quiet.
 pub const QUIET_TICKS: u32 = 2;

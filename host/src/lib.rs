@@ -17,6 +17,7 @@ pub mod devtools;
 pub mod firefox;
 pub mod launch;
 pub mod rdp;
+pub mod threads;
 
 /// A window as the host knows it: a stable id plus an epoch that changes each
 /// time the same surface is unmapped and mapped again.

@@ -16,10 +16,11 @@ mod wayland;
 mod windows;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wayrig_host::launch::{self, Apps};
+use wayrig_host::threads::{self, BusyThread};
 
 use tokio::sync::{broadcast, watch};
 use wayrig_host::{
@@ -77,6 +78,8 @@ struct Inner {
     setting_clipboard: tokio::sync::Mutex<()>,
     /// The apps this host started on the desktop, ended when it shuts down.
     apps: Arc<Mutex<Apps>>,
+    /// Whether a running thread of a window's app keeps it from settling.
+    settle_threads: AtomicBool,
 }
 
 /// Which devices the portal sends input on.
@@ -163,10 +166,17 @@ impl PortalHost {
             setting_clipboard: tokio::sync::Mutex::new(()),
             // The desktop's own environment: its display and buses.
             apps: Arc::new(Mutex::new(Apps::new(Vec::new()))),
+            settle_threads: AtomicBool::new(true),
         });
         inner.refresh().await?;
         tokio::spawn(follow(Arc::downgrade(&inner), changed, sway_events));
         Ok(PortalHost { inner })
+    }
+
+    /// Whether a running thread of a window's app keeps the window from
+    /// settling (on at first): off for apps whose workers never rest.
+    pub fn set_settle_threads(&self, on: bool) {
+        self.inner.settle_threads.store(on, Ordering::Relaxed);
     }
 
     /// Which devices carry the input, in words for the user.
@@ -412,9 +422,10 @@ impl Inner {
     }
 
     /// Copy frames until the window's part of the output has been quiet for
-    /// two refresh intervals, or two of the window's own frame gaps (or
-    /// `until` is met; `Drawn` also ends `DRAWN_LIMIT` after the window's
-    /// first change when it keeps drawing); answer how many changed it.
+    /// two refresh intervals, or two of the window's own frame gaps, with no
+    /// thread of its app found running at the end (or `until` is met;
+    /// `Drawn` also ends `DRAWN_LIMIT` after the window's first change when
+    /// it keeps drawing); answer how many changed it.
     /// Damage elsewhere on the output (another app's spinner) is not the
     /// window's: it neither counts nor breaks the quiet.
     async fn watch_damage(
@@ -466,6 +477,13 @@ impl Inner {
             .map(|pair| pair[1] - pair[0])
             .fold(quiet, paced);
         let mut first_change: Option<Instant> = None;
+        // The app's process, unless it is ours (a test attached in-process)
+        // or threads are left out.
+        let app = window
+            .pid
+            .filter(|pid| *pid != std::process::id())
+            .filter(|_| self.settle_threads.load(Ordering::Relaxed));
+        let mut busy: Option<BusyThread> = None;
         loop {
             let left = timeout.saturating_sub(started.elapsed());
             if left.is_zero() {
@@ -474,9 +492,13 @@ impl Inner {
                     // The desktop's frames are not counted: past a baseline
                     // is the next change on screen.
                     FrameWait::Past(_) => "did not change on screen".into(),
-                    FrameWait::Settled | FrameWait::Effect | FrameWait::Drawn => {
-                        "did not settle: it keeps drawing frames".into()
-                    }
+                    FrameWait::Settled | FrameWait::Effect | FrameWait::Drawn => match &busy {
+                        Some(t) => format!(
+                            "did not settle: its thread {:?} (tid {}) keeps running",
+                            t.name, t.tid
+                        ),
+                        None => "did not settle: it keeps drawing frames".into(),
+                    },
                 };
                 return Err(HostError::Timeout(
                     timeout,
@@ -491,7 +513,16 @@ impl Inner {
                 FrameWait::Settled | FrameWait::Effect | FrameWait::Drawn => {
                     let quiet_left = (changed + needed).saturating_duration_since(Instant::now());
                     if quiet_left.is_zero() {
-                        return Ok(settled(commits));
+                        // A thread of its app running (or starved of the
+                        // CPU, waiting to run) is work not yet shown: an app
+                        // that animates, late for its next frame, is not
+                        // quiet. The quiet is counted again from now.
+                        busy = app.and_then(|pid| threads::busy_thread(pid, false));
+                        if busy.is_none() {
+                            return Ok(settled(commits));
+                        }
+                        changed = Instant::now();
+                        continue;
                     }
                     quiet_left.min(left)
                 }
@@ -642,7 +673,10 @@ fn needs_keyboard(events: &[InputEvent]) -> bool {
 #[async_trait::async_trait]
 impl Host for PortalHost {
     fn capabilities(&self) -> Capabilities {
-        self.inner.offered.capabilities()
+        Capabilities {
+            settle_threads: self.inner.settle_threads.load(Ordering::Relaxed),
+            ..self.inner.offered.capabilities()
+        }
     }
 
     fn limits(&self) -> Vec<Limit> {

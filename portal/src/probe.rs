@@ -63,7 +63,9 @@ impl Offered {
             input: self.input(),
             // The desktop's one pointer and keyboard go where its focus is.
             background_input: false,
-            settle_threads: false,
+            // Read from /proc, whatever the desktop; `--settle-threads`
+            // may turn it off (`PortalHost::capabilities`).
+            settle_threads: true,
             clipboard: self.data_control && self.seat,
             settle_approximate: true,
         }

@@ -27,7 +27,7 @@ use crate::rig::clients::Clients;
 use crate::rig::pixels::Tiles;
 use crate::rig::windows::{Surface, WindowData, Windows};
 use crate::settle::SettleCheck;
-use crate::threads;
+use wayrig_host::threads;
 use wayrig_host::FrameWait;
 
 /// How long each frame of a step may wait for its windows to draw or answer

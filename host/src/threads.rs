@@ -3,8 +3,9 @@
 //! main loop, or a helper process's, will wake for soon, read from the poll
 //! or futex it sleeps in.
 //!
-//! Settle counts either as work not yet shown: a worker computing a result
-//! the main loop will draw later, a search entry filtering after its delay.
+//! Settle, hosted or attached, counts either as work not yet shown: a worker
+//! computing a result the main loop will draw later, a search entry
+//! filtering after its delay.
 
 use std::fs;
 
@@ -308,7 +309,7 @@ mod tests {
         while found.is_none() && std::time::Instant::now() < until {
             found = main_loop_wake(group.id()).filter(&wanted);
         }
-        wayrig_host::launch::signal_group(group.id(), libc::SIGKILL);
+        crate::launch::signal_group(group.id(), libc::SIGKILL);
         let _ = group.wait();
         found
     }
@@ -378,7 +379,7 @@ mod tests {
         while found.is_none() && std::time::Instant::now() < until {
             found = busy_thread(shell.id(), false).filter(|t| t.tid != shell.id());
         }
-        wayrig_host::launch::signal_group(shell.id(), libc::SIGKILL);
+        crate::launch::signal_group(shell.id(), libc::SIGKILL);
         let _ = shell.wait();
         assert!(found.is_some(), "the spinning child was never found");
     }
