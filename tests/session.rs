@@ -181,6 +181,94 @@ async fn a_window_that_asks_before_closing_is_kept_and_force_close_ends_it() {
     assert!(matches!(err, Error::NoWindow(_)), "{err:?}");
 }
 
+/// A modal window of the app blocks its other windows, and GTK drops the
+/// input they get: an action or input there is refused, naming the modal
+/// window, instead of answered as done; once it closes, the press lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_a_modal_window_blocks_refuses_actions_until_it_closes() {
+    let (session, compositor) = session().await;
+    let mut fixture =
+        Gtk4Fixture::open(&compositor, &[("WAYRIG_FIXTURE_ASK_BEFORE_CLOSE", "1")]).await;
+    session.close(fixture.window, false).await.unwrap();
+    fixture.app.expect("asked", SHORT, |_| true);
+    let prompt = kept_window(&session, |w| w.title == "Unsaved changes").await;
+    let press = || {
+        let button = Query {
+            label: Some("Press".into()),
+            ..Query::default()
+        };
+        session.act(
+            fixture.window,
+            ElementRef::Query(Box::new(button)),
+            Action::Press,
+            ActOptions::default(),
+        )
+    };
+    let says_why = |err: Error| match err {
+        Error::InvalidRequest(why) => {
+            assert!(
+                why.contains("modal") && why.contains("Unsaved changes"),
+                "{why}"
+            )
+        }
+        other => panic!("{other:?}"),
+    };
+    says_why(press().await.unwrap_err());
+    let tab = vec![InputEvent::Key { key: "Tab".into() }];
+    says_why(
+        session
+            .input(fixture.window, tab, InputOptions::default())
+            .await
+            .unwrap_err(),
+    );
+
+    assert_eq!(
+        session.close(prompt.handle, false).await.unwrap(),
+        CloseOutcome::Closed
+    );
+    press().await.unwrap();
+    fixture.app.expect("clicked", SHORT, |_| true);
+}
+
+/// A modal window closed while its popover is open: its popups are
+/// dismissed first, as a person's click away from the menu would, and the
+/// app's main window takes input again (GTK left that way ignored it all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_modal_window_with_a_popover_open_frees_the_main_window() {
+    use wayrig_host::WindowKind;
+    let (session, compositor) = session().await;
+    let mut fixture = Gtk4Fixture::open(&compositor, &[("WAYRIG_FIXTURE_MODAL_SECOND", "1")]).await;
+    let labelled = |label: &str| {
+        ElementRef::Query(Box::new(Query {
+            label: Some(label.into()),
+            ..Query::default()
+        }))
+    };
+    let press = |window, label| {
+        session.act(
+            window,
+            labelled(label),
+            Action::Press,
+            ActOptions::default(),
+        )
+    };
+    press(fixture.window, "Open window").await.unwrap();
+    fixture.app.expect("opened", SHORT, |_| true);
+    let second = kept_window(&session, |w| w.title == "wayrig-gtk4-second").await;
+    press(second.handle, "Options").await.unwrap();
+    kept_window(&session, |w| {
+        w.kind == WindowKind::Menu && w.parent == Some(second.handle)
+    })
+    .await;
+
+    assert_eq!(
+        session.close(second.handle, false).await.unwrap(),
+        CloseOutcome::Closed
+    );
+    press(fixture.window, "Press").await.unwrap();
+    fixture.app.expect("clicked", SHORT, |_| true);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apps_launch_by_desktop_id_and_by_name_and_show_their_names() {
     let (session, _compositor) = session().await;

@@ -3,7 +3,7 @@
 //!
 //! Mapping, unmapping and destruction move the focus the same way.
 
-use smithay::desktop::{PopupKind, Window};
+use smithay::desktop::{PopupKind, PopupManager, Window};
 use smithay::reexports::wayland_protocols::xdg::shell::server::xdg_toplevel;
 use smithay::reexports::wayland_server::backend::protocol::ProtocolError;
 use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
@@ -244,7 +244,16 @@ impl State {
                 }
                 self.activate(id);
             }
-            WindowCommand::Close => top.send_close(),
+            WindowCommand::Close => {
+                // A person closes a window by clicking away from its open
+                // menu first, which dismisses it: a GTK app whose modal
+                // window went with a popover still open took no more input
+                // in its other windows.
+                for (popup, _) in PopupManager::popups_for_surface(top.wl_surface()) {
+                    let _ = PopupManager::dismiss_popup(top.wl_surface(), &popup);
+                }
+                top.send_close()
+            }
             WindowCommand::ForceClose => unreachable!("handled by window_command"),
         }
         Ok(())

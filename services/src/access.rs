@@ -62,6 +62,9 @@ pub struct FrameHead {
     /// windows rather than in a window of its own (Chromium's permission
     /// prompts).
     pub alert: bool,
+    /// Its toolkit marks it modal: while it shows, the app's other windows
+    /// take no input (GTK's modal windows).
+    pub modal: bool,
 }
 
 /// An app's objects as one bulk read gives them, before the per-node calls:

@@ -54,6 +54,7 @@ impl CachedRead {
                     name: it.short_name.clone(),
                     popup: it.role == AtspiRole::Window,
                     alert: it.role == AtspiRole::Alert,
+                    modal: it.states.contains(State::Modal),
                 }
             })
             .collect()

@@ -48,6 +48,7 @@ impl Session {
                 click.count
             )));
         }
+        self.refuse_if_blocked(window).await?;
         let cancels = self.input_queues.cancels_of(window);
         self.in_turn(
             window,

@@ -287,6 +287,7 @@ impl Accessibility for FakeAccess {
             name: root.name,
             popup: false,
             alert: false,
+            modal: false,
         };
         Ok(AppItems::new(app.clone(), vec![head], ()))
     }

@@ -309,6 +309,7 @@ impl Session {
         handle: WindowHandle,
         path: &[String],
     ) -> Result<OpenMenu, Error> {
+        self.refuse_if_blocked(handle).await?;
         self.in_turn(handle, Box::pin(self.open_menu_in_turn(handle, path)))
             .await
     }
@@ -409,6 +410,7 @@ impl Session {
     /// Choose an item of the window's application menu by the labels along its
     /// path; answers once the item ran.
     pub async fn menu(&self, handle: WindowHandle, path: &[String]) -> Result<MenuPath, Error> {
+        self.refuse_if_blocked(handle).await?;
         self.in_turn(handle, Box::pin(self.menu_in_turn(handle, path)))
             .await
     }

@@ -28,6 +28,7 @@ mod hit;
 mod input;
 mod launch;
 mod menus;
+mod modal;
 mod pages;
 mod placing;
 mod recording;
@@ -301,6 +302,7 @@ impl Session {
                 "input to window {handle}: {why}"
             )));
         }
+        self.refuse_if_blocked(handle).await?;
         let cancels = self.input_queues.cancels_of(handle);
         self.in_turn(
             handle,

@@ -967,7 +967,7 @@ fn heads_titled(frames: &[(usize, FrameHead)], title: &str) -> usize {
 /// The frame that is this window (with the index of the app it is in): same
 /// title, else the same place among the app's frames. Popups (GTK 3's menus
 /// are AT-SPI windows) are not in the count.
-fn pick_frame(
+pub(super) fn pick_frame(
     mut frames: Vec<(usize, FrameHead)>,
     window: &WindowInfo,
     siblings: &[&WindowInfo],
@@ -1101,6 +1101,7 @@ mod tests {
                 name: name.into(),
                 popup,
                 alert: false,
+                modal: false,
             },
         )
     }

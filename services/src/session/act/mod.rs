@@ -194,6 +194,7 @@ impl Session {
         action: Action,
         options: ActOptions,
     ) -> Result<ActReport, Error> {
+        self.refuse_if_blocked(window).await?;
         // The whole act in the window's turn: no other face's input lands
         // between its focus and its keys.
         self.in_turn(
