@@ -533,9 +533,8 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
         .filter(|n| is_bare_popover(&tree.nodes, &index, n))
     {
         match bare_popover_place(&tree.nodes, &index, n, popups, &claimed) {
-            Some((handle, from)) => {
-                let w = popups.iter().find(|w| w.handle == handle).expect("a popup");
-                claimed.insert(handle);
+            Some((w, from)) => {
+                claimed.insert(w.handle);
                 let x = w.surface.x - content.x - from.x;
                 let y = w.surface.y - content.y - from.y;
                 shifts.insert(n.id, (x, y));
@@ -568,15 +567,15 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
 
 /// Where a popover that is no menu shows: the one popup not `claimed` that
 /// holds it at the place it says it lies on its surface (its bounds less
-/// those of the widget it was opened from), and that widget's bounds. None
-/// when no popup or several do.
-fn bare_popover_place(
+/// those of the widget it was opened from), with that widget's bounds.
+/// None when no popup or several do.
+fn bare_popover_place<'w>(
     nodes: &[Node],
     index: &HashMap<u64, usize>,
     n: &Node,
-    popups: &[&WindowInfo],
+    popups: &[&'w WindowInfo],
     claimed: &HashSet<wayrig_host::WindowHandle>,
-) -> Option<(wayrig_host::WindowHandle, Rect)> {
+) -> Option<(&'w WindowInfo, Rect)> {
     let b = n.bounds?;
     let from = nodes[*index.get(&n.parent?)?].bounds?;
     let on_surface = Rect::new(b.x - from.x, b.y - from.y, b.width, b.height);
@@ -585,7 +584,7 @@ fn bare_popover_place(
             && Rect::new(0, 0, w.surface.width, w.surface.height).contains_rect(&on_surface)
     });
     match (holding.next(), holding.next()) {
-        (Some(w), None) => Some((w.handle, from)),
+        (Some(w), None) => Some((*w, from)),
         _ => None,
     }
 }
