@@ -11,10 +11,6 @@ use super::Session;
 use crate::access::{FrameHead, Read};
 use crate::model::Error;
 
-/// How long an app not yet on the accessibility bus is waited for here: it
-/// shows no modal window to anyone before it is.
-const REGISTERED_BY: Duration = Duration::from_millis(200);
-
 impl Session {
     /// Refuse to act on `window` while another top-level window of its app
     /// that its toolkit marks modal is open, unless that one is a parent of
@@ -43,7 +39,10 @@ impl Session {
         let Ok(a11y) = self.a11y() else {
             return Ok(());
         };
-        let Ok(apps) = a11y.wait_for_app(pid, REGISTERED_BY).await else {
+        // Not waited for: an app not on the accessibility bus now (or
+        // never, with accessibility off) marks no window modal, and its
+        // every act would wait.
+        let Ok(apps) = a11y.wait_for_app(pid, Duration::ZERO).await else {
             return Ok(());
         };
         let mut heads: Vec<(usize, FrameHead)> = Vec::new();
