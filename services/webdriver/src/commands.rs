@@ -720,6 +720,17 @@ pub async fn fullscreen(State(face): FaceState, Path(id): Path<String>) -> Answe
     window_op(&face, &id, WindowOp::Fullscreen).await
 }
 
+/// The strings of the array `key` names in a script's first argument
+/// (`{"argv": [...]}`), when it is one and not empty.
+fn first_arg_strings(args: &[Value], key: &str) -> Option<Vec<String>> {
+    let list = args.first()?.get(key)?.as_array()?;
+    let strings: Vec<String> = list
+        .iter()
+        .map(|s| s.as_str().map(str::to_string))
+        .collect::<Option<_>>()?;
+    (!strings.is_empty()).then_some(strings)
+}
+
 /// Wayrig's extensions, as Appium writes them: `wayrig: settle` waits until
 /// the current window has settled; `wayrig: launch` starts another app
 /// (`{"argv": [...]}`); `wayrig: menu` chooses a menu item by its labels
@@ -764,12 +775,7 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
             ok(Value::Null)
         }
         "wayrig: launch" => {
-            let argv: Option<Vec<String>> = args
-                .first()
-                .and_then(|a| a.get("argv"))
-                .and_then(Value::as_array)
-                .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect());
-            let argv = argv.filter(|a| !a.is_empty()).ok_or_else(|| {
+            let argv = first_arg_strings(&args, "argv").ok_or_else(|| {
                 WdError::invalid("wayrig: launch takes {\"argv\": [program, args...]}")
             })?;
             let launched = d
@@ -785,12 +791,7 @@ pub async fn execute(State(face): FaceState, Path(id): Path<String>, body: Bytes
             }))
         }
         "wayrig: menu" => {
-            let path: Option<Vec<String>> = args
-                .first()
-                .and_then(|a| a.get("path"))
-                .and_then(Value::as_array)
-                .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect());
-            let path = path.filter(|p| !p.is_empty()).ok_or_else(|| {
+            let path = first_arg_strings(&args, "path").ok_or_else(|| {
                 WdError::invalid("wayrig: menu takes {\"path\": [menu, item...]}")
             })?;
             let w = d.window().await?;
