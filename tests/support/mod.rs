@@ -1050,7 +1050,9 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Two busy loops beside the app, as a loaded CI machine has; ended with
-/// their process group when dropped.
+/// their process group when dropped, and killed by the kernel when the
+/// thread that started them ends (a test binary killed by a signal runs
+/// no drop: its loops would spin on and load every later run).
 pub struct Load(Vec<Child>);
 
 impl Load {
@@ -1058,11 +1060,20 @@ impl Load {
         Load(
             (0..2)
                 .map(|_| {
-                    Command::new("sh")
-                        .args(["-c", "while :; do :; done"])
-                        .process_group(0)
-                        .spawn()
-                        .expect("a busy loop")
+                    let mut loop_ = Command::new("sh");
+                    loop_.args(["-c", "while :; do :; done"]).process_group(0);
+                    // SAFETY: prctl is async-signal-safe; nothing else runs
+                    // between fork and exec.
+                    unsafe {
+                        loop_.pre_exec(|| {
+                            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+                                Ok(())
+                            } else {
+                                Err(std::io::Error::last_os_error())
+                            }
+                        });
+                    }
+                    loop_.spawn().expect("a busy loop")
                 })
                 .collect(),
         )
