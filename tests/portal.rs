@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,9 +72,8 @@ async fn attach_drives_a_gtk_app_and_foot_on_sway() {
     let Some(mut desktop) = Desktop::start("attach_drives_a_gtk_app_and_foot_on_sway") else {
         return;
     };
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let (fixture_pid, fixture_out, _) =
-        desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let fixture = support::gtk4_fixture();
+    let (fixture_pid, fixture_out, _) = desktop.start_app(&["/usr/bin/python3", &fixture]);
     let (foot_pid, _, _) = desktop.start_app(&["foot", "cat"]);
     let (socket, attach_log) = desktop.attach(&[]);
     // What sway 1.7 lacks is said when attach starts, in words a user can act on.
@@ -272,9 +270,8 @@ async fn attach_serves_the_bus_for_a_gtk_app_and_foot_on_sway() {
     else {
         return;
     };
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let (fixture_pid, fixture_out, _) =
-        desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let fixture = support::gtk4_fixture();
+    let (fixture_pid, fixture_out, _) = desktop.start_app(&["/usr/bin/python3", &fixture]);
     let (foot_pid, _, _) = desktop.start_app(&["foot", "cat"]);
     let said = desktop.attach_serving(&["--bus-listen", "127.0.0.1:0"]);
     let url = said.wait_for("wayrig: bus listens at ", "the Bus address");
@@ -664,8 +661,8 @@ async fn attach_input_uinput_clicks_and_types_needs_dev_uinput() {
     let Some(mut desktop) = Desktop::start_with_backends(TEST, "headless,libinput") else {
         return;
     };
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let (_, fixture_out, _) = desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let fixture = support::gtk4_fixture();
+    let (_, fixture_out, _) = desktop.start_app(&["/usr/bin/python3", &fixture]);
     let (socket, said) = desktop.attach(&["--input", "uinput"]);
     said.wait_for(
         "wayrig: input through a uinput pointer and keyboard",
@@ -763,9 +760,8 @@ async fn attach_carries_the_clipboard_both_ways_on_sway() {
     let Some(mut desktop) = Desktop::start("attach_carries_the_clipboard_both_ways_on_sway") else {
         return;
     };
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let (fixture_pid, fixture_out, _) =
-        desktop.start_app(&["/usr/bin/python3", fixture.to_str().unwrap()]);
+    let fixture = support::gtk4_fixture();
+    let (fixture_pid, fixture_out, _) = desktop.start_app(&["/usr/bin/python3", &fixture]);
     let channel = attach_cua(&mut desktop).await;
     let mut s = SystemServiceClient::new(channel.clone());
     let mut w = WindowsServiceClient::new(channel.clone());
@@ -900,8 +896,8 @@ async fn attach_settles_beside_a_spinner_and_says_when_a_window_animates() {
     else {
         return;
     };
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
-    let fixture = fixture.to_str().unwrap();
+    let fixture = support::gtk4_fixture();
+    let fixture = fixture.as_str();
     let (still_pid, _, _) = desktop.start_app(&["/usr/bin/python3", fixture]);
     // env execs the fixture: its pid is the fixture's.
     let (spinner_pid, spinner_out, _) = desktop.start_app(&[
@@ -1001,8 +997,7 @@ async fn attach_names_a_thread_that_never_rests_and_can_leave_it_out() {
     else {
         return;
     };
-    let worker = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-worker.py");
-    desktop.start_app(&["/usr/bin/python3", worker.to_str().unwrap()]);
+    desktop.start_app(&["/usr/bin/python3", &support::fixture_path("gtk4-worker.py")]);
     let (socket, _) = desktop.attach(&[]);
     let mut c = ProtocolClient::connect(&socket);
     let window = c.first_window()["id"].as_u64();

@@ -13,9 +13,9 @@ use support::{live, start, Gtk4Fixture, Image, TestClient, APP_START};
 use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, InputEvent, InputOptions, WindowHandle, WindowInfo};
 use wayrig_services::{
-    ActOptions, Action, AppSpec, Area, ClipboardText, CloseOutcome, ElementRef, Error, ImageFormat,
-    Launch, LogicalRect, MenuRow, OpenTarget, Path, Query, ReadOptions, Role, Session, ShotRequest,
-    ShotSource, WindowFilter, WindowOp, WindowPick,
+    ActOptions, ActReport, Action, AppSpec, Area, ClipboardText, CloseOutcome, ElementRef, Error,
+    ImageFormat, Launch, LogicalRect, MenuRow, OpenTarget, Path, Query, ReadOptions, Role, Session,
+    ShotRequest, ShotSource, WindowFilter, WindowOp, WindowPick,
 };
 use wayrig_sessions::{Live, Spec};
 
@@ -26,6 +26,26 @@ async fn session() -> (Live, Arc<CompositorHost>) {
     let live = live(Config::default()).await;
     let compositor = live.host().clone();
     (live, compositor)
+}
+
+/// The element labelled `label`, as a query names it.
+fn labelled(label: &str) -> ElementRef {
+    ElementRef::Query(Box::new(Query {
+        label: Some(label.into()),
+        ..Query::default()
+    }))
+}
+
+/// Press the element labelled `label` in `window`.
+async fn press(session: &Session, window: WindowHandle, label: &str) -> Result<ActReport, Error> {
+    session
+        .act(
+            window,
+            labelled(label),
+            Action::Press,
+            ActOptions::default(),
+        )
+        .await
 }
 
 /// Wait, on the session's window stream, until its list shows a window the
@@ -192,18 +212,6 @@ async fn a_window_a_modal_window_blocks_refuses_actions_until_it_closes() {
     session.close(fixture.window, false).await.unwrap();
     fixture.app.expect("asked", SHORT, |_| true);
     let prompt = kept_window(&session, |w| w.title == "Unsaved changes").await;
-    let press = || {
-        let button = Query {
-            label: Some("Press".into()),
-            ..Query::default()
-        };
-        session.act(
-            fixture.window,
-            ElementRef::Query(Box::new(button)),
-            Action::Press,
-            ActOptions::default(),
-        )
-    };
     let says_why = |err: Error| match err {
         Error::InvalidRequest(why) => {
             assert!(
@@ -213,7 +221,7 @@ async fn a_window_a_modal_window_blocks_refuses_actions_until_it_closes() {
         }
         other => panic!("{other:?}"),
     };
-    says_why(press().await.unwrap_err());
+    says_why(press(&session, fixture.window, "Press").await.unwrap_err());
     let tab = vec![InputEvent::Key { key: "Tab".into() }];
     says_why(
         session
@@ -226,7 +234,7 @@ async fn a_window_a_modal_window_blocks_refuses_actions_until_it_closes() {
         session.close(prompt.handle, false).await.unwrap(),
         CloseOutcome::Closed
     );
-    press().await.unwrap();
+    press(&session, fixture.window, "Press").await.unwrap();
     fixture.app.expect("clicked", SHORT, |_| true);
 }
 
@@ -238,24 +246,12 @@ async fn closing_a_modal_window_with_a_popover_open_frees_the_main_window() {
     use wayrig_host::WindowKind;
     let (session, compositor) = session().await;
     let mut fixture = Gtk4Fixture::open(&compositor, &[("WAYRIG_FIXTURE_MODAL_SECOND", "1")]).await;
-    let labelled = |label: &str| {
-        ElementRef::Query(Box::new(Query {
-            label: Some(label.into()),
-            ..Query::default()
-        }))
-    };
-    let press = |window, label| {
-        session.act(
-            window,
-            labelled(label),
-            Action::Press,
-            ActOptions::default(),
-        )
-    };
-    press(fixture.window, "Open window").await.unwrap();
+    press(&session, fixture.window, "Open window")
+        .await
+        .unwrap();
     fixture.app.expect("opened", SHORT, |_| true);
     let second = kept_window(&session, |w| w.title == "wayrig-gtk4-second").await;
-    press(second.handle, "Options").await.unwrap();
+    press(&session, second.handle, "Options").await.unwrap();
     kept_window(&session, |w| {
         w.kind == WindowKind::Menu && w.parent == Some(second.handle)
     })
@@ -265,7 +261,7 @@ async fn closing_a_modal_window_with_a_popover_open_frees_the_main_window() {
         session.close(second.handle, false).await.unwrap(),
         CloseOutcome::Closed
     );
-    press(fixture.window, "Press").await.unwrap();
+    press(&session, fixture.window, "Press").await.unwrap();
     fixture.app.expect("clicked", SHORT, |_| true);
 }
 
@@ -536,17 +532,7 @@ async fn queries_find_one_element_or_say_which_ones_match() {
 async fn the_kept_window_list_follows_windows_opening_and_closing() {
     let (session, compositor) = session().await;
     let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
-    let opener = Query {
-        label: Some("Open window".into()),
-        ..Query::default()
-    };
-    session
-        .act(
-            fixture.window,
-            ElementRef::Query(Box::new(opener)),
-            Action::Press,
-            ActOptions::default(),
-        )
+    press(&session, fixture.window, "Open window")
         .await
         .unwrap();
     fixture.app.expect("opened", SHORT, |_| true);
@@ -1302,28 +1288,16 @@ async fn a_popover_open_over_another_window_of_the_app_leaves_this_ones_closed()
     use wayrig_services::{ElementClick, Role};
     let (session, compositor) = session().await;
     let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
-    let labelled = |label: &str| {
-        ElementRef::Query(Box::new(Query {
-            label: Some(label.into()),
-            ..Query::default()
-        }))
-    };
-    let press = |window, label| {
-        session.act(
-            window,
-            labelled(label),
-            Action::Press,
-            ActOptions::default(),
-        )
-    };
     // Opened and closed once, GTK keeps the menu's last layout.
     let path: Vec<String> = ["Menu", "Alpha"].map(String::from).to_vec();
     session.menu(fixture.window, &path).await.unwrap();
     fixture.app.expect("menu", SHORT, |v| v["item"] == "alpha");
-    press(fixture.window, "Open window").await.unwrap();
+    press(&session, fixture.window, "Open window")
+        .await
+        .unwrap();
     fixture.app.expect("opened", SHORT, |_| true);
     let second = kept_window(&session, |w| w.title == "wayrig-gtk4-second").await;
-    press(second.handle, "More").await.unwrap();
+    press(&session, second.handle, "More").await.unwrap();
     kept_window(&session, |w| {
         w.kind == WindowKind::Menu && w.parent == Some(second.handle)
     })
@@ -1362,24 +1336,12 @@ async fn a_popover_of_widgets_is_clicked_on_its_popup_and_refused_once_closed() 
     use wayrig_services::{ElementClick, Tree};
     let (session, compositor) = session().await;
     let mut fixture = Gtk4Fixture::open(&compositor, &[]).await;
-    let labelled = |label: &str| {
-        ElementRef::Query(Box::new(Query {
-            label: Some(label.into()),
-            ..Query::default()
-        }))
-    };
-    let press = |window, label| {
-        session.act(
-            window,
-            labelled(label),
-            Action::Press,
-            ActOptions::default(),
-        )
-    };
-    press(fixture.window, "Open window").await.unwrap();
+    press(&session, fixture.window, "Open window")
+        .await
+        .unwrap();
     fixture.app.expect("opened", SHORT, |_| true);
     let second = kept_window(&session, |w| w.title == "wayrig-gtk4-second").await;
-    press(second.handle, "Options").await.unwrap();
+    press(&session, second.handle, "Options").await.unwrap();
     let popup = kept_window(&session, |w| {
         w.kind == WindowKind::Menu && w.parent == Some(second.handle)
     })

@@ -13,10 +13,7 @@ use support::{cli, cli_ok, element_id, Load, ProtocolClient as Client, Wayrig};
 use wayrig_proto::mygo::{Action, Awaited, Call, Code, Event};
 
 fn worker_fixture() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/gtk4-worker.py")
-        .to_string_lossy()
-        .into_owned()
+    support::fixture_path("gtk4-worker.py")
 }
 
 fn node<'a>(tree: &'a Value, role: &str, label: &str) -> &'a Value {

@@ -837,8 +837,14 @@ pub fn element_labelled(tree: &Value, role: &str, label: &str) -> ElementPick {
 
 /// The GTK 4 fixture's script.
 pub fn gtk4_fixture() -> String {
+    fixture_path("gtk4-fixture.py")
+}
+
+/// The path of a file in tests/fixtures.
+pub fn fixture_path(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/gtk4-fixture.py")
+        .join("tests/fixtures")
+        .join(name)
         .to_string_lossy()
         .into_owned()
 }

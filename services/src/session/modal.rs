@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use wayrig_host::{WindowHandle, WindowInfo};
 
-use super::tree::pick_frame;
-use super::windows::{is_top_level, top_level_of};
+use super::tree::{frame_heads, pick_frame};
+use super::windows::{is_top_level, parents_of, top_level_of};
 use super::Session;
-use crate::access::{FrameHead, Read};
+use crate::access::Read;
 use crate::model::Error;
 
 impl Session {
@@ -45,11 +45,11 @@ impl Session {
         let Ok(apps) = a11y.wait_for_app(pid, Duration::ZERO).await else {
             return Ok(());
         };
-        let mut heads: Vec<(usize, FrameHead)> = Vec::new();
-        for (i, app) in apps.iter().enumerate() {
-            let items = a11y.read_items(app, Read::Bulk).await?;
-            heads.extend(items.frames.into_iter().map(|head| (i, head)));
+        let mut items = Vec::new();
+        for app in &apps {
+            items.push(a11y.read_items(app, Read::Bulk).await?);
         }
+        let heads = frame_heads(&items);
         let modal = others
             .into_iter()
             .find(|w| pick_frame(heads.clone(), w, &siblings).is_some_and(|(_, head)| head.modal));
@@ -61,55 +61,5 @@ impl Session {
             ))),
             None => Ok(()),
         }
-    }
-}
-
-/// The windows `window` is transient for, its parent first, then theirs.
-fn parents_of(window: WindowHandle, windows: &[WindowInfo]) -> Vec<WindowHandle> {
-    let mut found: Vec<WindowHandle> = Vec::new();
-    let mut at = window;
-    while let Some(parent) = windows
-        .iter()
-        .find(|w| w.handle == at)
-        .and_then(|w| w.parent)
-    {
-        // A loop in a broken list is walked once.
-        if found.contains(&parent) {
-            break;
-        }
-        found.push(parent);
-        at = parent;
-    }
-    found
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::session::windows::tests::window;
-    use wayrig_host::WindowKind;
-
-    #[test]
-    fn a_window_is_above_the_windows_it_is_transient_for() {
-        let hangs = |mut w: WindowInfo, parent: u64| {
-            w.parent = Some(WindowHandle {
-                id: parent,
-                epoch: 1,
-            });
-            w
-        };
-        let list = vec![
-            window(1, "Main", WindowKind::Normal, 2),
-            hangs(window(2, "Prefs", WindowKind::Dialog, 1), 1),
-            hangs(window(3, "Pick a file", WindowKind::Dialog, 0), 2),
-        ];
-        let ids = |id: u64| -> Vec<u64> {
-            parents_of(WindowHandle { id, epoch: 1 }, &list)
-                .iter()
-                .map(|h| h.id)
-                .collect()
-        };
-        assert_eq!(ids(3), [2, 1]);
-        assert_eq!(ids(1), Vec::<u64>::new());
     }
 }

@@ -370,11 +370,7 @@ impl Session {
             for app in registered {
                 apps.push(a11y.read_items(&app, how).await?);
             }
-            let heads: Vec<(usize, FrameHead)> = apps
-                .iter()
-                .enumerate()
-                .flat_map(|(i, items)| items.frames.iter().cloned().map(move |head| (i, head)))
-                .collect();
+            let heads = frame_heads(&apps);
             let no_frames = heads.is_empty();
             // The same app's top-level windows, in the order they were made,
             // for matching by order.
@@ -962,6 +958,14 @@ fn heads_titled(frames: &[(usize, FrameHead)], title: &str) -> usize {
         .iter()
         .filter(|(_, f)| !f.name.is_empty() && f.name == title)
         .count()
+}
+
+/// Every frame of the apps, each with the index of its app in `apps`.
+pub(super) fn frame_heads(apps: &[AppItems]) -> Vec<(usize, FrameHead)> {
+    apps.iter()
+        .enumerate()
+        .flat_map(|(i, items)| items.frames.iter().cloned().map(move |head| (i, head)))
+        .collect()
 }
 
 /// The frame that is this window (with the index of the app it is in): same

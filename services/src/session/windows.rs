@@ -152,18 +152,35 @@ pub(crate) fn popups_over(window: WindowHandle, windows: &[WindowInfo]) -> Vec<&
 /// The top-level window a popup hangs from, through the popups between;
 /// a top-level window is its own. A broken chain ends where it breaks.
 pub(crate) fn top_level_of(window: WindowHandle, windows: &[WindowInfo]) -> WindowHandle {
+    let chain: Vec<WindowHandle> = std::iter::once(window)
+        .chain(parents_of(window, windows))
+        .collect();
+    let top_level = |h: &WindowHandle| windows.iter().any(|w| w.handle == *h && is_top_level(w));
+    chain
+        .iter()
+        .copied()
+        .find(top_level)
+        .unwrap_or(chain[chain.len() - 1])
+}
+
+/// The windows `window` hangs from: its parent (the window a popup hangs
+/// from, or a dialog is transient for) first, then that one's, and so on.
+pub(crate) fn parents_of(window: WindowHandle, windows: &[WindowInfo]) -> Vec<WindowHandle> {
+    let mut found: Vec<WindowHandle> = Vec::new();
     let mut at = window;
-    // A loop in a broken list is walked at most once round.
-    for _ in 0..windows.len() {
-        let Some(w) = windows.iter().find(|w| w.handle == at) else {
+    while let Some(parent) = windows
+        .iter()
+        .find(|w| w.handle == at)
+        .and_then(|w| w.parent)
+    {
+        // A loop in a broken list is walked once.
+        if parent == window || found.contains(&parent) {
             break;
-        };
-        match w.parent {
-            Some(parent) if !is_top_level(w) => at = parent,
-            _ => break,
         }
+        found.push(parent);
+        at = parent;
     }
-    at
+    found
 }
 
 /// Which window a request means.
@@ -670,15 +687,34 @@ pub(crate) mod tests {
         ));
     }
 
+    /// `w`, hanging from (or transient for) window `parent`.
+    pub(crate) fn hangs(mut w: WindowInfo, parent: u64) -> WindowInfo {
+        w.parent = Some(WindowHandle {
+            id: parent,
+            epoch: 1,
+        });
+        w
+    }
+
+    #[test]
+    fn a_window_is_above_the_windows_it_is_transient_for() {
+        let list = vec![
+            window(1, "Main", WindowKind::Normal, 2),
+            hangs(window(2, "Prefs", WindowKind::Dialog, 1), 1),
+            hangs(window(3, "Pick a file", WindowKind::Dialog, 0), 2),
+        ];
+        let ids = |id: u64| -> Vec<u64> {
+            parents_of(WindowHandle { id, epoch: 1 }, &list)
+                .iter()
+                .map(|h| h.id)
+                .collect()
+        };
+        assert_eq!(ids(3), [2, 1]);
+        assert_eq!(ids(1), Vec::<u64>::new());
+    }
+
     #[test]
     fn a_windows_popups_hang_from_it_not_from_its_dialogs() {
-        let hangs = |mut w: WindowInfo, parent: u64| {
-            w.parent = Some(WindowHandle {
-                id: parent,
-                epoch: 1,
-            });
-            w
-        };
         let list = vec![
             window(1, "Main", WindowKind::Normal, 5),
             hangs(window(2, "File", WindowKind::Menu, 1), 1),
