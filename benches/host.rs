@@ -216,7 +216,7 @@ fn thread_look() -> (Duration, usize) {
     for _ in 0..200 {
         let t0 = Instant::now();
         for app in &apps {
-            std::hint::black_box(wayrig_host::threads::busy_thread(app.id(), false));
+            std::hint::black_box(wayrig_host::threads::busy_thread(app.id()));
         }
         ticks.push(t0.elapsed());
     }

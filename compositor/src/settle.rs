@@ -116,6 +116,10 @@ pub struct Activity {
     /// window committed or asked for a frame.
     ticks: u64,
     last_active_tick: u64,
+    /// The last tick at which a look found the thread that draws its frames
+    /// running or waiting to run: starved of the CPU, an app that animates
+    /// is late for its next frame, not resting.
+    drawer_running_tick: u64,
     /// Tick since which the window has been drawing at (nearly) every tick.
     run_since: Option<u64>,
     /// The tiles of the last commit compared, and each tile's run of changes.
@@ -149,7 +153,7 @@ impl Activity {
         }
         // What it drew is paced anew.
         self.pacing_since = None;
-        if self.ticks - self.last_active_tick > RUN_GAP_TICKS {
+        if self.run_gap() {
             self.run_since = None;
         }
         self.last_active_tick = self.ticks;
@@ -191,6 +195,13 @@ impl Activity {
         (effect || all_over, animating > 0)
     }
 
+    /// Whether the window's run of drawing has ended: for `RUN_GAP_TICKS`
+    /// it neither committed nor asked for a frame, and its app's drawing
+    /// thread was not found waiting to run.
+    fn run_gap(&self) -> bool {
+        self.ticks - self.last_active_tick.max(self.drawer_running_tick) > RUN_GAP_TICKS
+    }
+
     /// The window's last commit changed only what animates: it will ask for
     /// frames, and drawing them is no activity.
     pub fn animating(&self) -> bool {
@@ -218,7 +229,7 @@ impl Activity {
         if wants_frame {
             self.last_active_tick = self.ticks;
         }
-        if self.ticks - self.last_active_tick > RUN_GAP_TICKS && self.run_since.is_some() {
+        if self.run_gap() && self.run_since.is_some() {
             // It stopped drawing: what animated then proves nothing now.
             self.run_since = None;
             self.pixels = None;
@@ -263,6 +274,12 @@ impl Activity {
             self.quiet_ticks = 0;
         }
         self.busy = busy;
+    }
+
+    /// A look found the thread that draws its frames running or waiting to
+    /// run: its run of drawing goes on, whether it commits or not.
+    pub fn drawer_found_running(&mut self) {
+        self.drawer_running_tick = self.ticks;
     }
 
     /// Whether its main loop paces itself at `now`, hiding what it waits for:
@@ -506,6 +523,34 @@ mod tests {
             frame(&mut a, n, true, &[(100, 100, 18)]);
         }
         assert!(settled_now(&a), "the effect ended");
+    }
+
+    #[test]
+    fn a_spinner_starved_of_the_cpu_is_learnt_while_its_drawing_thread_waits_to_run() {
+        // Starved, the app draws every few ticks and at times not for 20
+        // ticks, its main thread waiting to run all along: late for its
+        // next frame, not resting. Only a look at its threads tells.
+        let starved = |looked: bool| {
+            let mut a = Activity::default();
+            let mut n = 0;
+            for frame_no in 0..60 {
+                n += 1;
+                frame(&mut a, n, false, &[]);
+                let late = if frame_no % 6 == 5 { 20 } else { 4 };
+                for _ in 0..late {
+                    n += 1;
+                    if looked {
+                        a.drawer_found_running();
+                    }
+                    a.tick(false, n);
+                }
+            }
+            n += 1;
+            frame(&mut a, n, false, &[]);
+            a
+        };
+        assert!(starved(true).animating(), "the spinner was learnt");
+        assert!(!starved(false).animating(), "each gap ended its run");
     }
 
     #[test]

@@ -59,11 +59,30 @@ fn process_tree(pid: u32) -> Vec<u32> {
     tree
 }
 
-/// The first thread of `pid` or its descendants that is running or waiting
-/// to run, if any. With `animating`, the threads that draw its frames (the
-/// main thread of `pid` and a renderer's) are not counted: an app that
-/// animates runs them for every frame.
-pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
+/// The threads of an app found running or waiting to run (`R`) at one look.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunningThreads {
+    /// A thread that draws its frames: the main thread of the app's first
+    /// process, or a renderer's.
+    pub drawing: Option<BusyThread>,
+    /// The first thread found that does not draw its frames.
+    pub other: Option<BusyThread>,
+}
+
+impl RunningThreads {
+    /// The thread that is work not yet shown, if any. With `animating`, a
+    /// thread that draws frames does not count: an app that animates runs
+    /// it for every frame.
+    pub fn busy(self, animating: bool) -> Option<BusyThread> {
+        self.other.or(self.drawing.filter(|_| !animating))
+    }
+}
+
+/// The threads of `pid` and its descendants that are running or waiting
+/// to run: the first that does not draw frames, and the first that does
+/// if it comes before (the main thread always does: it is read first).
+pub fn running_threads(pid: u32) -> RunningThreads {
+    let mut found = RunningThreads::default();
     for p in process_tree(pid) {
         let Ok(tasks) = fs::read_dir(format!("/proc/{p}/task")) else {
             continue;
@@ -75,18 +94,31 @@ pub fn busy_thread(pid: u32, animating: bool) -> Option<BusyThread> {
             let Ok(stat) = fs::read_to_string(task.path().join("stat")) else {
                 continue;
             };
-            let draws = |name: &str| {
-                animating && (tid == pid || FRAME_THREADS.iter().any(|t| name.starts_with(t)))
+            let Some(('R', name)) = state_and_name(&stat) else {
+                continue;
             };
-            if let Some(('R', name)) = state_and_name(&stat).filter(|(_, n)| !draws(n)) {
-                return Some(BusyThread {
-                    tid,
-                    name: name.to_string(),
-                });
+            let draws = tid == pid || FRAME_THREADS.iter().any(|t| name.starts_with(t));
+            let slot = if draws {
+                &mut found.drawing
+            } else {
+                &mut found.other
+            };
+            slot.get_or_insert_with(|| BusyThread {
+                tid,
+                name: name.to_string(),
+            });
+            if found.other.is_some() {
+                return found;
             }
         }
     }
-    None
+    found
+}
+
+/// The first thread of `pid` or its descendants that is running or waiting
+/// to run, if any.
+pub fn busy_thread(pid: u32) -> Option<BusyThread> {
+    running_threads(pid).busy(false)
 }
 
 /// A timer due within this many ms is work not yet shown (a GtkSearchEntry
@@ -360,7 +392,7 @@ mod tests {
             .spawn()
             .unwrap();
         let until = deadline();
-        while busy_thread(sleeper.id(), false).is_some() {
+        while busy_thread(sleeper.id()).is_some() {
             assert!(std::time::Instant::now() < until, "sleep never slept");
         }
         sleeper.kill().unwrap();
@@ -377,7 +409,7 @@ mod tests {
         let until = deadline();
         let mut found = None;
         while found.is_none() && std::time::Instant::now() < until {
-            found = busy_thread(shell.id(), false).filter(|t| t.tid != shell.id());
+            found = busy_thread(shell.id()).filter(|t| t.tid != shell.id());
         }
         crate::launch::signal_group(shell.id(), libc::SIGKILL);
         let _ = shell.wait();

@@ -517,7 +517,7 @@ impl Inner {
                         // CPU, waiting to run) is work not yet shown: an app
                         // that animates, late for its next frame, is not
                         // quiet. The quiet is counted again from now.
-                        busy = app.and_then(|pid| threads::busy_thread(pid, false));
+                        busy = app.and_then(threads::busy_thread);
                         if busy.is_none() {
                             return Ok(settled(commits));
                         }

@@ -372,7 +372,9 @@ impl FrameClock {
         let animating = windows.registry.iter().any(|r| {
             (r.id == id || (pid.is_some() && pid_of(r) == pid)) && r.surface.activity.animating()
         });
-        let busy = pid.and_then(|pid| threads::busy_thread(pid, animating));
+        let running = pid.map(threads::running_threads).unwrap_or_default();
+        let drawer_running = running.drawing.is_some();
+        let busy = running.busy(animating);
         // An app waiting for a frame it asked for sleeps until its nearest
         // timer; once it has drawn, its frame clock's own wake-ups hide a
         // longer one (a search entry's delay after typing), so timers are
@@ -389,10 +391,14 @@ impl FrameClock {
                 ?busy,
                 ?wake,
                 animating,
+                drawer_running,
                 commits = activity.commits(),
                 quiet = activity.quiet_ticks(),
                 "settle looks at threads"
             );
+            if drawer_running {
+                activity.drawer_found_running();
+            }
             activity.threads_looked_at(busy, wake, Instant::now());
         }
     }
@@ -679,7 +685,7 @@ impl FrameClock {
                 .and_then(|r| clients.of_surface(&r.surface.surface.wl_surface()))
                 .and_then(|c| c.pid)
                 .filter(|pid| *pid != std::process::id())
-                .is_none_or(|pid| threads::busy_thread(pid, false).is_none())
+                .is_none_or(|pid| threads::busy_thread(pid).is_none())
         };
         let done: Vec<u64> = job.read.iter().copied().filter(asleep).collect();
         for id in done {
