@@ -314,6 +314,10 @@ fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
     assert_eq!(count(&["[checkBox] \"checkbutton\""]), 6, "{snap}");
     assert_eq!(count(&["[checkBox] \"radiobutton\""]), 6, "{snap}");
     assert_eq!(count(&["[button] \"togglebutton\""]), 4, "{snap}");
+    // A toggle button that is on reads checked (GTK 4 says so by PRESSED
+    // alone): the factory starts with its third and fourth on.
+    assert_eq!(count(&["\"togglebutton\" (checked)"]), 1, "{snap}");
+    assert_eq!(count(&["\"togglebutton\" (disabled checked)"]), 1, "{snap}");
     assert_eq!(count(&["[link] \"link button\""]), 1, "{snap}");
     assert_eq!(count(&["[textField]", "value=\"entry\""]), 2, "{snap}");
     // The page switcher's tabs read as they show, without "_".
@@ -371,6 +375,16 @@ fn snapshot_i_lists_the_controls_that_show_and_nothing_else() {
     let set = ok(&cache, &["fill", &password, "hunter2"]);
     assert!(set.contains("value=•••• (7 chars)"), "{set}");
     assert!(!set.contains("hunter2"), "{set}");
+
+    // A press turns the first toggle button on, and the answer says so.
+    let toggle = ref_of(&snap, &["[button] \"togglebutton\""]);
+    let pressed = ok(&cache, &["press", &toggle, "--settle"]);
+    assert!(
+        pressed
+            .lines()
+            .any(|l| l.starts_with(&format!("+ {toggle} ")) && l.ends_with(" checked)")),
+        "{pressed}"
+    );
 }
 
 /// gtk4-widget-factory's first page as a person reads it: the header bar

@@ -27,15 +27,21 @@ pub(super) fn to_node(
     if role == Role::PasswordInput {
         states.password = true;
     }
+    let gtk = lasting
+        .toolkit
+        .as_deref()
+        .is_some_and(|t| t.eq_ignore_ascii_case("gtk"));
+    // GTK 4 says a toggle button is on (`active`) by PRESSED alone, on a
+    // push button (4.8 has no toggle button role): on, in the model's words,
+    // is checked. Elsewhere PRESSED is a button held down (Qt), no state.
+    if gtk && states.pressed && role == Role::Button {
+        states.checked = true;
+    }
     states.sort = lasting.sort;
     let mut annotations = lasting.annotations.clone();
     if annotations.has_popup.is_none() && it.states.contains(State::HasPopup) {
         annotations.has_popup = Some("menu".into());
     }
-    let gtk = lasting
-        .toolkit
-        .as_deref()
-        .is_some_and(|t| t.eq_ignore_ascii_case("gtk"));
     // Firefox keeps what it hides visible (background tabs, its preloaded
     // new tab, the menu bar it does not show) and says so by showing alone;
     // GTK 4.8 says showing of nothing, so elsewhere visible alone will do.
