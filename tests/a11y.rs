@@ -894,6 +894,71 @@ async fn a_gtk3_combo_box_row_is_chosen_by_a_press() {
     app.expect("plan", SHORT, |v| v["choice"] == "Pro");
 }
 
+/// A GTK 3 popover shows on a subsurface of its window, its menu button its
+/// parent to the app, and GTK measures its buttons from that subsurface in
+/// window coordinates: closed, they do not show and a click on one is
+/// refused; open, they show where it draws them, a click lands (checked
+/// with the popover, which the window's answer leaves out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gtk3_popover_button_is_clicked_where_it_shows_and_refused_once_closed() {
+    use wayrig_host::Button;
+    use wayrig_services::{ElementClick, ElementRef};
+    let (session, host, compositor) = session().await;
+    let (mut app, win) = open_gtk3_fixture(&session, &*host, &compositor).await;
+    let click = ElementClick {
+        button: Button::Left,
+        count: 1,
+    };
+    let tidy = |tree: &wayrig_services::Tree| {
+        tree.find(Role::Button, "Tidy")
+            .next()
+            .expect("the popover's Tidy")
+            .clone()
+    };
+    let closed = tidy(&session.tree(win.handle).await.unwrap());
+    assert!(
+        closed.states.offscreen,
+        "closed, Tidy does not show: {closed:?}"
+    );
+
+    let tree = session.tree(win.handle).await.unwrap();
+    let tools = tree
+        .nodes
+        .iter()
+        .find(|n| n.name == "Tools")
+        .expect("the Tools menu button");
+    let tools_bounds = tools.bounds.expect("Tools shows");
+    session
+        .act_by_id(win.handle, tools.id, Action::Press)
+        .await
+        .unwrap();
+    let open = tidy(&session.tree(win.handle).await.unwrap());
+    let b = open.bounds.expect("Tidy has bounds");
+    let content = Rect::new(0, 0, win.content.width, win.content.height);
+    assert!(
+        !open.states.offscreen && content.contains_rect(&b) && !b.intersects(&tools_bounds),
+        "open, Tidy shows in the window, off its button {tools_bounds:?}: {open:?}"
+    );
+    session
+        .click_element(win.handle, ElementRef::Id(open.id), click)
+        .await
+        .unwrap();
+    app.expect("tool", SHORT, |v| v["name"] == "Tidy");
+
+    // The click closed the popover, and its answer came once it showed so.
+    let closed = tidy(&session.tree(win.handle).await.unwrap());
+    assert!(closed.states.offscreen, "closed again: {closed:?}");
+    let refused = session
+        .click_element(win.handle, ElementRef::Id(closed.id), click)
+        .await
+        .unwrap_err();
+    // GTK 3 no longer lays out what a closed popover holds.
+    assert!(
+        matches!(&refused, wayrig_services::Error::Unsupported(why) if why.contains("not laid out")),
+        "{refused:?}"
+    );
+}
+
 /// The bounds the app gives now for each element of the window's frame,
 /// every one asked for (a reader of its own, nothing kept), placed as the
 /// session places them.

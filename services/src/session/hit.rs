@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use wayrig_host::{HostError, WindowHandle};
 
-use super::seen::{in_combo_menu, in_popup};
+use super::seen::{gtk3_popover_of, in_combo_menu, in_popup};
 use super::Session;
 use crate::model::{positions, Error, Node, Tree};
 
@@ -143,8 +143,11 @@ impl Session {
         }
         let (ax, ay) = self.app_placing(window).point_to_app(node.id, x, y);
         let a11y = self.a11y()?;
-        // A frame read into the window is asked from itself down.
-        let mut within = read_in.unwrap_or(root.id);
+        // A frame read into the window is asked from itself down, and so is
+        // a GTK 3 popover, which the window's answer leaves out.
+        let mut within = read_in
+            .or_else(|| gtk3_popover_of(tree, &index, node))
+            .unwrap_or(root.id);
         for _ in 0..PICK_DEPTH {
             let picked = match a11y.at_point(within, ax, ay).await {
                 Ok(picked) => picked,

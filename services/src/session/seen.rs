@@ -433,10 +433,13 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
     };
     let mut parent = n.parent;
     while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
+        // A button holds its caption and what it opens: GTK 3 makes it the
+        // parent of its popover, which shows on a subsurface of its own.
         let measured_apart = matches!(
             p.role,
             Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip | Role::Document
-        ) || is_popover_content(p);
+        ) || is_popover_content(p)
+            || opens_popovers(p.role);
         if measured_apart {
             return false;
         }
@@ -453,6 +456,35 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
         parent = p.parent;
     }
     false
+}
+
+/// A button, which GTK 3 makes the parent of the popover it opens.
+fn opens_popovers(role: Role) -> bool {
+    matches!(role, Role::Button | Role::ToggleButton | Role::MenuButton)
+}
+
+/// The popover GTK 3 shows the element on, if it does: the child of a
+/// button on the element's way up, where the element lies outside that
+/// button. GTK 3 makes a button the parent of the popover it opens, which
+/// shows on a subsurface of the window: asked what lies at a point, the
+/// window names what the popover covers, the popover what it shows.
+pub(super) fn gtk3_popover_of(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> Option<u64> {
+    let bounds = n.bounds.filter(|b| !b.is_empty())?;
+    let mut child = n;
+    while let Some(p) = child
+        .parent
+        .and_then(|p| index.get(&p))
+        .map(|i| &tree.nodes[*i])
+    {
+        if opens_popovers(p.role) {
+            return p
+                .bounds
+                .is_some_and(|b| !b.intersects(&bounds))
+                .then_some(child.id);
+        }
+        child = p;
+    }
+    None
 }
 
 /// The bounds of the scrolled views around an element, which clip what it
@@ -1032,6 +1064,46 @@ mod tests {
             assert!(new.states.concealed && new.states.offscreen, "{popups:?}");
             assert_eq!(new.bounds, Some(Rect::new(29, 53, 43, 24)), "left as read");
         }
+    }
+
+    #[test]
+    fn a_gtk3_popover_is_the_child_of_its_button_that_holds_what_lies_outside_it() {
+        // gtk3-widget-factory's menu button and the popover it opens, GTK 3
+        // making the button its parent; and a button's own caption.
+        let tree = tree_of(vec![
+            node(1, None, Role::Window, "gtk3-widget-factory"),
+            at(
+                node(2, Some(1), Role::ToggleButton, "Menu"),
+                1272,
+                0,
+                36,
+                46,
+            ),
+            at(node(3, Some(2), Role::Panel, ""), 1161, 46, 200, 213),
+            at(node(4, Some(3), Role::Panel, ""), 1186, 71, 150, 163),
+            at(
+                node(5, Some(4), Role::Button, "Get Busy"),
+                1186,
+                71,
+                150,
+                26,
+            ),
+            at(node(6, Some(1), Role::Button, "Close"), 1321, 8, 34, 30),
+            at(
+                node(7, Some(6), Role::Image, "window-close"),
+                1329,
+                15,
+                16,
+                16,
+            ),
+        ]);
+        let index = positions(&tree.nodes);
+        let of = |id| gtk3_popover_of(&tree, &index, tree.node(id).unwrap());
+        assert_eq!(of(5), Some(3));
+        assert_eq!(of(4), Some(3));
+        assert_eq!(of(7), None, "a caption inside its button");
+        assert_eq!(of(2), None, "nothing holds the button");
+        assert!(!outside_its_container(&tree, &index, tree.node(5).unwrap()));
     }
 
     #[test]
