@@ -366,23 +366,24 @@ impl SettleCheck {
     pub fn reason(&self) -> String {
         let mut why = Vec::new();
         let thread;
-        if let Some(t) = &self.busy_thread {
+        // A window drawing all the time keeps its drawing thread running
+        // (or, starved of the CPU, waiting to run): drawing is said first.
+        let timer = self.timer_due;
+        let busy = self.busy_thread.as_ref();
+        if self.drawing
+            || self.wants_frame
+            || (busy.is_none() && timer.is_none() && !self.pacing && self.quiet_ticks < QUIET_TICKS)
+        {
+            why.push("it keeps drawing frames");
+        }
+        if let Some(t) = busy {
             thread = format!("its thread {:?} (tid {}) keeps running", t.name, t.tid);
             why.push(thread.as_str());
-        } else {
-            let timer = self.timer_due;
-            if self.drawing
-                || self.wants_frame
-                || (timer.is_none() && !self.pacing && self.quiet_ticks < QUIET_TICKS)
-            {
-                why.push("it keeps drawing frames");
-            }
-            if let Some(ms) = timer {
-                thread = format!("its main loop keeps setting timers ({ms} ms)");
-                why.push(thread.as_str());
-            } else if self.pacing {
-                why.push("its main loop keeps waking every few ms");
-            }
+        } else if let Some(ms) = timer {
+            thread = format!("its main loop keeps setting timers ({ms} ms)");
+            why.push(thread.as_str());
+        } else if self.pacing {
+            why.push("its main loop keeps waking every few ms");
         }
         if self.pending_configure {
             why.push("it has not acknowledged a configure");
@@ -434,7 +435,23 @@ mod tests {
         }
         let c = check(&a, false);
         assert!(!c.settled());
-        assert!(c.reason().contains("pool-worker") && c.reason().contains("4711"));
+        assert_eq!(
+            c.reason(),
+            "its thread \"pool-worker\" (tid 4711) keeps running"
+        );
+        // Drawing all the time runs the thread that draws: both are said,
+        // drawing first.
+        let drawing = SettleCheck {
+            drawing: true,
+            ..check(&a, true)
+        };
+        assert!(
+            drawing
+                .reason()
+                .starts_with("it keeps drawing frames, its thread \"pool-worker\""),
+            "{}",
+            drawing.reason()
+        );
         // The worker is done: the window settles after its quiet ticks.
         for _ in 0..QUIET_TICKS {
             a.tick(false, 0);
