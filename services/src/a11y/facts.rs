@@ -288,14 +288,11 @@ pub async fn bounds(
 }
 
 /// The coordinates to ask an app's objects' places in, to have them
-/// relative to its window: the window's, except from Qt 5 and GTK 3, whose
-/// screen coordinates are their window's, as each places its window at the
-/// origin on Wayland. Qt 5's window coordinates are wrong (its x given for
-/// y, heights off: kcalc's "7" at (21, 21, 42, 139) where it shows at (21,
-/// 133, 42, 27)); GTK 3 measures a popover's elements from the popover's
-/// own subsurface in window coordinates (gtk3-widget-factory's "Get Busy"
-/// at (25, 25) where it shows at (1212, 94)), from the window in screen
-/// coordinates.
+/// relative to its window: the window's, except from Qt 5, whose window
+/// coordinates are wrong (its x given for y, heights off: kcalc's "7" at
+/// (21, 21, 42, 139) where it shows at (21, 133, 42, 27)), while its screen
+/// coordinates are its window's, as Qt on Wayland places its window at the
+/// origin.
 pub async fn coords_of(conn: &zbus::Connection, bus_name: &str) -> CoordType {
     let read = async {
         let root = atspi::ObjectRef::new_owned(
@@ -304,14 +301,7 @@ pub async fn coords_of(conn: &zbus::Connection, bus_name: &str) -> CoordType {
         );
         let app = object_proxy::<ApplicationProxy>(conn, &root).await.ok()?;
         let (toolkit, version) = tokio::join!(app.toolkit_name(), app.version());
-        let (toolkit, version) = (toolkit.ok()?, version.ok()?);
-        Some(matches!(
-            (
-                toolkit.to_ascii_lowercase().as_str(),
-                version.split('.').next()
-            ),
-            ("qt", Some("5")) | ("gtk", Some("3"))
-        ))
+        Some(toolkit.ok()? == "Qt" && version.ok()?.starts_with("5."))
     };
     match read.await {
         Some(true) => CoordType::Screen,

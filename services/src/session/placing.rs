@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use wayrig_host::Rect;
 
+use super::seen::opens_popovers;
 use crate::model::Node;
 
 /// How a document's size may differ from its container's before it is taken
@@ -212,12 +213,22 @@ impl Placing {
 }
 
 /// The frames (`frame`) inside the window's frame, the first node, and
-/// the frames read in beside it (alerts, popups' frames).
+/// the frames read in beside it (alerts, popups' frames); and GTK 3's
+/// popovers, a panel held by the button that opens it, drawn on a
+/// subsurface of the window and measured from its corner.
 fn inner_frames(nodes: &[Node]) -> impl Iterator<Item = &Node> {
-    nodes
+    let buttons: HashSet<u64> = nodes
         .iter()
-        .skip(1)
-        .filter(|n| matches!(n.native_role.as_str(), "frame" | "alert") && n.parent.is_some())
+        .filter(|n| opens_popovers(n.role))
+        .map(|n| n.id)
+        .collect();
+    nodes.iter().skip(1).filter(move |n| {
+        let Some(parent) = n.parent else {
+            return false;
+        };
+        matches!(n.native_role.as_str(), "frame" | "alert")
+            || (n.native_role == "panel" && buttons.contains(&parent))
+    })
 }
 
 /// `root` and every element it holds.
@@ -362,5 +373,45 @@ mod tests {
             (2, Rect::new(10, 10, 982, 644)),
         ]);
         assert!(Placing::of(&nodes, (0, 0), &agreeing).frames.is_empty());
+    }
+
+    #[test]
+    fn a_gtk3_popover_held_by_its_button_is_placed_where_the_screen_says() {
+        // gtk3-widget-factory's primary menu: GTK 3 gives the popover (a
+        // panel) its button as parent and measures it from its subsurface
+        // in window coordinates; its screen place is the window's.
+        let mut button = node(
+            2,
+            Some(1),
+            vec![3],
+            "toggle button",
+            Rect::new(1298, 23, 36, 46),
+        );
+        button.role = crate::model::Role::ToggleButton;
+        let nodes = vec![
+            node(1, None, vec![2], "frame", Rect::new(0, 0, 1413, 792)),
+            button,
+            node(3, Some(2), vec![4], "panel", Rect::new(0, 0, 200, 213)),
+            node(
+                4,
+                Some(3),
+                vec![],
+                "push button",
+                Rect::new(25, 25, 150, 26),
+            ),
+        ];
+        assert_eq!(Placing::frames_to_ask(&nodes), vec![1, 3]);
+        let screen = HashMap::from([
+            (1, Rect::new(0, 0, 1413, 792)),
+            (3, Rect::new(1187, 69, 200, 213)),
+        ]);
+        let placing = Placing::of(&nodes, (-26, -23), &screen);
+        let get_busy = placing.to_window(4, Rect::new(25, 25, 150, 26));
+        assert_eq!(get_busy, Rect::new(1186, 71, 150, 26));
+        assert_eq!(placing.point_to_app(4, 1261.0, 84.0), (100, 38));
+        // A panel that is no button's (a box of the window) is not asked.
+        let mut boxed = nodes.clone();
+        boxed[2].parent = Some(1);
+        assert_eq!(Placing::frames_to_ask(&boxed), Vec::<u64>::new());
     }
 }

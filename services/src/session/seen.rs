@@ -459,7 +459,7 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
 }
 
 /// A button, which GTK 3 makes the parent of the popover it opens.
-fn opens_popovers(role: Role) -> bool {
+pub(super) fn opens_popovers(role: Role) -> bool {
     matches!(role, Role::Button | Role::ToggleButton | Role::MenuButton)
 }
 

@@ -9,7 +9,7 @@ use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::elements::is_control;
 use super::placing::Placing;
-use super::seen::{on_a_panel, unselected_panels};
+use super::seen::{on_a_panel, opens_popovers, unselected_panels};
 use super::windows::{is_top_level, popups_over, top_level_of};
 use super::Session;
 use crate::access::{Accessibility, AppItems, Frame, FrameHead, Read, Span};
@@ -688,10 +688,13 @@ fn covered_controls(nodes: &[Node]) -> Vec<SharedPlace> {
         }
         false
     };
-    let in_menu = |n: &Node| {
+    // A menu, and a GTK 3 popover (held by the button that opens it), lie
+    // on surfaces of their own, measured from their corner: they overlap
+    // the window's controls only on paper.
+    let measured_apart = |n: &Node| {
         let mut at = n.parent;
         while let Some(p) = at.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-            if p.role == Role::Menu {
+            if p.role == Role::Menu || opens_popovers(p.role) {
                 return true;
             }
             at = p.parent;
@@ -702,7 +705,7 @@ fn covered_controls(nodes: &[Node]) -> Vec<SharedPlace> {
     let unselected = unselected_panels(nodes, &index);
     let controls: Vec<(&Node, Rect)> = nodes
         .iter()
-        .filter(|n| is_control(n) && !n.role.is_item() && !in_menu(n))
+        .filter(|n| is_control(n) && !n.role.is_item() && !measured_apart(n))
         .filter(|n| !on_a_panel(nodes, &index, n, &unselected))
         .filter_map(|n| Some((n, n.bounds.filter(|b| !b.is_empty())?)))
         .collect();
