@@ -146,7 +146,7 @@ impl Session {
         // A frame read into the window is asked from itself down, and so is
         // a GTK 3 popover, which the window's answer leaves out.
         let mut within = read_in
-            .or_else(|| gtk3_popover_of(tree, &index, node))
+            .or_else(|| gtk3_popover_of(&tree.nodes, &index, node))
             .unwrap_or(root.id);
         for _ in 0..PICK_DEPTH {
             let picked = match a11y.at_point(within, ax, ay).await {

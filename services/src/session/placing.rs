@@ -14,8 +14,8 @@ use std::collections::{HashMap, HashSet};
 
 use wayrig_host::Rect;
 
-use super::seen::opens_popovers;
-use crate::model::Node;
+use super::seen::is_gtk3_popover;
+use crate::model::{positions, Node};
 
 /// How a document's size may differ from its container's before it is taken
 /// for one measured in device pixels: more than any rounding.
@@ -217,17 +217,10 @@ impl Placing {
 /// popovers, a panel held by the button that opens it, drawn on a
 /// subsurface of the window and measured from its corner.
 fn inner_frames(nodes: &[Node]) -> impl Iterator<Item = &Node> {
-    let buttons: HashSet<u64> = nodes
-        .iter()
-        .filter(|n| opens_popovers(n.role))
-        .map(|n| n.id)
-        .collect();
+    let index = positions(nodes);
     nodes.iter().skip(1).filter(move |n| {
-        let Some(parent) = n.parent else {
-            return false;
-        };
-        matches!(n.native_role.as_str(), "frame" | "alert")
-            || (n.native_role == "panel" && buttons.contains(&parent))
+        (matches!(n.native_role.as_str(), "frame" | "alert") && n.parent.is_some())
+            || is_gtk3_popover(nodes, &index, n)
     })
 }
 

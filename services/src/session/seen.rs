@@ -433,13 +433,11 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
     };
     let mut parent = n.parent;
     while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
-        // A button holds its caption and what it opens: GTK 3 makes it the
-        // parent of its popover, which shows on a subsurface of its own.
         let measured_apart = matches!(
             p.role,
             Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip | Role::Document
         ) || is_popover_content(p)
-            || opens_popovers(p.role);
+            || is_gtk3_popover(&tree.nodes, index, p);
         if measured_apart {
             return false;
         }
@@ -458,31 +456,33 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
     false
 }
 
-/// A button, which GTK 3 makes the parent of the popover it opens.
-pub(super) fn opens_popovers(role: Role) -> bool {
-    matches!(role, Role::Button | Role::ToggleButton | Role::MenuButton)
+/// GTK 3's popover: a panel held by the button that opens it. GTK 3 makes
+/// the button its parent (the button's own children do not list it), and
+/// shows it on a subsurface of the window, measured from its own corner.
+pub(super) fn is_gtk3_popover(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    n.native_role == "panel"
+        && n.parent.and_then(|p| index.get(&p)).is_some_and(|i| {
+            matches!(
+                nodes[*i].role,
+                Role::Button | Role::ToggleButton | Role::MenuButton
+            )
+        })
 }
 
-/// The popover GTK 3 shows the element on, if it does: the child of a
-/// button on the element's way up, where the element lies outside that
-/// button. GTK 3 makes a button the parent of the popover it opens, which
-/// shows on a subsurface of the window: asked what lies at a point, the
-/// window names what the popover covers, the popover what it shows.
-pub(super) fn gtk3_popover_of(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> Option<u64> {
-    let bounds = n.bounds.filter(|b| !b.is_empty())?;
-    let mut child = n;
-    while let Some(p) = child
-        .parent
-        .and_then(|p| index.get(&p))
-        .map(|i| &tree.nodes[*i])
-    {
-        if opens_popovers(p.role) {
-            return p
-                .bounds
-                .is_some_and(|b| !b.intersects(&bounds))
-                .then_some(child.id);
+/// The GTK 3 popover the element is on, if any. Asked what lies at a
+/// point, GTK 3's window names what the popover covers, the popover what
+/// it shows.
+pub(super) fn gtk3_popover_of(
+    nodes: &[Node],
+    index: &HashMap<u64, usize>,
+    n: &Node,
+) -> Option<u64> {
+    let mut parent = n.parent;
+    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
+        if is_gtk3_popover(nodes, index, p) {
+            return Some(p.id);
         }
-        child = p;
+        parent = p.parent;
     }
     None
 }
@@ -1070,6 +1070,8 @@ mod tests {
     fn a_gtk3_popover_is_the_child_of_its_button_that_holds_what_lies_outside_it() {
         // gtk3-widget-factory's menu button and the popover it opens, GTK 3
         // making the button its parent; and a button's own caption.
+        let mut popover = node(3, Some(2), Role::Panel, "");
+        popover.native_role = "panel".into();
         let tree = tree_of(vec![
             node(1, None, Role::Window, "gtk3-widget-factory"),
             at(
@@ -1079,7 +1081,7 @@ mod tests {
                 36,
                 46,
             ),
-            at(node(3, Some(2), Role::Panel, ""), 1161, 46, 200, 213),
+            at(popover, 1161, 46, 200, 213),
             at(node(4, Some(3), Role::Panel, ""), 1186, 71, 150, 163),
             at(
                 node(5, Some(4), Role::Button, "Get Busy"),
@@ -1098,7 +1100,7 @@ mod tests {
             ),
         ]);
         let index = positions(&tree.nodes);
-        let of = |id| gtk3_popover_of(&tree, &index, tree.node(id).unwrap());
+        let of = |id| gtk3_popover_of(&tree.nodes, &index, tree.node(id).unwrap());
         assert_eq!(of(5), Some(3));
         assert_eq!(of(4), Some(3));
         assert_eq!(of(7), None, "a caption inside its button");

@@ -9,7 +9,7 @@ use wayrig_host::{Damage, Rect, WindowHandle, WindowInfo, WindowKind};
 
 use super::elements::is_control;
 use super::placing::Placing;
-use super::seen::{on_a_panel, opens_popovers, unselected_panels};
+use super::seen::{is_gtk3_popover, on_a_panel, unselected_panels};
 use super::windows::{is_top_level, popups_over, top_level_of};
 use super::Session;
 use crate::access::{Accessibility, AppItems, Frame, FrameHead, Read, Span};
@@ -688,13 +688,12 @@ fn covered_controls(nodes: &[Node]) -> Vec<SharedPlace> {
         }
         false
     };
-    // A menu, and a GTK 3 popover (held by the button that opens it), lie
-    // on surfaces of their own, measured from their corner: they overlap
-    // the window's controls only on paper.
+    // A menu, and a GTK 3 popover, lie on surfaces of their own, measured
+    // from their corner: they overlap the window's controls only on paper.
     let measured_apart = |n: &Node| {
         let mut at = n.parent;
         while let Some(p) = at.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-            if p.role == Role::Menu || opens_popovers(p.role) {
+            if p.role == Role::Menu || is_gtk3_popover(nodes, &index, p) {
                 return true;
             }
             at = p.parent;
