@@ -894,6 +894,50 @@ async fn a_gtk3_combo_box_row_is_chosen_by_a_press() {
     app.expect("plan", SHORT, |v| v["choice"] == "Pro");
 }
 
+/// A GTK 3 menu bar's open menu shows on a popup GTK measures its items
+/// from, and Wayrig does not place them there: a click on one is refused,
+/// not sent to the window under the item's popup-relative place (it was:
+/// View > Statusbar clicked at (92, 50), drawn at (438, 158)).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_on_a_gtk3_menu_bar_item_is_refused_not_sent_elsewhere() {
+    use wayrig_host::Button;
+    use wayrig_services::{ElementClick, ElementRef, Tree};
+    let (session, host, _c) = session().await;
+    let win = launch_and_wait(&*host, &["gtk3-widget-factory"], APP_START).await;
+    let id = |tree: &Tree, role, name: &str| {
+        tree.find(role, name)
+            .next()
+            .unwrap_or_else(|| panic!("{name}"))
+            .id
+    };
+    let tree = session.tree(win.handle).await.unwrap();
+    let page2 = id(&tree, Role::RadioButton, "Page 2");
+    session
+        .act_by_id(win.handle, page2, Action::Press)
+        .await
+        .unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+    let view = id(&tree, Role::Menu, "View");
+    session
+        .act_by_id(win.handle, view, Action::Press)
+        .await
+        .unwrap();
+    let tree = session.tree(win.handle).await.unwrap();
+    let statusbar = id(&tree, Role::CheckMenuItem, "Statusbar");
+    let click = ElementClick {
+        button: Button::Left,
+        count: 1,
+    };
+    let refused = session
+        .click_element(win.handle, ElementRef::Id(statusbar), click)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, wayrig_services::Error::NotShown(why) if why.contains("menu bar's menu")),
+        "{refused:?}"
+    );
+}
+
 /// A GTK 3 popover shows on a subsurface of its window, its menu button its
 /// parent to the app, and GTK measures its buttons from that subsurface in
 /// window coordinates: closed, they do not show and a click on one is

@@ -7,7 +7,7 @@ use wayrig_host::{HostError, WindowHandle};
 
 use super::seen::{gtk3_popover_of, in_combo_menu, in_popup};
 use super::Session;
-use crate::model::{positions, Error, Node, Tree};
+use crate::model::{positions, Error, Node, Role, Tree};
 
 /// Levels at most to go down through toolkits that name only the child at
 /// a point (GTK 3, Qt), and up from an object a read left out.
@@ -118,6 +118,22 @@ impl Session {
             Ok(hit) if hit == window && (of_popup || popup_frame.is_some()) => {
                 return Err(refused("the popup it is in is closed".into()))
             }
+            // GTK 3 measures a menu bar's open menu from the popup it shows
+            // on, and its items are not placed there: the point is not the
+            // item, and a click would close the menu and land on what lies
+            // under it. Refused; the item's action still presses it.
+            Ok(hit)
+                if hit == window
+                    && in_menu_bar_menu(&tree.nodes, &index, node)
+                    && !self.popups_of(window).is_empty() =>
+            {
+                return Err(refused(
+                    "it is on a menu bar's menu, which shows on a popup of its own where \
+                     its place is not known; choose it through the menu verbs instead \
+                     (the agent's `menu`, MyGo's menu, the Bus's ui.menu with a path)"
+                        .into(),
+                ))
+            }
             // A popup open over the window takes a click outside it to close
             // itself, and the element would never get it (Chromium's
             // `<select>` list, a GTK popover): closed first, as a person would.
@@ -187,6 +203,20 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The element is on a menu a menu bar opens.
+fn in_menu_bar_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let node = |id: Option<u64>| id.and_then(|id| index.get(&id)).map(|i| &nodes[*i]);
+    let mut parent = node(n.parent);
+    while let Some(p) = parent {
+        let above = node(p.parent);
+        if p.role == Role::Menu && above.is_some_and(|m| m.role == Role::MenuBar) {
+            return true;
+        }
+        parent = above;
+    }
+    false
 }
 
 impl Session {
