@@ -402,6 +402,17 @@ pub fn positions(nodes: &[Node]) -> HashMap<u64, usize> {
     nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect()
 }
 
+/// The nodes above `n`, its parent first, found through `index` (see
+/// `positions`): a lookup per level where `Tree::ancestors` searches.
+pub fn ancestors<'a, 'i>(
+    nodes: &'a [Node],
+    index: &'i HashMap<u64, usize>,
+    n: &Node,
+) -> impl Iterator<Item = &'a Node> + use<'a, 'i> {
+    let up = move |id: Option<u64>| id.and_then(|p| index.get(&p)).map(|i| &nodes[*i]);
+    std::iter::successors(up(n.parent), move |p| up(p.parent))
+}
+
 impl Tree {
     pub fn node(&self, id: u64) -> Option<&Node> {
         self.nodes.iter().find(|n| n.id == id)

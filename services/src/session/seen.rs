@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use wayrig_host::{Rect, WindowInfo};
 
 use super::elements::{is_control, is_hidden};
-use crate::model::{positions, LabelFallback, LabelSource, Node, Role, Tree};
+use crate::model::{ancestors, positions, LabelFallback, LabelSource, Node, Role, Tree};
 use wayrig_model::reading::{reading_order, Placement};
 
 /// How far a label may sit from the field it names, in points: left of it on
@@ -339,17 +339,11 @@ pub(super) fn hide_list_items_off_their_popup(tree: &mut Tree, popups: &[Rect]) 
 
 /// The element is in the menu of a combo box that is expanded (open).
 fn in_open_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
-    let mut parent = n.parent;
-    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-        if is_combo_menu(nodes, index, p) {
-            return p
-                .parent
-                .and_then(|d| index.get(&d))
-                .is_some_and(|d| nodes[*d].states.expanded);
-        }
-        parent = p.parent;
-    }
-    false
+    ancestors(nodes, index, n)
+        .find(|p| is_combo_menu(nodes, index, p))
+        .and_then(|menu| menu.parent)
+        .and_then(|d| index.get(&d))
+        .is_some_and(|d| nodes[*d].states.expanded)
 }
 
 /// The panels (by id) of tabs that are not selected while a tab beside
@@ -397,17 +391,10 @@ pub(super) fn on_a_panel(
     n: &Node,
     panels: &HashSet<u64>,
 ) -> bool {
-    if panels.is_empty() {
-        return false;
-    }
-    let mut at = Some(n);
-    while let Some(node) = at {
-        if panels.contains(&node.id) {
-            return true;
-        }
-        at = node.parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]);
-    }
-    false
+    !panels.is_empty()
+        && std::iter::once(n)
+            .chain(ancestors(nodes, index, n))
+            .any(|node| panels.contains(&node.id))
 }
 
 /// The element lies wholly outside a scrolled view it is in.
@@ -431,8 +418,7 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
     let Some(bounds) = n.bounds.filter(|b| !b.is_empty()) else {
         return false;
     };
-    let mut parent = n.parent;
-    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &tree.nodes[*i]) {
+    for p in ancestors(&tree.nodes, index, n) {
         let measured_apart = matches!(
             p.role,
             Role::Menu | Role::Window | Role::Dialog | Role::Alert | Role::Tooltip | Role::Document
@@ -451,7 +437,6 @@ fn outside_its_container(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> 
             None if p.name.is_empty() && matches!(p.role, Role::Panel | Role::Group) => {}
             None => return false,
         }
-        parent = p.parent;
     }
     false
 }
@@ -477,14 +462,9 @@ pub(super) fn gtk3_popover_of(
     index: &HashMap<u64, usize>,
     n: &Node,
 ) -> Option<u64> {
-    let mut parent = n.parent;
-    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-        if is_gtk3_popover(nodes, index, p) {
-            return Some(p.id);
-        }
-        parent = p.parent;
-    }
-    None
+    ancestors(nodes, index, n)
+        .find(|p| is_gtk3_popover(nodes, index, p))
+        .map(|p| p.id)
 }
 
 /// The bounds of the scrolled views around an element, which clip what it
@@ -663,27 +643,13 @@ fn is_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool 
 /// The popover menu GTK made that the element is in, if any: a menu named,
 /// or holding what is named, after its class (`GtkPopoverContent`).
 fn popover_of<'t>(nodes: &'t [Node], index: &HashMap<u64, usize>, n: &Node) -> Option<&'t Node> {
-    let mut parent = n.parent;
-    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-        if is_popover(nodes, index, p) {
-            return Some(p);
-        }
-        parent = p.parent;
-    }
-    None
+    ancestors(nodes, index, n).find(|p| is_popover(nodes, index, p))
 }
 
 /// The element is in the menu of a combo box, which GTK 3 shows on a popup
 /// (placed there when one is open) and egui draws in its window.
 pub(super) fn in_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
-    let mut parent = n.parent;
-    while let Some(p) = parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-        if is_combo_menu(nodes, index, p) {
-            return true;
-        }
-        parent = p.parent;
-    }
-    false
+    ancestors(nodes, index, n).any(|p| is_combo_menu(nodes, index, p))
 }
 
 /// The element is in a popover, which shows on a popup surface of its
@@ -952,14 +918,7 @@ fn reads_just_before(tree: &Tree, reading: &Reading, label: usize, field: usize)
 
 /// Whether the node `holder` is an ancestor of `n`.
 fn holds(tree: &Tree, holder: u64, n: &Node) -> bool {
-    let mut parent = n.parent;
-    while let Some(p) = parent {
-        if p == holder {
-            return true;
-        }
-        parent = tree.node(p).and_then(|p| p.parent);
-    }
-    false
+    tree.ancestors(n).any(|p| p.id == holder)
 }
 
 /// Whether a control that does not hold `field` holds the label.

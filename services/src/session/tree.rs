@@ -13,7 +13,7 @@ use super::seen::{is_gtk3_popover, on_a_panel, unselected_panels};
 use super::windows::{is_top_level, popups_over, top_level_of};
 use super::Session;
 use crate::access::{Accessibility, AppItems, Frame, FrameHead, Read, Span};
-use crate::model::{positions, Error, Node, Role, Tree};
+use crate::model::{ancestors, positions, Error, Node, Role, Tree};
 
 /// How long a newly shown window's app may take to register with accessibility.
 const APP_REGISTRATION: Duration = Duration::from_secs(5);
@@ -678,27 +678,12 @@ fn covered_controls(nodes: &[Node]) -> Vec<SharedPlace> {
         return Vec::new();
     };
     let index = positions(nodes);
-    let holds = |outer: u64, inner: &Node| {
-        let mut at = inner.parent;
-        while let Some(p) = at.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-            if p.id == outer {
-                return true;
-            }
-            at = p.parent;
-        }
-        false
-    };
+    let holds = |outer: u64, inner: &Node| ancestors(nodes, &index, inner).any(|p| p.id == outer);
     // A menu, and a GTK 3 popover, lie on surfaces of their own, measured
     // from their corner: they overlap the window's controls only on paper.
     let measured_apart = |n: &Node| {
-        let mut at = n.parent;
-        while let Some(p) = at.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
-            if p.role == Role::Menu || is_gtk3_popover(nodes, &index, p) {
-                return true;
-            }
-            at = p.parent;
-        }
-        false
+        ancestors(nodes, &index, n)
+            .any(|p| p.role == Role::Menu || is_gtk3_popover(nodes, &index, p))
     };
     // What an unselected tab's panel holds is concealed without asking.
     let unselected = unselected_panels(nodes, &index);
@@ -800,16 +785,9 @@ fn clip(r: &Rect, within: &Rect) -> Option<Rect> {
 fn unmoved(last: &Mirrored, damage: &[Rect], named: &HashSet<u64>) -> HashMap<u64, Option<Rect>> {
     let tree = &last.tree;
     let window = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
-    let by_id: HashMap<u64, &Node> = tree.nodes.iter().map(|n| (n.id, n)).collect();
+    let index = positions(&tree.nodes);
     let inside_ancestors = |n: &Node, b: &Rect| {
-        let mut parent = n.parent;
-        while let Some(p) = parent.and_then(|p| by_id.get(&p)) {
-            if p.bounds.is_some_and(|pb| !pb.contains_rect(b)) {
-                return false;
-            }
-            parent = p.parent;
-        }
-        true
+        ancestors(&tree.nodes, &index, n).all(|p| p.bounds.is_none_or(|pb| pb.contains_rect(b)))
     };
     tree.nodes
         .iter()
