@@ -9,7 +9,7 @@ use std::time::Duration;
 use support::{launch_and_wait, live, wait_window, ActById, Image, TestClient, APP_START};
 use wayrig_compositor::Config;
 use wayrig_host::{Host, Rect};
-use wayrig_services::{Action, Role, Session};
+use wayrig_services::{Action, ElementClick, ElementRef, Node, Role, Session, Tree};
 use wayrig_sessions::Live;
 
 const SHORT: Duration = Duration::from_secs(15);
@@ -132,8 +132,7 @@ async fn gtk4_widget_factory_tree_is_read_whole_and_joined_to_its_window() {
     // once asked for, such as the popovers the menu items control.)
     let again = session.tree(win.handle).await.unwrap();
     let now: std::collections::HashSet<u64> = again.nodes.iter().map(|n| n.id).collect();
-    let lost: Vec<&wayrig_services::Node> =
-        tree.nodes.iter().filter(|n| !now.contains(&n.id)).collect();
+    let lost: Vec<&Node> = tree.nodes.iter().filter(|n| !now.contains(&n.id)).collect();
     assert!(
         lost.is_empty(),
         "elements lost or renamed between reads: {lost:#?}"
@@ -458,7 +457,7 @@ async fn gtk3_widget_factory_tree_is_read_and_placed() {
         session
             .act(
                 mapped.handle,
-                wayrig_services::ElementRef::Id(switcher),
+                ElementRef::Id(switcher),
                 wayrig_services::Action::Press,
                 wayrig_services::ActOptions::default(),
             )
@@ -789,7 +788,7 @@ async fn gtk4_list_rows_out_of_view_are_pressed_and_focused() {
     use wayrig_services::Action;
     let (session, _host, compositor) = session().await;
     let (mut app, _layout, win) = open_fixture(&session, &compositor).await;
-    let rows = |tree: &wayrig_services::Tree| -> Vec<u64> {
+    let rows = |tree: &Tree| -> Vec<u64> {
         tree.nodes
             .iter()
             .filter(|n| n.role == Role::ListItem)
@@ -894,47 +893,69 @@ async fn a_gtk3_combo_box_row_is_chosen_by_a_press() {
     app.expect("plan", SHORT, |v| v["choice"] == "Pro");
 }
 
+/// A left click, once.
+const LEFT_CLICK: ElementClick = ElementClick {
+    button: wayrig_host::Button::Left,
+    count: 1,
+};
+
+/// The first element of the tree with this role and name.
+fn named(tree: &Tree, role: Role, name: &str) -> Node {
+    tree.find(role, name)
+        .next()
+        .unwrap_or_else(|| panic!("no {role:?} {name:?} in the tree"))
+        .clone()
+}
+
 /// A GTK 3 menu bar's open menu shows on a popup GTK measures its items
-/// from, and Wayrig does not place them there: a click on one is refused,
-/// not sent to the window under the item's popup-relative place (it was:
-/// View > Statusbar clicked at (92, 50), drawn at (438, 158)).
+/// from (the popup's surface, in window coordinates): they are placed on
+/// it, and a click lands on the item (it was sent to the window under the
+/// item's popup-relative place: View > Statusbar clicked at (92, 50), drawn
+/// at (490, 158)).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_click_on_a_gtk3_menu_bar_item_is_refused_not_sent_elsewhere() {
-    use wayrig_host::Button;
-    use wayrig_services::{ElementClick, ElementRef, Tree};
+async fn a_gtk3_menu_bar_item_is_clicked_on_the_popup_it_shows_on() {
     let (session, host, _c) = session().await;
     let win = launch_and_wait(&*host, &["gtk3-widget-factory"], APP_START).await;
-    let id = |tree: &Tree, role, name: &str| {
-        tree.find(role, name)
-            .next()
-            .unwrap_or_else(|| panic!("{name}"))
-            .id
-    };
-    let tree = session.tree(win.handle).await.unwrap();
-    let page2 = id(&tree, Role::RadioButton, "Page 2");
+    let page2 = named(
+        &session.tree(win.handle).await.unwrap(),
+        Role::RadioButton,
+        "Page 2",
+    );
     session
-        .act_by_id(win.handle, page2, Action::Press)
+        .act_by_id(win.handle, page2.id, Action::Press)
         .await
         .unwrap();
-    let tree = session.tree(win.handle).await.unwrap();
-    let view = id(&tree, Role::Menu, "View");
-    session
-        .act_by_id(win.handle, view, Action::Press)
-        .await
-        .unwrap();
-    let tree = session.tree(win.handle).await.unwrap();
-    let statusbar = id(&tree, Role::CheckMenuItem, "Statusbar");
-    let click = ElementClick {
-        button: Button::Left,
-        count: 1,
+    let view = named(&session.tree(win.handle).await.unwrap(), Role::Menu, "View");
+    let open_view = || async {
+        session
+            .act_by_id(win.handle, view.id, Action::Press)
+            .await
+            .unwrap();
+        named(
+            &session.tree(win.handle).await.unwrap(),
+            Role::CheckMenuItem,
+            "Statusbar",
+        )
     };
-    let refused = session
-        .click_element(win.handle, ElementRef::Id(statusbar), click)
-        .await
-        .unwrap_err();
+    let statusbar = open_view().await;
+    let b = statusbar.bounds.expect("Statusbar shows");
     assert!(
-        matches!(&refused, wayrig_services::Error::NotShown(why) if why.contains("menu bar's menu")),
-        "{refused:?}"
+        statusbar.states.checked && b.y > view.bounds.unwrap().y,
+        "open, Statusbar shows checked below View: {statusbar:?}"
+    );
+    let clicked = session
+        .click_element(win.handle, ElementRef::Id(statusbar.id), LEFT_CLICK)
+        .await
+        .unwrap();
+    let (x, y) = clicked.at;
+    assert!(
+        b.contains_rect(&Rect::new(x as i32, y as i32, 1, 1)),
+        "clicked at ({x}, {y}), inside {b:?}"
+    );
+    let reopened = open_view().await;
+    assert!(
+        !reopened.states.checked,
+        "the click unchecked Statusbar: {reopened:?}"
     );
 }
 
@@ -945,20 +966,9 @@ async fn a_click_on_a_gtk3_menu_bar_item_is_refused_not_sent_elsewhere() {
 /// with the popover, which the window's answer leaves out).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gtk3_popover_button_is_clicked_where_it_shows_and_refused_once_closed() {
-    use wayrig_host::Button;
-    use wayrig_services::{ElementClick, ElementRef};
     let (session, host, compositor) = session().await;
     let (mut app, win) = open_gtk3_fixture(&session, &*host, &compositor).await;
-    let click = ElementClick {
-        button: Button::Left,
-        count: 1,
-    };
-    let tidy = |tree: &wayrig_services::Tree| {
-        tree.find(Role::Button, "Tidy")
-            .next()
-            .expect("the popover's Tidy")
-            .clone()
-    };
+    let tidy = |tree: &Tree| named(tree, Role::Button, "Tidy");
     let closed = tidy(&session.tree(win.handle).await.unwrap());
     assert!(
         closed.states.offscreen,
@@ -984,7 +994,7 @@ async fn a_gtk3_popover_button_is_clicked_where_it_shows_and_refused_once_closed
         "open, Tidy shows in the window, off its button {tools_bounds:?}: {open:?}"
     );
     session
-        .click_element(win.handle, ElementRef::Id(open.id), click)
+        .click_element(win.handle, ElementRef::Id(open.id), LEFT_CLICK)
         .await
         .unwrap();
     app.expect("tool", SHORT, |v| v["name"] == "Tidy");
@@ -993,7 +1003,7 @@ async fn a_gtk3_popover_button_is_clicked_where_it_shows_and_refused_once_closed
     let closed = tidy(&session.tree(win.handle).await.unwrap());
     assert!(closed.states.offscreen, "closed again: {closed:?}");
     let refused = session
-        .click_element(win.handle, ElementRef::Id(closed.id), click)
+        .click_element(win.handle, ElementRef::Id(closed.id), LEFT_CLICK)
         .await
         .unwrap_err();
     // GTK 3 no longer lays out what a closed popover holds.
@@ -1009,7 +1019,7 @@ async fn a_gtk3_popover_button_is_clicked_where_it_shows_and_refused_once_closed
 async fn bounds_asked_now(
     a11y: &wayrig_services::a11y::A11y,
     pid: Option<u32>,
-    tree: &wayrig_services::Tree,
+    tree: &Tree,
 ) -> std::collections::HashMap<u64, Option<Rect>> {
     use wayrig_services::access::{Accessibility, Read};
     let root = &tree.nodes[0];
@@ -1032,7 +1042,7 @@ async fn bounds_asked_now(
 /// before and after it was read (what moved meanwhile, an animation, is
 /// left out).
 fn stale(
-    tree: &wayrig_services::Tree,
+    tree: &Tree,
     before: &std::collections::HashMap<u64, Option<Rect>>,
     after: &std::collections::HashMap<u64, Option<Rect>>,
 ) -> Vec<String> {
@@ -1062,7 +1072,7 @@ async fn read_matches_the_app(
     a11y: &wayrig_services::a11y::A11y,
     win: &wayrig_host::WindowInfo,
     what: &str,
-) -> wayrig_services::Tree {
+) -> Tree {
     let mut last = Vec::new();
     for _ in 0..5 {
         let tree = session.tree(win.handle).await.unwrap();
@@ -1087,7 +1097,7 @@ async fn read_matches_the_app(
 }
 
 /// The element lies outside a scrolled view around it.
-fn scrolled_away(tree: &wayrig_services::Tree, n: &wayrig_services::Node) -> bool {
+fn scrolled_away(tree: &Tree, n: &Node) -> bool {
     let Some(b) = n.bounds else { return false };
     let mut parent = n.parent.and_then(|p| tree.node(p));
     while let Some(p) = parent {
@@ -1100,7 +1110,7 @@ fn scrolled_away(tree: &wayrig_services::Tree, n: &wayrig_services::Node) -> boo
 }
 
 /// How many bounds differ between two reads of the same elements.
-fn moved(a: &wayrig_services::Tree, b: &wayrig_services::Tree) -> usize {
+fn moved(a: &Tree, b: &Tree) -> usize {
     a.nodes
         .iter()
         .filter(|n| b.node(n.id).is_some_and(|m| m.bounds != n.bounds))
@@ -1222,7 +1232,7 @@ async fn gtk4_list_view_rows_scrolled_away_are_not_where_they_were() {
     let (session, host, _c) = session().await;
     let win = launch_and_wait(&*host, &["gtk4-demo"], APP_START).await;
     session.settle(win.handle, SHORT).await.unwrap();
-    let demos = |tree: &wayrig_services::Tree| -> u64 {
+    let demos = |tree: &Tree| -> u64 {
         tree.find(Role::List, "Demo list")
             .next()
             .expect("the demo list")
@@ -1246,7 +1256,7 @@ async fn gtk4_list_view_rows_scrolled_away_are_not_where_they_were() {
         session.settle(win.handle, SHORT).await.unwrap();
     }
     let tree = session.tree(win.handle).await.unwrap();
-    let rows: Vec<&wayrig_services::Node> = tree
+    let rows: Vec<&Node> = tree
         .nodes
         .iter()
         .filter(|n| n.parent == Some(demos(&tree)) && n.role == Role::ListItem)

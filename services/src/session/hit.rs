@@ -5,9 +5,9 @@ use std::collections::HashMap;
 
 use wayrig_host::{HostError, WindowHandle};
 
-use super::seen::{gtk3_popover_of, in_combo_menu, in_popup};
+use super::seen::{gtk3_popover_of, in_combo_menu, in_menu_bar_menu, in_popup};
 use super::Session;
-use crate::model::{positions, Error, Node, Role, Tree};
+use crate::model::{positions, Error, Node, Tree};
 
 /// Levels at most to go down through toolkits that name only the child at
 /// a point (GTK 3, Qt), and up from an object a read left out.
@@ -99,6 +99,8 @@ impl Session {
         };
         let index = positions(&tree.nodes);
         let of_popup = in_popup(&tree.nodes, &index, node);
+        let on_combo_menu = in_combo_menu(&tree.nodes, &index, node);
+        let on_menu_bar_menu = in_menu_bar_menu(&tree.nodes, &index, node);
         let Some(root) = tree.nodes.first() else {
             return Ok(());
         };
@@ -119,14 +121,12 @@ impl Session {
                 return Err(refused("the popup it is in is closed".into()))
             }
             // GTK 3 measures a menu bar's open menu from the popup it shows
-            // on, and its items are not placed there: the point is not the
-            // item, and a click would close the menu and land on what lies
-            // under it. Refused; the item's action still presses it.
-            Ok(hit)
-                if hit == window
-                    && in_menu_bar_menu(&tree.nodes, &index, node)
-                    && !self.popups_of(window).is_empty() =>
-            {
+            // on, and places its items there once it knows which popup:
+            // the point on the window is not the item (it was not placed),
+            // and a click would close the menu and land on what lies under
+            // it. Refused; the item's action still presses it. (egui draws
+            // its menus in the window, with no popup.)
+            Ok(hit) if hit == window && on_menu_bar_menu && !self.popups_of(window).is_empty() => {
                 return Err(refused(
                     "it is on a menu bar's menu, which shows on a popup of its own where \
                      its place is not known; choose it through the menu verbs instead \
@@ -139,9 +139,18 @@ impl Session {
             // `<select>` list, a GTK popover): closed first, as a person would.
             Ok(hit) if hit == window => self.close_popups(tree).await?,
             // GTK 4 keeps a popover's elements in its window's tree, measured
-            // on the popup's own surface, and GTK 3 a combo box's menu:
-            // the app cannot be asked of them.
-            Ok(_) if of_popup || in_combo_menu(&tree.nodes, &index, node) => return Ok(()),
+            // on the popup's own surface, and GTK 3 a combo box's and a menu
+            // bar's menu: the app cannot be asked of them. The popup at the
+            // point must be the one they were placed on, not another over it
+            // (a submenu's over its menu's items).
+            Ok(hit) if of_popup || on_combo_menu || on_menu_bar_menu => {
+                return match self.popup_holds(hit, tree, node) {
+                    true => Ok(()),
+                    false => Err(refused(format!(
+                        "popup window {hit} of the app lies over it"
+                    ))),
+                }
+            }
             // The popup that shows the element's frame: the app is asked
             // below, from the frame down.
             Ok(hit) if popup_frame.is_some_and(|f| self.popup_shows(hit, tree, f)) => {}
@@ -205,21 +214,19 @@ impl Session {
     }
 }
 
-/// The element is on a menu a menu bar opens.
-fn in_menu_bar_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
-    let node = |id: Option<u64>| id.and_then(|id| index.get(&id)).map(|i| &nodes[*i]);
-    let mut parent = node(n.parent);
-    while let Some(p) = parent {
-        let above = node(p.parent);
-        if p.role == Role::Menu && above.is_some_and(|m| m.role == Role::MenuBar) {
-            return true;
-        }
-        parent = above;
-    }
-    false
-}
-
 impl Session {
+    /// Whether popup window `popup` holds what shows of the element placed
+    /// on a popup: the popup it lies on, not one over it.
+    fn popup_holds(&self, popup: WindowHandle, tree: &Tree, node: &Node) -> bool {
+        let windows = self.windows.now();
+        let Some(p) = windows.iter().find(|w| w.handle == popup) else {
+            return false;
+        };
+        let content = tree.window.content;
+        let [surface, _] = super::tree::popup_places(p, (content.x, content.y));
+        super::act::in_view(tree, node).is_some_and(|b| surface.contains_rect(&b))
+    }
+
     /// Whether popup window `popup` shows the frame `frame` read into the
     /// tree's window: the popup lies where the frame is placed, as the read
     /// that took the frame in found it (see `popup_places`).

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use wayrig_host::{
-    FrameWait, InputEvent, InputOptions, WindowCommand, WindowHandle, WindowInfo, WindowKind,
+    FrameWait, InputEvent, InputOptions, Rect, WindowCommand, WindowHandle, WindowInfo, WindowKind,
 };
 
 use super::act::{ActOptions, Action, ElementRef, Path};
@@ -349,11 +349,13 @@ impl Session {
     }
 
     /// Put the pointer over a row of an open menu, as a hand does, and answer
-    /// the open menu once that row shows highlighted. Toolkits measure the
-    /// rows of open menus from the outermost menu: GTK 4 from its content
-    /// (as it measures the window), GTK 3 from its surface (as it measures
-    /// the window, shadow included); each is tried in turn. The host finds
-    /// the popup under a point given relative to the window.
+    /// the open menu once that row shows highlighted. A row the tree placed
+    /// on an open menu's popup (GTK 3's) is pointed at there; otherwise
+    /// toolkits measure the rows of open menus from the outermost menu:
+    /// GTK 4 from its content (as it measures the window), others from its
+    /// surface (as they measure the window, shadow included); each is tried
+    /// in turn. The host finds the popup under a point given relative to the
+    /// window.
     async fn highlight(
         &self,
         handle: WindowHandle,
@@ -365,8 +367,18 @@ impl Session {
             Error::Unsupported(format!("{label:?} has no place on screen to highlight"))
         })?;
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
+        let popups = self.open_popups(handle);
+        let on_a_popup = popups.iter().any(|p| {
+            let content = Rect::new(
+                p.content.x - window.content.x,
+                p.content.y - window.content.y,
+                p.content.width,
+                p.content.height,
+            );
+            content.contains_rect(&b)
+        });
         let mut origins = vec![(0, 0)];
-        if let Some(menu) = self.open_popups(handle).first() {
+        if let Some(menu) = popups.first().filter(|_| !on_a_popup) {
             origins = vec![
                 (
                     menu.content.x - window.content.x,

@@ -502,14 +502,17 @@ fn in_popover(tree: &Tree, index: &HashMap<u64, usize>, n: &Node) -> bool {
     popover_of(&tree.nodes, index, n).is_some_and(|p| p.bounds.is_none())
 }
 
-/// Place the elements of each open popover (and GTK 3 combo box menu)
-/// where its popup shows them: GTK 4.8 measures them from the popover's own
-/// surface, then adds where the popover sits in its window's layout, not
-/// where the compositor put its popup; GTK 3 from the popup's content. A
-/// menu popover is matched to a popup of its window by size; a popover that
-/// is no menu, to the one popup left that holds it where it says it lies.
-/// One that cannot be placed is taken for closed: where it would be clicked
-/// is not known. Answers the nodes placed.
+/// Place the elements of each open popover (and GTK 3 combo box and menu
+/// bar menu) where its popup shows them: GTK 4.8 measures them from the
+/// popover's own surface, then adds where the popover sits in its window's
+/// layout, not where the compositor put its popup; GTK 3 a combo box's menu
+/// from the popup's content, a menu bar's menu (its items, not its title in
+/// the bar) from the popup's surface. A menu popover is matched to a popup
+/// of its window by size, a menu bar's menu to the one popup whose content
+/// its items fill; a popover that is no menu, to the one popup left that
+/// holds it where it says it lies. A popover that cannot be placed is taken
+/// for closed: where it would be clicked is not known (so is a menu bar
+/// menu's, whose items are left unplaced). Answers the nodes placed.
 pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet<u64> {
     let index = positions(&tree.nodes);
     let content = tree.window.content;
@@ -536,6 +539,38 @@ pub(super) fn place_popovers(tree: &mut Tree, popups: &[&WindowInfo]) -> HashSet
             let x = area.x - content.x - b.x;
             let y = area.y - content.y - b.y;
             shifts.insert(n.id, (x, y));
+        }
+    }
+    for menu in tree
+        .nodes
+        .iter()
+        .filter(|n| opened_from_menu_bar(&tree.nodes, &index, n))
+    {
+        let items: Vec<&Node> = menu
+            .children
+            .iter()
+            .filter_map(|c| index.get(c).map(|i| &tree.nodes[*i]))
+            .filter(|c| c.bounds.is_some())
+            .collect();
+        let Some(filled) = items
+            .iter()
+            .filter_map(|c| c.bounds.filter(|b| !b.is_empty()))
+            .reduce(|a, b| a.union(&b))
+        else {
+            continue;
+        };
+        let mut filling = popups.iter().filter(|w| {
+            !claimed.contains(&w.handle)
+                && (w.content.width, w.content.height) == (filled.width, filled.height)
+        });
+        let (Some(popup), None) = (filling.next(), filling.next()) else {
+            continue;
+        };
+        claimed.insert(popup.handle);
+        let x = popup.content.x - content.x - filled.x;
+        let y = popup.content.y - content.y - filled.y;
+        for item in items {
+            shifts.insert(item.id, (x, y));
         }
     }
     let mut closed: HashSet<u64> = HashSet::new();
@@ -638,6 +673,26 @@ fn is_combo_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool 
         && n.parent
             .and_then(|p| index.get(&p))
             .is_some_and(|i| matches!(nodes[*i].role, Role::PopUpButton | Role::ComboBox))
+}
+
+/// A menu opened from a menu bar, or from an item of such a menu (a
+/// submenu), that is no popover: GTK 3 shows it on a popup of its own and
+/// measures its items from there; egui draws it in its window.
+fn opened_from_menu_bar(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    let mut at = n;
+    while at.role == Role::Menu && !is_menu_popover(nodes, index, at) {
+        match at.parent.and_then(|p| index.get(&p)).map(|i| &nodes[*i]) {
+            Some(p) if p.role == Role::MenuBar => return true,
+            Some(p) => at = p,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// The element is on a menu a menu bar opens (see `opened_from_menu_bar`).
+pub(super) fn in_menu_bar_menu(nodes: &[Node], index: &HashMap<u64, usize>, n: &Node) -> bool {
+    ancestors(nodes, index, n).any(|p| opened_from_menu_bar(nodes, index, p))
 }
 
 /// The popover menu GTK made that the element is in, if any: a menu named,
@@ -1022,6 +1077,78 @@ mod tests {
             let new = tree.node(4).unwrap();
             assert!(new.states.concealed && new.states.offscreen, "{popups:?}");
             assert_eq!(new.bounds, Some(Rect::new(29, 53, 43, 24)), "left as read");
+        }
+    }
+
+    /// gtk3-widget-factory's View menu, open, as read: its title in the
+    /// menu bar placed in the window, its items measured from their popup's
+    /// surface (6, 5 inside it, where the shadow ends) less the window's
+    /// shadow inset (26, 23).
+    fn menu_bar_with_view_open() -> Tree {
+        let mut tree = tree_of(vec![
+            node(1, None, Role::Window, "gtk3-widget-factory"),
+            at(node(2, Some(1), Role::MenuBar, ""), 296, 64, 809, 27),
+            at(node(3, Some(2), Role::Menu, "View"), 378, 64, 48, 27),
+            at(
+                node(4, Some(3), Role::CheckMenuItem, "Toolbar"),
+                -20,
+                -18,
+                224,
+                27,
+            ),
+            at(
+                node(5, Some(3), Role::CheckMenuItem, "Statusbar"),
+                -20,
+                9,
+                224,
+                27,
+            ),
+            at(node(6, Some(2), Role::Menu, "Help"), 426, 64, 47, 27),
+            node(7, Some(6), Role::MenuItem, "About"),
+        ]);
+        tree.window.content = Rect::new(0, 0, 1361, 740);
+        tree
+    }
+
+    #[test]
+    fn a_gtk3_menu_bar_menus_items_are_placed_on_the_popup_they_fill() {
+        use crate::session::windows::tests::window;
+        let popup = |id, surface: Rect, content: Rect| {
+            let mut p = window(id, "", wayrig_host::WindowKind::Menu, 0);
+            (p.surface, p.content) = (surface, content);
+            p
+        };
+        // The popup the compositor put below View: its content is 224x54,
+        // as much as the items fill.
+        let open = popup(7, Rect::new(372, 86, 236, 66), Rect::new(378, 91, 224, 54));
+        let mut tree = menu_bar_with_view_open();
+        let placed = place_popovers(&mut tree, &[&open]);
+        assert_eq!(placed, HashSet::from([4, 5]), "the items, not View");
+        assert_eq!(
+            tree.node(3).unwrap().bounds,
+            Some(Rect::new(378, 64, 48, 27))
+        );
+        assert_eq!(
+            tree.node(5).unwrap().bounds,
+            Some(Rect::new(378, 118, 224, 27))
+        );
+        assert!(in_menu_bar_menu(
+            &tree.nodes,
+            &positions(&tree.nodes),
+            tree.node(5).unwrap()
+        ));
+
+        // A popup its items do not fill, or two that they do: where they
+        // show is not known, and they are left as read.
+        let other = popup(8, Rect::new(0, 0, 236, 66), Rect::new(6, 5, 224, 54));
+        let combo = popup(9, Rect::new(0, 0, 100, 100), Rect::new(6, 5, 90, 90));
+        for popups in [vec![&combo], vec![&open, &other]] {
+            let mut tree = menu_bar_with_view_open();
+            assert!(place_popovers(&mut tree, &popups).is_empty());
+            assert_eq!(
+                tree.node(5).unwrap().bounds,
+                Some(Rect::new(-20, 9, 224, 27))
+            );
         }
     }
 
