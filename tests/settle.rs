@@ -36,7 +36,7 @@ fn labels(tree: &Value) -> Vec<String> {
 }
 
 /// Presses and reads of each run, and of each of them under load.
-const RUNS: u32 = 200;
+const RUNS: u32 = 100;
 
 #[test]
 fn idle_waits_for_a_worker_thread_to_show_its_result_with_and_without_load() {
