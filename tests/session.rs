@@ -14,8 +14,8 @@ use wayrig_compositor::{CompositorHost, Config};
 use wayrig_host::{Host, InputEvent, InputOptions, WindowHandle, WindowInfo};
 use wayrig_services::{
     ActOptions, ActReport, Action, AppSpec, Area, ClipboardText, CloseOutcome, ElementRef, Error,
-    ImageFormat, Launch, LogicalRect, MenuRow, OpenTarget, Path, Query, ReadOptions, Role, Session,
-    ShotRequest, ShotSource, WindowFilter, WindowOp, WindowPick,
+    ImageFormat, Launch, LogicalRect, Menu, MenuRow, OpenTarget, Path, Query, ReadOptions, Role,
+    Session, ShotRequest, ShotSource, WindowFilter, WindowOp, WindowPick,
 };
 use wayrig_sessions::{Live, Spec};
 
@@ -641,9 +641,9 @@ async fn gtk4_menus_are_listed_opened_to_a_row_and_closed_without_running_it() {
     assert!(matches!(status, Err(Error::NoElement(_))), "{status:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
-    let (session, _compositor) = session().await;
+/// gtk3-widget-factory on its second page, which has a menu bar: its
+/// window and its menus, once the tree lists them.
+async fn gtk3_factory_menus(session: &Session) -> (WindowHandle, Vec<Menu>) {
     let factory = session
         .launch(Launch {
             app: Some(AppSpec::Executable("gtk3-widget-factory".into())),
@@ -675,6 +675,13 @@ async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
         }
         let _ = session.settle(win, Duration::from_millis(200)).await;
     };
+    (win, menus)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
+    let (session, _compositor) = session().await;
+    let (win, menus) = gtk3_factory_menus(&session).await;
     let view = menus
         .iter()
         .find(|m| m.title == "View")
@@ -695,6 +702,19 @@ async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
     assert_eq!(open.path, [Some("Statusbar".to_string())]);
     assert!(session.close_menus(win).await.unwrap());
     assert_eq!(session.shown_menu(win).await.unwrap(), None);
+}
+
+/// A row that opens a submenu, opened to, shows highlighted with its
+/// submenu open one level further (it was taken for not highlighted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gtk3_row_opening_a_submenu_is_opened_to() {
+    let (session, _compositor) = session().await;
+    let (win, _) = gtk3_factory_menus(&session).await;
+    let path: Vec<String> = ["Edit", "Checks & Radios"].map(String::from).to_vec();
+    let open = session.open_menu(win, &path).await.unwrap();
+    assert_eq!(open.title, "Edit");
+    assert_eq!(open.path, [Some("Checks & Radios".to_string()), None]);
+    assert!(session.close_menus(win).await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

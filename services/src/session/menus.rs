@@ -363,6 +363,9 @@ impl Session {
         path: &[String],
     ) -> Result<OpenMenu, Error> {
         let label = plain_label(&row.name);
+        // The row's level among the open menus (`path` begins with the
+        // menu's title); a row that opens a submenu opens one level more.
+        let level = path.len().saturating_sub(2);
         let b = row.bounds.ok_or_else(|| {
             Error::Unsupported(format!("{label:?} has no place on screen to highlight"))
         })?;
@@ -404,14 +407,14 @@ impl Session {
             shown = self.shown_menu(handle).await?;
             let lit = shown
                 .as_ref()
-                .and_then(|m| m.path.last().cloned().flatten());
+                .and_then(|m| m.path.get(level).cloned().flatten());
             if lit.is_some_and(|l| label_matches(&l, &label)) {
                 break;
             }
         }
         let shown = shown
             .ok_or_else(|| Error::Failed(format!("the menus along {path:?} did not stay open")))?;
-        match shown.path.last() {
+        match shown.path.get(level) {
             Some(Some(lit)) if label_matches(lit, &label) => Ok(shown),
             other => Err(Error::Failed(format!(
                 "the pointer over {label:?} highlighted {other:?} instead"
