@@ -702,6 +702,24 @@ async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
     assert_eq!(open.path, [Some("Statusbar".to_string())]);
     assert!(session.close_menus(win).await.unwrap());
     assert_eq!(session.shown_menu(win).await.unwrap(), None);
+
+    // Again, once closed by Wayrig and once by the app's own Escape, with
+    // the pointer left on the row: GTK 3 kept it marked as entered, and the
+    // row of the next menu under the pointer never lit.
+    let open = session.open_menu(win, &path).await.unwrap();
+    assert_eq!(open.path, [Some("Statusbar".to_string())], "after close");
+    let escape = InputEvent::Key {
+        key: "Escape".into(),
+    };
+    session
+        .input(win, vec![escape], InputOptions::default())
+        .await
+        .unwrap();
+    session.settle(win, SHORT).await.unwrap();
+    assert_eq!(session.shown_menu(win).await.unwrap(), None);
+    let open = session.open_menu(win, &path).await.unwrap();
+    assert_eq!(open.path, [Some("Statusbar".to_string())], "after Escape");
+    assert!(session.close_menus(win).await.unwrap());
 }
 
 /// A row that opens a submenu, opened to, shows highlighted with its

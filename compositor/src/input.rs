@@ -8,6 +8,7 @@ use smithay::backend::input::{Axis, AxisSource, ButtonState, KeyState};
 use smithay::input::keyboard::{FilterResult, Keycode};
 use smithay::input::pointer::{AxisFrame, ButtonEvent, MotionEvent};
 use smithay::reexports::wayland_server::backend::ClientId;
+use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::reexports::wayland_server::Resource;
 use smithay::utils::{Logical, Point, SERIAL_COUNTER};
 use smithay::wayland::text_input::TextInputSeat;
@@ -396,6 +397,30 @@ impl State {
             .and_then(|id| windows.registry.get(id))
             .map(|r| r.handle())
             .ok_or(HostError::NoWindow(handle))
+    }
+
+    /// Take the pointer off a popup about to be dismissed, while its surface
+    /// still exists: its client hears the pointer leave it. A client cannot
+    /// hear a leave once it destroyed the surface, and GTK 3 then keeps the
+    /// row that was under the pointer marked as entered: the same row of
+    /// its next menu never lights when the pointer comes over it.
+    pub fn pointer_off_popup(&mut self, popup: &WlSurface) {
+        let Some(pointer) = self.seat.get_pointer() else {
+            return;
+        };
+        if !pointer
+            .current_focus()
+            .is_some_and(|f| root_surface(&f) == *popup)
+        {
+            return;
+        }
+        let event = MotionEvent {
+            location: pointer.current_location(),
+            serial: SERIAL_COUNTER.next_serial(),
+            time: self.event_time(),
+        };
+        pointer.motion(self, None, &event);
+        pointer.frame(self);
     }
 
     /// The pointer to a point of the output no window lies under.

@@ -126,6 +126,7 @@ impl State {
                 return Ok(None);
             }
             (Surface::Popup(p), WindowCommand::Close) => {
+                self.pointer_off_popup(p.wl_surface());
                 if let PopupKind::Xdg(x) = &**p {
                     x.send_popup_done();
                 }

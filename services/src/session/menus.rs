@@ -343,13 +343,19 @@ impl Session {
                 container = item.id;
                 continue;
             }
-            return self.highlight(handle, &item, path).await;
+            // Another row of its menu, for the pointer to come from.
+            let beside = items_under(&tree, container)
+                .into_iter()
+                .filter(|n| n.id != item.id)
+                .find_map(|n| n.bounds.filter(|b| !b.is_empty()));
+            return self.highlight(handle, &item, beside, path).await;
         }
         Err(Error::InvalidRequest("path names no row".into()))
     }
 
     /// Put the pointer over a row of an open menu, as a hand does, and answer
-    /// the open menu once that row shows highlighted. A row the tree placed
+    /// the open menu once that row shows highlighted; where it does not, the
+    /// pointer comes to it again from the row `beside`. A row the tree placed
     /// on an open menu's popup (GTK 3's) is pointed at there; otherwise
     /// toolkits measure the rows of open menus from the outermost menu:
     /// GTK 4 from its content (as it measures the window), others from its
@@ -360,6 +366,7 @@ impl Session {
         &self,
         handle: WindowHandle,
         row: &Node,
+        beside: Option<Rect>,
         path: &[String],
     ) -> Result<OpenMenu, Error> {
         let label = plain_label(&row.name);
@@ -395,21 +402,33 @@ impl Session {
             origins.dedup();
         }
         let mut shown = None;
-        for (dx, dy) in origins {
-            let hover = InputEvent::PointerMove {
-                x: f64::from(b.x + dx) + f64::from(b.width) / 2.0,
-                y: f64::from(b.y + dy) + f64::from(b.height) / 2.0,
-                mods: wayrig_host::Mods::default(),
-            };
-            self.input(handle, vec![hover], InputOptions::default())
-                .await?;
-            self.settle_briefly(handle).await?;
-            shown = self.shown_menu(handle).await?;
-            let lit = shown
-                .as_ref()
-                .and_then(|m| m.path.get(level).cloned().flatten());
-            if lit.is_some_and(|l| label_matches(&l, &label)) {
-                break;
+        'origins: for (dx, dy) in origins {
+            // GTK 3 keeps a row that was under the pointer when its menu
+            // closed (by a key) marked as entered: the same row of its next
+            // menu lights only once the pointer has crossed from another row.
+            let detour = beside.map(|other| [other, b]);
+            for (n, place) in std::iter::once(b)
+                .chain(detour.into_iter().flatten())
+                .enumerate()
+            {
+                let hover = InputEvent::PointerMove {
+                    x: f64::from(place.x + dx) + f64::from(place.width) / 2.0,
+                    y: f64::from(place.y + dy) + f64::from(place.height) / 2.0,
+                    mods: wayrig_host::Mods::default(),
+                };
+                self.input(handle, vec![hover], InputOptions::default())
+                    .await?;
+                self.settle_briefly(handle).await?;
+                if n == 1 {
+                    continue;
+                }
+                shown = self.shown_menu(handle).await?;
+                let lit = shown
+                    .as_ref()
+                    .and_then(|m| m.path.get(level).cloned().flatten());
+                if lit.is_some_and(|l| label_matches(&l, &label)) {
+                    break 'origins;
+                }
             }
         }
         let shown = shown
