@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use wayrig_host::{HostError, WindowHandle};
+use wayrig_host::{HostError, Rect, WindowHandle};
 
 use super::seen::{gtk3_popover_of, in_combo_menu, in_menu_bar_menu, in_popup};
 use super::Session;
@@ -144,12 +144,12 @@ impl Session {
             // point must be the one they were placed on, not another over it
             // (a submenu's over its menu's items).
             Ok(hit) if of_popup || on_combo_menu || on_menu_bar_menu => {
-                return match self.popup_holds(hit, tree, node) {
-                    true => Ok(()),
-                    false => Err(refused(format!(
-                        "popup window {hit} of the app lies over it"
-                    ))),
+                if self.popup_holds(hit, tree, node) {
+                    return Ok(());
                 }
+                return Err(refused(format!(
+                    "popup window {hit} of the app lies over it"
+                )));
             }
             // The popup that shows the element's frame: the app is asked
             // below, from the frame down.
@@ -218,25 +218,28 @@ impl Session {
     /// Whether popup window `popup` holds what shows of the element placed
     /// on a popup: the popup it lies on, not one over it.
     fn popup_holds(&self, popup: WindowHandle, tree: &Tree, node: &Node) -> bool {
-        let windows = self.windows.now();
-        let Some(p) = windows.iter().find(|w| w.handle == popup) else {
+        let Some([surface, _]) = self.popup_in_content(popup, tree) else {
             return false;
         };
-        let content = tree.window.content;
-        let [surface, _] = super::tree::popup_places(p, (content.x, content.y));
         super::act::in_view(tree, node).is_some_and(|b| surface.contains_rect(&b))
+    }
+
+    /// Where popup window `popup` lies in the tree's window's content, as
+    /// its surface and as its content (see `popup_places`).
+    fn popup_in_content(&self, popup: WindowHandle, tree: &Tree) -> Option<[Rect; 2]> {
+        let windows = self.windows.now();
+        let p = windows.iter().find(|w| w.handle == popup)?;
+        let content = tree.window.content;
+        Some(super::tree::popup_places(p, (content.x, content.y)))
     }
 
     /// Whether popup window `popup` shows the frame `frame` read into the
     /// tree's window: the popup lies where the frame is placed, as the read
     /// that took the frame in found it (see `popup_places`).
     fn popup_shows(&self, popup: WindowHandle, tree: &Tree, frame: &Node) -> bool {
-        let windows = self.windows.now();
-        let Some(p) = windows.iter().find(|w| w.handle == popup) else {
+        let Some(places) = self.popup_in_content(popup, tree) else {
             return false;
         };
-        let content = tree.window.content;
-        let places = super::tree::popup_places(p, (content.x, content.y));
         frame
             .bounds
             .is_some_and(|b| places.iter().any(|p| super::tree::same_place(&b, p)))

@@ -379,12 +379,7 @@ impl Session {
         let window = self.window(&super::WindowPick::Handle(handle)).await?;
         let popups = self.open_popups(handle);
         let on_a_popup = popups.iter().any(|p| {
-            let content = Rect::new(
-                p.content.x - window.content.x,
-                p.content.y - window.content.y,
-                p.content.width,
-                p.content.height,
-            );
+            let [_, content] = super::tree::popup_places(p, (window.content.x, window.content.y));
             content.contains_rect(&b)
         });
         let mut origins = vec![(0, 0)];
