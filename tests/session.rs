@@ -723,15 +723,31 @@ async fn gtk3_menu_bar_rows_are_listed_opened_to_a_row_and_closed() {
 }
 
 /// A row that opens a submenu, opened to, shows highlighted with its
-/// submenu open one level further (it was taken for not highlighted).
+/// submenu open one level further (it was taken for not highlighted); a row
+/// of that submenu shows highlighted there (it was taken for none).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_gtk3_row_opening_a_submenu_is_opened_to() {
+async fn a_gtk3_row_opening_a_submenu_and_a_row_in_it_are_opened_to() {
     let (session, _compositor) = session().await;
     let (win, _) = gtk3_factory_menus(&session).await;
     let path: Vec<String> = ["Edit", "Checks & Radios"].map(String::from).to_vec();
     let open = session.open_menu(win, &path).await.unwrap();
     assert_eq!(open.title, "Edit");
     assert_eq!(open.path, [Some("Checks & Radios".to_string()), None]);
+
+    // A row of the submenu: GTK 3 holds the submenu's rows under the row
+    // that opens it and marks neither as open.
+    let path: Vec<String> = ["Edit", "Checks & Radios", "Radio"]
+        .map(String::from)
+        .to_vec();
+    let open = session.open_menu(win, &path).await.unwrap();
+    assert_eq!(open.depth, 2);
+    assert_eq!(
+        open.path,
+        [
+            Some("Checks & Radios".to_string()),
+            Some("Radio".to_string())
+        ]
+    );
     assert!(session.close_menus(win).await.unwrap());
 }
 

@@ -197,14 +197,18 @@ impl Session {
                 break;
             }
             let rows = items_under(&tree, c);
-            // GTK 4 marks no row whose submenu is open; that submenu is laid
-            // out, while closed ones have no bounds.
+            // Neither GTK marks a row whose submenu is open; that submenu is
+            // laid out, while closed ones have no bounds. GTK 4 names it in
+            // the row's relations, GTK 3 holds its rows under the row (a
+            // named menu).
+            let laid_out = |m: &Node| m.bounds.is_some_and(|b| !b.is_empty());
             let opens = |n: &Node| {
                 n.states.expanded
-                    || n.relations.controls.iter().any(|m| {
-                        tree.node(*m)
-                            .is_some_and(|m| m.bounds.is_some_and(|b| !b.is_empty()))
-                    })
+                    || n.relations
+                        .controls
+                        .iter()
+                        .any(|m| tree.node(*m).is_some_and(laid_out))
+                    || (n.role == Role::Menu && items_under(&tree, n.id).into_iter().any(laid_out))
             };
             let lit = rows
                 .iter()
