@@ -98,11 +98,20 @@ impl State {
                 self.finish_input(Ok(report));
                 continue;
             };
-            if let Step::Wheel { target, .. } = &step {
-                if !self.pointer_is_at(target) {
-                    // Enter first and let the client read it before the scroll.
-                    let target = target.clone();
-                    self.pointer_move(&target);
+            // The pointer enters first and the client reads the enter before
+            // what follows: GTK scrolls only once it has seen the pointer
+            // enter, and GTK 3 ignores the enter into a menu that just popped
+            // up and lights the row under the pointer at a motion after it,
+            // as a hand's motion goes on past the edge. A held button keeps
+            // the pointer's focus where it was pressed: no enter to wait on.
+            let enter_first = match &step {
+                Step::Wheel { target, .. } => Some(target).filter(|t| !self.pointer_is_at(t)),
+                Step::Move(target, _) => Some(target).filter(|t| !self.pointer_on(&t.surface)),
+                _ => None,
+            };
+            if let Some(target) = enter_first.cloned() {
+                self.pointer_move(&target);
+                if self.pointer_on(&target.surface) {
                     self.wait_for_client(id, step);
                     return;
                 }
@@ -257,11 +266,18 @@ impl State {
         }
     }
 
+    fn pointer_on(&self, surface: &WlSurface) -> bool {
+        self.seat
+            .get_pointer()
+            .is_some_and(|p| p.current_focus().is_some_and(|f| f == *surface))
+    }
+
     fn pointer_is_at(&self, target: &Target) -> bool {
-        self.seat.get_pointer().is_some_and(|p| {
-            p.current_focus().is_some_and(|f| f == target.surface)
-                && p.current_location() == target.global
-        })
+        self.pointer_on(&target.surface)
+            && self
+                .seat
+                .get_pointer()
+                .is_some_and(|p| p.current_location() == target.global)
     }
 
     /// Give the window what the input needs; returns whether it was activated.
