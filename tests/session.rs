@@ -781,6 +781,31 @@ async fn a_gtk3_submenu_and_the_row_hovered_in_it_read_as_open() {
     assert!(session.close_menus(win).await.unwrap());
 }
 
+/// A path whose last label several rows of its menu read (the factory's
+/// submenu has six "Check" rows) is refused naming them all, by the menu
+/// verb and by opening to it, and leaves no menu open: taking the first
+/// would be a guess.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_menu_path_several_rows_read_is_refused_naming_them() {
+    let (session, _compositor) = session().await;
+    let (win, _) = gtk3_factory_menus(&session).await;
+    let path: Vec<String> = ["Edit", "Checks & Radios", "Check"]
+        .map(String::from)
+        .to_vec();
+    let chosen = session.menu(win, &path).await;
+    let Err(Error::Ambiguous { what, ids }) = chosen else {
+        panic!("choosing {path:?} answered {chosen:?}");
+    };
+    assert_eq!(ids.len(), 6, "{what}");
+    assert!(what.contains("\"Check\""), "{what}");
+    let opened = session.open_menu(win, &path).await;
+    assert!(
+        matches!(&opened, Err(Error::Ambiguous { ids, .. }) if ids.len() == 6),
+        "{opened:?}"
+    );
+    assert_eq!(session.shown_menu(win).await.unwrap(), None);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_launch_leaves_focus_where_it_was() {
     let (session, compositor) = session().await;

@@ -16,6 +16,25 @@ pub fn label_matches(label: &str, asked: &str) -> bool {
     bare(label) == bare(asked)
 }
 
+/// The one entry whose label reads as `asked`, or none; several is `Err`
+/// with them all: a path of labels cannot tell them apart, and taking the
+/// first would be a guess.
+pub fn only_labelled<T>(
+    entries: impl IntoIterator<Item = T>,
+    asked: &str,
+    label: impl Fn(&T) -> String,
+) -> Result<Option<T>, Vec<T>> {
+    let mut matching: Vec<T> = entries
+        .into_iter()
+        .filter(|e| label_matches(&label(e), asked))
+        .collect();
+    match matching.len() {
+        0 => Ok(None),
+        1 => Ok(matching.pop()),
+        _ => Err(matching),
+    }
+}
+
 /// A GTK accelerator as menus write it: `<Control><Shift>n` is `Ctrl+Shift+N`.
 pub fn shortcut_of(accel: &str) -> Option<String> {
     let mut parts = Vec::new();
@@ -78,6 +97,18 @@ mod tests {
             "a doubled underscore is one"
         );
         assert!(!label_matches("Save", "Save As"));
+    }
+
+    #[test]
+    fn a_label_read_by_several_entries_names_none_of_them() {
+        let rows = ["_Check", "Radio", "Check…", "Cut"];
+        let own = |r: &&str| r.to_string();
+        assert_eq!(only_labelled(rows, "cut", own), Ok(Some("Cut")));
+        assert_eq!(only_labelled(rows, "Paste", own), Ok(None));
+        assert_eq!(
+            only_labelled(rows, "check", own),
+            Err(vec!["_Check", "Check…"])
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::act::{ActOptions, Action, ElementRef, Path};
 use super::elements::is_control;
 use super::menus::{entries_under, rows_under, Menu, MENU_OPENS};
 use super::Session;
-use crate::menu_labels::label_matches;
+use crate::menu_labels::only_labelled;
 use crate::model::{Error, Node, Role, Tree};
 
 /// The menu buttons that show in the window, each with the menu it opens:
@@ -43,22 +43,32 @@ pub(super) fn menu_buttons(tree: &Tree) -> Vec<(&Node, u64)> {
         .collect()
 }
 
-/// The menu button read by `label`, with its menu.
-fn menu_button<'t>(tree: &'t Tree, label: &str) -> Option<(&'t Node, u64)> {
-    menu_buttons(tree)
+/// The menu button read by `label`, with its menu, if any; several is
+/// `Ambiguous`.
+fn menu_button<'t>(tree: &'t Tree, label: &str) -> Result<Option<(&'t Node, u64)>, Error> {
+    let buttons = menu_buttons(tree)
         .into_iter()
-        .find(|(b, _)| b.shown_label().is_some_and(|l| label_matches(l, label)))
+        .filter(|(b, _)| b.shown_label().is_some());
+    only_labelled(buttons, label, |(b, _)| {
+        b.shown_label().unwrap_or_default().to_string()
+    })
+    .map_err(|several| Error::Ambiguous {
+        what: format!("the menu button {label:?}"),
+        ids: several.iter().map(|(b, _)| b.id).collect(),
+    })
 }
 
-/// The item of the open menu read by `label`, where it shows.
-fn shown_item<'t>(tree: &'t Tree, menu: u64, label: &str) -> Option<&'t Node> {
+/// The item of the open menu read by `label`, where it shows: `None` while
+/// none does, `Some(Err)` when several do (`path` names the menu, for it).
+fn shown_item(tree: &Tree, menu: u64, path: &[String], label: &str) -> Option<Result<Node, Error>> {
     let top = tree.node(menu)?;
-    tree.descendants(top).find(|n| {
-        !n.states.offscreen
-            && n.role != Role::Menu
-            && super::menus::is_menu_item(n)
-            && label_matches(&super::menus::row_label(n).0, label)
-    })
+    let shown = tree
+        .descendants(top)
+        .filter(|n| !n.states.offscreen && n.role != Role::Menu && super::menus::is_menu_item(n));
+    only_labelled(shown, label, |n| super::menus::row_label(n).0)
+        .map_err(|several| super::menus::several_rows(path, label, several.iter().map(|n| n.id)))
+        .transpose()
+        .map(|found| found.cloned())
 }
 
 impl Session {
@@ -86,7 +96,12 @@ impl Session {
         path: &[String],
     ) -> Result<Option<Path>, Error> {
         let tree = self.tree(handle).await?;
-        let Some((button, menu)) = path.first().and_then(|label| menu_button(&tree, label)) else {
+        let Some((button, menu)) = path
+            .first()
+            .map(|label| menu_button(&tree, label))
+            .transpose()?
+            .flatten()
+        else {
             return Ok(None);
         };
         let rows = &path[1..];
@@ -124,9 +139,10 @@ impl Session {
         for (depth, label) in rows.iter().enumerate() {
             let shown = self
                 .wait_until(handle, MENU_OPENS, |tree| {
-                    shown_item(tree, menu, label).cloned()
+                    shown_item(tree, menu, &path[..=depth], label)
                 })
-                .await?;
+                .await?
+                .transpose()?;
             let Some(item) = shown else {
                 let tree = self.tree(handle).await?;
                 let has: Vec<String> = tree

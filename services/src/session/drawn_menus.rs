@@ -15,7 +15,7 @@ use super::menus::{
     entries_under, items_under, menu_bar, row_label, Menu, MenuRow, OpenMenu, MENU_OPENS,
 };
 use super::Session;
-use crate::menu_labels::label_matches;
+use crate::menu_labels::{label_matches, only_labelled};
 use crate::model::{Error, Node, Role, Tree};
 
 /// Tries at closing the drawn menus before saying they would not close.
@@ -202,9 +202,11 @@ impl Session {
         let tree = self.tree(handle).await?;
         let bar = menu_bar(&tree)?;
         let tops = items_under(&tree, bar);
-        let top = tops
-            .iter()
-            .find(|n| label_matches(&row_label(n).0, title))
+        let top = only_labelled(tops.iter(), title, |n| row_label(n).0)
+            .map_err(|several| Error::Ambiguous {
+                what: format!("the menu {title:?}"),
+                ids: several.iter().map(|n| n.id).collect(),
+            })?
             .ok_or_else(|| {
                 let titles: Vec<String> = tops.iter().map(|n| row_label(n).0).collect();
                 Error::InvalidRequest(format!("no menu {title:?}; the menus are {titles:?}"))
@@ -223,11 +225,17 @@ impl Session {
         for (i, label) in rows_path.iter().enumerate() {
             let tree = self.tree(handle).await?;
             let rows = items_under(&tree, container);
-            let Some(row) = rows
-                .iter()
-                .find(|n| label_matches(&row_label(n).0, label))
-                .map(|n| (*n).clone())
-            else {
+            let found = only_labelled(rows.iter(), label, |n| row_label(n).0).map_err(|several| {
+                super::menus::several_rows(&path[..=i], label, several.iter().map(|n| n.id))
+            });
+            let found = match found {
+                Ok(found) => found.map(|n| (*n).clone()),
+                Err(several) => {
+                    self.close_drawn(handle).await?;
+                    return Err(several);
+                }
+            };
+            let Some(row) = found else {
                 let known: Vec<String> = rows.iter().map(|n| row_label(n).0).collect();
                 self.close_drawn(handle).await?;
                 return Err(Error::InvalidRequest(format!(

@@ -15,7 +15,7 @@ use super::act::{ActOptions, Action, ElementRef, Path};
 use super::drawn_menus::drawn_bar;
 use super::Session;
 use crate::access::{ExportedMenus, MenubarAt};
-use crate::menu_labels::{label_matches, plain_label};
+use crate::menu_labels::{label_matches, only_labelled, plain_label};
 use crate::model::{is_class_name, Checked, Error, Node, Role, Tree};
 
 /// How long an opened menu gets to show its items.
@@ -334,7 +334,7 @@ impl Session {
             if depth > 0 {
                 tree = self.tree(handle).await?;
             }
-            let item = item_under(&tree, container, label)
+            let item = item_under(&tree, container, &path[..depth], label)?
                 .ok_or_else(|| {
                     Error::NoElement(format!(
                         "{label:?} is not shown in the open menu {:?}",
@@ -478,13 +478,19 @@ impl Session {
         let mut container = bar;
         let mut opened = false;
         for (depth, label) in path.iter().enumerate() {
-            let mut found = item_under(&tree, container, label);
+            let mut found = item_under(&tree, container, &path[..depth], label)?;
             // A menu with no items yet makes them when it opens (GTK 4).
             if found.is_none() && depth > 0 && items_under(&tree, container).is_empty() {
                 self.open_item(handle, &tree, container, depth == 1).await?;
                 opened = true;
                 tree = self.tree(handle).await?;
-                found = item_under(&tree, container, label);
+                found = match item_under(&tree, container, &path[..depth], label) {
+                    Ok(found) => found,
+                    Err(several) => {
+                        self.escape(handle).await;
+                        return Err(several);
+                    }
+                };
             }
             let Some(item) = found else {
                 let known = items_under(&tree, container)
@@ -671,10 +677,24 @@ pub(super) fn items_under(tree: &Tree, container: u64) -> Vec<&Node> {
         .collect()
 }
 
-fn item_under<'a>(tree: &'a Tree, container: u64, label: &str) -> Option<&'a Node> {
-    items_under(tree, container)
-        .into_iter()
-        .find(|n| label_matches(&row_label(n).0, label))
+/// The row of the menu `menu` (the path down to it) read by `label`, if
+/// any; several is `Ambiguous`.
+fn item_under<'a>(
+    tree: &'a Tree,
+    container: u64,
+    menu: &[String],
+    label: &str,
+) -> Result<Option<&'a Node>, Error> {
+    only_labelled(items_under(tree, container), label, |n| row_label(n).0)
+        .map_err(|rows| several_rows(menu, label, rows.iter().map(|n| n.id)))
+}
+
+/// Several rows of the menu `menu` read as `label`.
+pub(super) fn several_rows(menu: &[String], label: &str, ids: impl Iterator<Item = u64>) -> Error {
+    Error::Ambiguous {
+        what: format!("the row {label:?} of the menu {menu:?}"),
+        ids: ids.collect(),
+    }
 }
 
 /// Check a path against the menus: each label there, each row before the last
@@ -692,16 +712,27 @@ fn check_menu_path(menus: &[Menu], path: &[String]) -> Result<(), Error> {
         })?;
     let mut rows = &menu.rows;
     for (i, label) in rows_path.iter().enumerate() {
-        let row = rows.iter().find_map(|r| match r {
+        let items = rows.iter().filter_map(|r| match r {
             MenuRow::Item {
-                label: l,
+                label,
+                id,
                 enabled,
                 submenu,
                 ..
-            } if label_matches(l, label) => Some((enabled, submenu)),
-            _ => None,
+            } => Some((label, id, enabled, submenu)),
+            MenuRow::Separator => None,
         });
-        let Some((enabled, submenu)) = row else {
+        let row = only_labelled(items, label, |(l, ..)| l.to_string()).map_err(|several| {
+            match several.iter().map(|(_, id, ..)| **id).collect::<Option<Vec<u64>>>() {
+                Some(ids) => several_rows(&path[..=i], label, ids.into_iter()),
+                None => Error::InvalidRequest(format!(
+                    "{} rows of the menu {:?} read {label:?}: a path of labels cannot tell them apart",
+                    several.len(),
+                    &path[..=i]
+                )),
+            }
+        })?;
+        let Some((_, _, enabled, submenu)) = row else {
             return Err(Error::InvalidRequest(format!(
                 "the menu {:?} has no row {label:?}",
                 &path[..=i]
