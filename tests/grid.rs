@@ -28,7 +28,7 @@ fn eight_selenium_sessions_at_once_through_selenium_grid() {
         .map(|_| serve(&support::shipped("wayrig"), 4))
         .unzip();
     let Some(grid) = Grid::start(&wayrigs, 4) else {
-        println!("SKIPPED {TEST}: no Java or Selenium jar; run scripts/install-deps");
+        support::skip(TEST, "no Java or Selenium jar; run scripts/install-deps");
         return;
     };
     let mut client = Command::new("/usr/bin/python3");

@@ -618,7 +618,7 @@ fn uinput_missing() -> Option<String> {
 async fn attach_input_uinput_without_dev_uinput_says_what_to_do() {
     const TEST: &str = "attach_input_uinput_without_dev_uinput_says_what_to_do";
     if uinput_missing().is_none() {
-        println!("SKIPPED {TEST}: this machine has a writable /dev/uinput");
+        support::skip(TEST, "this machine has a writable /dev/uinput");
         return;
     }
     let Some(mut desktop) = Desktop::start(TEST) else {
@@ -654,7 +654,10 @@ async fn attach_input_uinput_without_dev_uinput_says_what_to_do() {
 async fn attach_input_uinput_clicks_and_types_needs_dev_uinput() {
     const TEST: &str = "attach_input_uinput_clicks_and_types_needs_dev_uinput";
     if let Some(why) = uinput_missing() {
-        println!("SKIPPED {TEST}: {why}; run it where /dev/uinput is writable");
+        support::skip(
+            TEST,
+            &format!("{why}; run it where /dev/uinput is writable"),
+        );
         return;
     }
     // Sway reads uinput's devices only through its libinput backend.

@@ -40,7 +40,7 @@ fn a_webdriverio_test_drives_a_desktop_app_unchanged() {
     const TEST: &str = "a_webdriverio_test_drives_a_desktop_app_unchanged";
     let wdio = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/wdio-9.33.1");
     if !wdio.join("node_modules/webdriverio").is_dir() || !support::have("node") {
-        println!("SKIPPED {TEST}: no Node.js or WebdriverIO; run scripts/install-deps");
+        support::skip(TEST, "no Node.js or WebdriverIO; run scripts/install-deps");
         return;
     }
     // ES modules find their packages beside them.

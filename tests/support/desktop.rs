@@ -51,19 +51,25 @@ impl Desktop {
     /// the desktop user may open (seatd or logind).
     pub fn start_with_backends(test: &str, backends: &str) -> Option<Desktop> {
         if !super::have("sway") {
-            println!("SKIPPED {test}: sway is not installed; run scripts/install-deps");
+            super::skip(test, "sway is not installed; run scripts/install-deps");
             return None;
         }
         let Some((uid, gid)) = user_ids(DESKTOP_USER) else {
-            println!("SKIPPED {test}: no user {DESKTOP_USER}; run scripts/install-deps");
+            super::skip(
+                test,
+                &format!("no user {DESKTOP_USER}; run scripts/install-deps"),
+            );
             return None;
         };
         // SAFETY: geteuid(2) reads the caller's effective uid; nothing else.
         let euid = unsafe { libc::geteuid() };
         if euid != 0 && euid != uid {
-            println!(
-                "SKIPPED {test}: starting sway as {DESKTOP_USER} takes root (sway refuses \
-                 root itself); run the tests as root or as {DESKTOP_USER}"
+            super::skip(
+                test,
+                &format!(
+                    "starting sway as {DESKTOP_USER} takes root (sway refuses root itself); \
+                     run the tests as root or as {DESKTOP_USER}"
+                ),
             );
             return None;
         }
