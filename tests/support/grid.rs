@@ -72,10 +72,34 @@ impl Drop for Grid {
     }
 }
 
-/// A port free on loopback now.
+/// A port free on loopback now, below the kernel's ephemeral range: Java
+/// binds it seconds later, and a port from that range (as binding port 0
+/// gives) may meanwhile be handed to some socket's outgoing connection.
+/// Each call tries the ports from a random start down, so the hub's and
+/// the nodes' differ.
 fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+    static NEXT: std::sync::OnceLock<std::sync::Mutex<u16>> = std::sync::OnceLock::new();
+    let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let floor = ephemeral_from.saturating_sub(16_000).max(1024);
+    let next = NEXT.get_or_init(|| {
+        let span = u64::from(ephemeral_from - floor);
+        std::sync::Mutex::new(floor + (super::rand_suffix() % span) as u16)
+    });
+    let mut next = next.lock().unwrap();
+    loop {
+        let port = *next;
+        *next = if port > floor {
+            port - 1
+        } else {
+            ephemeral_from - 1
+        };
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 fn repo(path: &str) -> PathBuf {
