@@ -11,7 +11,7 @@ use std::time::Duration;
 use zbus::zvariant::{OwnedValue, Value};
 
 use crate::access::{ExportedMenus, MenubarAt};
-use crate::menu_labels::{only_labelled, plain_label, shortcut_of};
+use crate::menu_labels::{only_labelled, plain_label, several_rows, shortcut_of};
 use crate::model::{Checked, Error};
 use crate::session::{Menu, MenuRow};
 
@@ -259,13 +259,11 @@ impl Exported<'_> {
         let mut menu = (0, 0);
         for (depth, label) in path.iter().enumerate() {
             let items = self.items(menu, menus, started).await?;
-            let found = only_labelled(items.iter(), label, |i| i.label.clone()).map_err(|several| {
-                Error::InvalidRequest(format!(
-                    "{} items of the menu {:?} read {label:?}: a path of labels cannot tell them apart",
-                    several.len(),
-                    &path[..depth]
-                ))
-            })?;
+            // An exported menu's items have no elements to name.
+            let found =
+                only_labelled(items.iter(), label, |i| i.label.clone()).map_err(|several| {
+                    several_rows(&path[..depth], label, several.iter().map(|_| None))
+                })?;
             let Some(item) = found else {
                 let known: Vec<String> = items.iter().map(|i| plain_label(&i.label)).collect();
                 return Err(Error::NoElement(format!(

@@ -35,6 +35,28 @@ pub fn only_labelled<T>(
     }
 }
 
+/// Several rows of the menu `menu` (the path down to it) read as `label`:
+/// `Ambiguous` naming their elements, or where the menu was not read from
+/// the window's tree (a menu an app exports) and some row has no element,
+/// an invalid request saying how many.
+pub fn several_rows(
+    menu: &[String],
+    label: &str,
+    ids: impl IntoIterator<Item = Option<u64>>,
+) -> crate::model::Error {
+    let ids: Vec<Option<u64>> = ids.into_iter().collect();
+    match ids.iter().copied().collect::<Option<Vec<u64>>>() {
+        Some(ids) => crate::model::Error::Ambiguous {
+            what: format!("the row {label:?} of the menu {menu:?}"),
+            ids,
+        },
+        None => crate::model::Error::InvalidRequest(format!(
+            "{} rows of the menu {menu:?} read {label:?}: a path of labels cannot tell them apart",
+            ids.len()
+        )),
+    }
+}
+
 /// A GTK accelerator as menus write it: `<Control><Shift>n` is `Ctrl+Shift+N`.
 pub fn shortcut_of(accel: &str) -> Option<String> {
     let mut parts = Vec::new();

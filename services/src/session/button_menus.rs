@@ -8,7 +8,7 @@ use super::act::{ActOptions, Action, ElementRef, Path};
 use super::elements::is_control;
 use super::menus::{entries_under, rows_under, Menu, MENU_OPENS};
 use super::Session;
-use crate::menu_labels::only_labelled;
+use crate::menu_labels::{only_labelled, several_rows};
 use crate::model::{Error, Node, Role, Tree};
 
 /// The menu buttons that show in the window, each with the menu it opens:
@@ -46,10 +46,8 @@ pub(super) fn menu_buttons(tree: &Tree) -> Vec<(&Node, u64)> {
 /// The menu button read by `label`, with its menu, if any; several is
 /// `Ambiguous`.
 fn menu_button<'t>(tree: &'t Tree, label: &str) -> Result<Option<(&'t Node, u64)>, Error> {
-    let buttons = menu_buttons(tree)
-        .into_iter()
-        .filter(|(b, _)| b.shown_label().is_some());
-    only_labelled(buttons, label, |(b, _)| {
+    // An unlabelled button reads as "", which no path's label is.
+    only_labelled(menu_buttons(tree), label, |(b, _)| {
         b.shown_label().unwrap_or_default().to_string()
     })
     .map_err(|several| Error::Ambiguous {
@@ -66,7 +64,7 @@ fn shown_item(tree: &Tree, menu: u64, path: &[String], label: &str) -> Option<Re
         .descendants(top)
         .filter(|n| !n.states.offscreen && n.role != Role::Menu && super::menus::is_menu_item(n));
     only_labelled(shown, label, |n| super::menus::row_label(n).0)
-        .map_err(|several| super::menus::several_rows(path, label, several.iter().map(|n| n.id)))
+        .map_err(|several| several_rows(path, label, several.iter().map(|n| Some(n.id))))
         .transpose()
         .map(|found| found.cloned())
 }

@@ -15,7 +15,7 @@ use super::menus::{
     entries_under, items_under, menu_bar, row_label, Menu, MenuRow, OpenMenu, MENU_OPENS,
 };
 use super::Session;
-use crate::menu_labels::{label_matches, only_labelled};
+use crate::menu_labels::{label_matches, only_labelled, several_rows};
 use crate::model::{Error, Node, Role, Tree};
 
 /// Tries at closing the drawn menus before saying they would not close.
@@ -226,7 +226,7 @@ impl Session {
             let tree = self.tree(handle).await?;
             let rows = items_under(&tree, container);
             let found = only_labelled(rows.iter(), label, |n| row_label(n).0).map_err(|several| {
-                super::menus::several_rows(&path[..=i], label, several.iter().map(|n| n.id))
+                several_rows(&path[..=i], label, several.iter().map(|n| Some(n.id)))
             });
             let found = match found {
                 Ok(found) => found.map(|n| (*n).clone()),

@@ -15,7 +15,7 @@ use super::act::{ActOptions, Action, ElementRef, Path};
 use super::drawn_menus::drawn_bar;
 use super::Session;
 use crate::access::{ExportedMenus, MenubarAt};
-use crate::menu_labels::{label_matches, only_labelled, plain_label};
+use crate::menu_labels::{label_matches, only_labelled, plain_label, several_rows};
 use crate::model::{is_class_name, Checked, Error, Node, Role, Tree};
 
 /// How long an opened menu gets to show its items.
@@ -686,15 +686,7 @@ fn item_under<'a>(
     label: &str,
 ) -> Result<Option<&'a Node>, Error> {
     only_labelled(items_under(tree, container), label, |n| row_label(n).0)
-        .map_err(|rows| several_rows(menu, label, rows.iter().map(|n| n.id)))
-}
-
-/// Several rows of the menu `menu` read as `label`.
-pub(super) fn several_rows(menu: &[String], label: &str, ids: impl Iterator<Item = u64>) -> Error {
-    Error::Ambiguous {
-        what: format!("the row {label:?} of the menu {menu:?}"),
-        ids: ids.collect(),
-    }
+        .map_err(|rows| several_rows(menu, label, rows.iter().map(|n| Some(n.id))))
 }
 
 /// Check a path against the menus: each label there, each row before the last
@@ -723,14 +715,7 @@ fn check_menu_path(menus: &[Menu], path: &[String]) -> Result<(), Error> {
             MenuRow::Separator => None,
         });
         let row = only_labelled(items, label, |(l, ..)| l.to_string()).map_err(|several| {
-            match several.iter().map(|(_, id, ..)| **id).collect::<Option<Vec<u64>>>() {
-                Some(ids) => several_rows(&path[..=i], label, ids.into_iter()),
-                None => Error::InvalidRequest(format!(
-                    "{} rows of the menu {:?} read {label:?}: a path of labels cannot tell them apart",
-                    several.len(),
-                    &path[..=i]
-                )),
-            }
+            several_rows(&path[..=i], label, several.iter().map(|(_, id, ..)| **id))
         })?;
         let Some((_, _, enabled, submenu)) = row else {
             return Err(Error::InvalidRequest(format!(
