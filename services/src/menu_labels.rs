@@ -35,23 +35,31 @@ pub fn only_labelled<T>(
     }
 }
 
-/// Several rows of the menu `menu` (the path down to it) read as `label`:
-/// `Ambiguous` naming their elements, or where the menu was not read from
-/// the window's tree (a menu an app exports) and some row has no element,
-/// an invalid request saying how many.
+/// Several rows of the menu `menu` (the path down to it; none for the menu
+/// bar's titles) read as `label`: `Ambiguous` naming their elements, or
+/// where the menu was not read from the window's tree (a menu an app
+/// exports) and some row has no element, an invalid request saying how many.
 pub fn several_rows(
     menu: &[String],
     label: &str,
     ids: impl IntoIterator<Item = Option<u64>>,
 ) -> crate::model::Error {
     let ids: Vec<Option<u64>> = ids.into_iter().collect();
+    let (what, rows) = if menu.is_empty() {
+        (
+            format!("the menu {label:?}"),
+            "menus of the menu bar".to_string(),
+        )
+    } else {
+        (
+            format!("the row {label:?} of the menu {menu:?}"),
+            format!("rows of the menu {menu:?}"),
+        )
+    };
     match ids.iter().copied().collect::<Option<Vec<u64>>>() {
-        Some(ids) => crate::model::Error::Ambiguous {
-            what: format!("the row {label:?} of the menu {menu:?}"),
-            ids,
-        },
+        Some(ids) => crate::model::Error::Ambiguous { what, ids },
         None => crate::model::Error::InvalidRequest(format!(
-            "{} rows of the menu {menu:?} read {label:?}: a path of labels cannot tell them apart",
+            "{} {rows} read {label:?}: a path of labels cannot tell them apart",
             ids.len()
         )),
     }
@@ -130,6 +138,18 @@ mod tests {
         assert_eq!(
             only_labelled(rows, "check", own),
             Err(vec!["_Check", "Check…"])
+        );
+    }
+
+    #[test]
+    fn several_menu_bar_titles_are_named_as_menus() {
+        let message = |e: crate::model::Error| e.to_string();
+        let titles = message(several_rows(&[], "File", [Some(4), Some(9)]));
+        assert!(titles.contains("the menu \"File\""), "{titles}");
+        let rows = message(several_rows(&["Edit".into()], "Check", [None, None]));
+        assert!(
+            rows.contains("2 rows of the menu [\"Edit\"] read \"Check\""),
+            "{rows}"
         );
     }
 

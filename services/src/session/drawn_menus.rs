@@ -203,10 +203,7 @@ impl Session {
         let bar = menu_bar(&tree)?;
         let tops = items_under(&tree, bar);
         let top = only_labelled(tops.iter(), title, |n| row_label(n).0)
-            .map_err(|several| Error::Ambiguous {
-                what: format!("the menu {title:?}"),
-                ids: several.iter().map(|n| n.id).collect(),
-            })?
+            .map_err(|several| several_rows(&[], title, several.iter().map(|n| Some(n.id))))?
             .ok_or_else(|| {
                 let titles: Vec<String> = tops.iter().map(|n| row_label(n).0).collect();
                 Error::InvalidRequest(format!("no menu {title:?}; the menus are {titles:?}"))
