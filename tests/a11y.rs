@@ -718,6 +718,84 @@ async fn a_stopped_app_times_out_and_is_read_again_once_it_answers() {
     }
 }
 
+/// GTK 3: a tree view's row (read as its cell) is pressed as a person
+/// selects it, with a click that selects it; not with its own "activate",
+/// which runs the row as a double click does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gtk3_tree_row_pressed_is_selected_with_a_click() {
+    use wayrig_services::{Action, Path};
+    let (session, host, compositor) = session().await;
+    let (mut app, win) = open_gtk3_fixture(&session, &*host, &compositor).await;
+    let tree = session.tree(win.handle).await.unwrap();
+    let parent = tree
+        .find(Role::Cell, "Parent")
+        .next()
+        .expect("the Parent row")
+        .id;
+    session
+        .act_by_id(win.handle, parent, Action::Expand)
+        .await
+        .unwrap();
+    app.expect("tree", SHORT, |v| v["expanded"] == true);
+    session.settle(win.handle, SHORT).await.unwrap();
+    let open = session.tree(win.handle).await.unwrap();
+    let child = open
+        .find(Role::Cell, "Child")
+        .next()
+        .expect("the child row")
+        .id;
+
+    let path = session
+        .act_by_id(win.handle, child, Action::Press)
+        .await
+        .unwrap();
+    assert_eq!(path, Path::Pointer, "clicked where the row shows");
+    app.expect("selected", SHORT, |v| {
+        v["rows"] == serde_json::json!(["Child"])
+    });
+    session.settle(win.handle, SHORT).await.unwrap();
+    app.drain();
+    assert!(
+        !app.seen.iter().any(|v| v["ev"] == "activated"),
+        "the row was selected, not run"
+    );
+    let read = session.tree(win.handle).await.unwrap();
+    assert!(read.node(child).unwrap().states.selected);
+}
+
+/// gtk3-demo's list of demos: a row scrolled out of the list (GTK 3 gives
+/// its cell no place, and the row's cell holding it none either) is
+/// scrolled to and selected with a click; the demo it names shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gtk3_demo_row_scrolled_away_is_scrolled_to_and_selected() {
+    let (session, host, _c) = session().await;
+    let win = launch_and_wait(&*host, &["gtk3-demo"], APP_START).await;
+    session.settle(win.handle, SHORT).await.unwrap();
+    let away = named(
+        &session.tree(win.handle).await.unwrap(),
+        Role::Cell,
+        "Spin Button",
+    );
+    assert!(away.bounds.is_none(), "scrolled out of the list: {away:?}");
+
+    let path = session
+        .act_by_id(win.handle, away.id, Action::Press)
+        .await
+        .unwrap();
+    assert_eq!(path, wayrig_services::Path::Pointer);
+    session.settle(win.handle, SHORT).await.unwrap();
+    let read = session.tree(win.handle).await.unwrap();
+    let shown = named(&read, Role::Cell, "Spin Button");
+    assert!(
+        shown.states.selected && shown.bounds.is_some(),
+        "scrolled to and selected: {shown:?}"
+    );
+    assert_eq!(
+        read.nodes[0].name, "Spin Button",
+        "the demo's window says it"
+    );
+}
+
 /// GTK 3: an expander and a tree view row expand and collapse, and a read
 /// after settle shows it. The tree view's rows are read by index, as GTK 3's
 /// bridge lists no children of an object that manages its descendants.

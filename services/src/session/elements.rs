@@ -155,7 +155,7 @@ pub fn offered(n: &Node) -> Vec<Offered> {
     // A named menu is a menu bar's or a menu's item that opens a submenu
     // (GTK 3); GTK 4's popover menus are containers named after their class.
     let opens_menu = n.role == Role::Menu && !n.name.is_empty() && !is_class_name(&n.name);
-    if is_pressable(n.role) || opens_menu {
+    if is_pressable(n.role) || opens_menu || is_selectable_cell(n) {
         actions.push(Offered::Press);
     }
     if n.states.focusable && !n.states.offscreen {
@@ -174,6 +174,12 @@ pub fn offered(n: &Node) -> Vec<Offered> {
         actions.extend([Offered::Expand, Offered::Collapse]);
     }
     actions
+}
+
+/// A cell or row of a table or tree a click selects (a GTK 3 tree view's
+/// rows are their cells): pressed as a person selects it, with a click.
+pub(crate) fn is_selectable_cell(n: &Node) -> bool {
+    matches!(n.role, Role::Cell | Role::Row) && n.states.selectable
 }
 
 fn is_pressable(role: Role) -> bool {
@@ -749,6 +755,10 @@ pub(crate) mod tests {
         );
         hidden.states.concealed = true;
         assert!(offered(&hidden).is_empty(), "nothing while covered");
+        let mut row = node(4, None, Role::Cell, "Assistant");
+        assert!(offered(&row).is_empty(), "a cell no click selects");
+        row.states.selectable = true;
+        assert_eq!(offered(&row), [Offered::Press], "a row a click selects");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use wayrig_host::{Button, InputEvent, InputOptions, WindowHandle};
 use keyboard::SELECT_LIMIT;
 pub(super) use pointer::{centre, in_view};
 
-use super::elements::{offered, Offered, Query};
+use super::elements::{is_selectable_cell, offered, Offered, Query};
 use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
@@ -375,6 +375,13 @@ impl Session {
                     }
                 }
                 Some(b) => self.click(&target, b).await,
+                // A cell or row a click selects is clicked wherever it is:
+                // its own actions activate its row, as a double click does
+                // (GTK 3's "activate" runs a tree view's row).
+                None if is_selectable_cell(node) => {
+                    let (_, b) = self.bring_into_view(&target, tree).await?;
+                    self.click(&target, b).await
+                }
                 None => match self.do_named_action(id, press_actions(tree, node)).await {
                     Ok(path) => self.chosen(tree, node).await.map(|_| path),
                     Err(named) => match self.bring_into_view(&target, tree).await {

@@ -102,14 +102,14 @@ impl Session {
             }
             let content = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
             let mut parent = node.parent;
-            let viewport = loop {
+            let (viewport, viewport_id) = loop {
                 let p = tree
                     .node(parent.ok_or_else(|| {
                         Error::Unsupported(format!("nothing scrolls element {id}"))
                     })?)
                     .ok_or_else(|| Error::NoElement(id.to_string()))?;
                 match p.bounds {
-                    Some(pb) if content.contains_rect(&pb) => break pb,
+                    Some(pb) if content.contains_rect(&pb) => break (pb, p.id),
                     _ => parent = p.parent,
                 }
             };
@@ -127,11 +127,18 @@ impl Session {
                     )
                 }
                 None => {
-                    let forward = follows_laid_out(&tree, node).ok_or_else(|| {
-                        Error::Unsupported(format!(
-                            "element {id} is not laid out, nor is any item beside it"
-                        ))
-                    })?;
+                    // The element, or the row holding it (a GTK 3 tree
+                    // view's text cell lies in its row's cell), beside the
+                    // nearest laid-out item in the viewport.
+                    let forward = std::iter::once(node)
+                        .chain(tree.ancestors(node))
+                        .take_while(|n| n.id != viewport_id)
+                        .find_map(|n| follows_laid_out(&tree, n))
+                        .ok_or_else(|| {
+                            Error::Unsupported(format!(
+                                "element {id} is not laid out, nor is any item beside it"
+                            ))
+                        })?;
                     let page = clicks(f64::from(viewport.height), viewport.height);
                     (0.0, if forward { page } else { -page })
                 }
