@@ -239,9 +239,11 @@ fn the_print_preview_is_pressed_where_it_shows(c: &mut Client, window: u64) {
 /// location, then its Open button pressed by MyGo `act`. The page then has
 /// the file.
 fn a_file_is_chosen_in_firefoxs_file_dialog(c: &mut Client, window: u64, file: &std::path::Path) {
+    let pressed = std::time::Instant::now();
     press_the_file_input(c, window);
+    let answered = pressed.elapsed();
     let windows = c.call(Call::Windows);
-    let dialog = windows["windows"]
+    let listed = windows["windows"]
         .as_array()
         .unwrap()
         .iter()
@@ -250,8 +252,20 @@ fn a_file_is_chosen_in_firefoxs_file_dialog(c: &mut Client, window: u64, file: &
                 .as_str()
                 .is_some_and(|t| t.starts_with("File Upload"))
         })
-        .and_then(|w| w["id"].as_u64())
-        .unwrap_or_else(|| panic!("the press answered before the dialog showed: {windows}"));
+        .and_then(|w| w["id"].as_u64());
+    // The press is answered once Firefox settles, the dialog shown, or at
+    // the effect wait's limit: a starved Firefox (its portal call failing
+    // first) may take longer to open it, and is then waited for here.
+    let dialog = match listed {
+        Some(dialog) => dialog,
+        None => {
+            assert!(
+                answered >= wayrig_services::session::EFFECT_WAIT,
+                "the press answered in {answered:?}, before the dialog showed: {windows}"
+            );
+            dialog_titled(c, window, "File Upload")
+        }
+    };
     for event in [
         serde_json::json!({"type": "key", "key": "CmdOrCtrl+L"}),
         serde_json::json!({"type": "text", "text": file.to_str().unwrap()}),
