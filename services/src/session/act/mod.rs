@@ -24,7 +24,7 @@ use super::snapshots::still_shown;
 use super::windows::WindowOp;
 use super::Session;
 use crate::access::Interfaces;
-use crate::model::{is_text_field, Error, Node, Role, Tree};
+use crate::model::{is_text_field, Error, Node, Range, Role, Tree};
 
 /// How long an element may take to report the effect of an accessibility
 /// request (an action that changes nothing waits this long).
@@ -404,13 +404,16 @@ impl Session {
             Action::Focus => self.focus(&target).await,
             Action::SetValue { text } => {
                 // A number into anything with a value (sliders, spin buttons).
-                let number = text.trim().parse::<f64>().ok();
+                // "NaN" and "inf" parse, but no app holds them as a value.
+                let number = text.trim().parse::<f64>().ok().filter(|n| n.is_finite());
                 if let (true, Some(value)) = (ifaces.value, number) {
                     a11y.set_value(id, value).await?;
                     return Ok(Path::Accessibility);
                 }
                 if !is_text_field(node.role) && ifaces.value {
-                    return Err(Error::InvalidRequest(format!("{text:?} is not a number")));
+                    return Err(Error::InvalidRequest(format!(
+                        "{text:?} is not a finite number"
+                    )));
                 }
                 // A spin button reading its value from text ("01:30") takes
                 // it as a person gives it: typed, then committed by leaving
@@ -553,13 +556,14 @@ impl Session {
                     )));
                 }
                 let range = a11y.value(id).await?;
-                let step = if range.step > 0.0 { range.step } else { 1.0 };
-                let next = if action == Action::Increment {
-                    range.now + step
-                } else {
-                    range.now - step
-                };
-                a11y.set_value(id, next.clamp(range.min, range.max)).await?;
+                let next = stepped(range, action == Action::Increment).ok_or_else(|| {
+                    Error::Unsupported(format!(
+                        "element {id} reports a value range its app got wrong (minimum {}, \
+                         maximum {}, now {}): no step within it can be taken; set a value instead",
+                        range.min, range.max, range.now
+                    ))
+                })?;
+                a11y.set_value(id, next).await?;
                 Ok(Path::Accessibility)
             }
         }
@@ -652,6 +656,31 @@ fn is_selectable(node: &Node) -> bool {
                 | Role::CheckMenuItem
                 | Role::RadioMenuItem
         )
+}
+
+/// The value one step up (or down) from where `range` reads, kept within
+/// it; a bound that is not a number is no bound (Firefox's number field
+/// with no limits). `None` when the app reports a range no step can be
+/// kept within: its minimum above its maximum, or its value not a number.
+fn stepped(range: Range, up: bool) -> Option<f64> {
+    let Range {
+        min,
+        max,
+        now,
+        step,
+    } = range;
+    let min = if min.is_nan() { f64::NEG_INFINITY } else { min };
+    let max = if max.is_nan() { f64::INFINITY } else { max };
+    if !now.is_finite() || min > max {
+        return None;
+    }
+    let step = if step > 0.0 && step.is_finite() {
+        step
+    } else {
+        1.0
+    };
+    let next = if up { now + step } else { now - step };
+    Some(next.clamp(min, max)).filter(|next| next.is_finite())
 }
 
 #[cfg(test)]
@@ -915,6 +944,70 @@ mod tests {
                 Ok(Path::Accessibility)
             );
             assert_eq!(app.asked(), ["set value 10 4", "set value 8 4"]);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_step_on_a_range_the_app_got_wrong_is_refused_and_nothing_is_set() {
+            // A web page can say aria-valuemin="10" aria-valuemax="0".
+            let upside_down = Range {
+                min: 10.0,
+                max: 0.0,
+                now: 5.0,
+                step: 1.0,
+            };
+            let no_value = Range {
+                min: 0.0,
+                max: 10.0,
+                now: f64::NAN,
+                step: 1.0,
+            };
+            for range in [upside_down, no_value] {
+                let (session, host, app) = session(app().with_value(4, range)).await;
+                let refused = act(&session, 4, Action::Increment).await;
+                assert!(
+                    matches!(&refused, Err(Error::Unsupported(why)) if why.contains("set a value instead")),
+                    "{range:?}: {refused:?}"
+                );
+                assert!(app.asked().is_empty(), "{range:?}: {:?}", app.asked());
+                assert!(host.sent().is_empty());
+            }
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_bound_that_is_not_a_number_is_no_bound() {
+            let unbounded = Range {
+                min: f64::NAN,
+                max: f64::NAN,
+                now: 5.0,
+                step: 0.0,
+            };
+            let (session, _, app) = session(app().with_value(4, unbounded)).await;
+            assert_eq!(
+                act(&session, 4, Action::Increment).await,
+                Ok(Path::Accessibility)
+            );
+            assert_eq!(app.asked(), ["set value 6 4"]);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_value_that_is_not_a_finite_number_is_refused_unsent() {
+            let range = Range {
+                min: 0.0,
+                max: 100.0,
+                now: 10.0,
+                step: 1.0,
+            };
+            for text in ["NaN", "inf", "-infinity"] {
+                let (session, host, app) = session(app().with_value(4, range)).await;
+                let set = Action::SetValue { text: text.into() };
+                let refused = act(&session, 4, set).await;
+                assert!(
+                    matches!(&refused, Err(Error::InvalidRequest(why)) if why.contains("finite")),
+                    "{text}: {refused:?}"
+                );
+                assert!(app.asked().is_empty(), "{text}: {:?}", app.asked());
+                assert!(host.sent().is_empty());
+            }
         }
 
         #[tokio::test(start_paused = true)]
