@@ -404,15 +404,13 @@ impl A11y {
                 nodes: Vec::new(),
             };
         };
-        // Depth-first, root first, children in order.
-        let mut order = Vec::new();
-        let mut stack = vec![head.id];
-        while let Some(id) = stack.pop() {
-            if !items.ids.contains_key(&id) {
-                continue;
+        let reached = tree_order(head.id, &items.children, |id| items.ids.contains_key(&id));
+        let order: Vec<u64> = reached.iter().map(|&(id, _)| id).collect();
+        let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
+        for &(id, from) in &reached {
+            if let Some(parent) = from {
+                children.entry(parent).or_default().push(id);
             }
-            order.push(id);
-            stack.extend(items.kids(id).iter().rev());
         }
         let mut details = self
             .details(app, &items.items, &items.ids, &order, kept)
@@ -429,18 +427,15 @@ impl A11y {
             }
         }
         let hide_by_showing = self.hide_by_showing.lock().unwrap().contains(&app.bus_name);
-        let mut nodes: Vec<Node> = order
+        let mut nodes: Vec<Node> = reached
             .iter()
-            .map(|id| {
-                let it = items.item(*id);
-                let parent =
-                    ref_id(&it.parent).filter(|p| *id != head.id && items.ids.contains_key(p));
+            .map(|&(id, parent)| {
                 to_node(
-                    *id,
+                    id,
                     parent,
-                    items.kids(*id).to_vec(),
-                    it,
-                    details.remove(id).unwrap_or_default(),
+                    children.remove(&id).unwrap_or_default(),
+                    items.item(id),
+                    details.remove(&id).unwrap_or_default(),
                     hide_by_showing,
                 )
             })
@@ -524,7 +519,11 @@ impl A11y {
     ) -> Vec<CacheItem> {
         let conn = &self.conn;
         let mut items = Vec::new();
+        // Each object read once: an app listing an ancestor among an
+        // object's children would otherwise be walked round for good.
+        let mut asked = HashSet::new();
         let mut level = start;
+        level.retain(|(obj, _, _)| ref_id(obj).is_none_or(|id| asked.insert(id)));
         while !level.is_empty() {
             let read: Vec<Option<(CacheItem, Vec<ObjectRefOwned>)>> = stream::iter(level)
                 .map(|(obj, parent, index)| {
@@ -537,7 +536,9 @@ impl A11y {
             level = Vec::new();
             for (item, children) in read.into_iter().flatten() {
                 for (i, child) in children.into_iter().enumerate() {
-                    level.push((child, item.object.clone(), i as i32));
+                    if ref_id(&child).is_none_or(|id| asked.insert(id)) {
+                        level.push((child, item.object.clone(), i as i32));
+                    }
                 }
                 items.push(item);
             }
@@ -914,6 +915,30 @@ impl A11y {
     }
 }
 
+/// The ids `held` below `head` (itself first), depth-first with children in
+/// order, each with the id it was reached from (`None` for the head); each
+/// id once, so that an app whose objects name a child twice, or an ancestor
+/// as their child, still gives a tree.
+fn tree_order(
+    head: u64,
+    children: &HashMap<u64, Vec<u64>>,
+    held: impl Fn(u64) -> bool,
+) -> Vec<(u64, Option<u64>)> {
+    let mut order = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack = vec![(head, None)];
+    while let Some((id, from)) = stack.pop() {
+        if !held(id) || !seen.insert(id) {
+            continue;
+        }
+        order.push((id, from));
+        if let Some(kids) = children.get(&id) {
+            stack.extend(kids.iter().rev().map(|&kid| (kid, Some(id))));
+        }
+    }
+    order
+}
+
 /// The node ids of `roots` and of every item below them.
 fn subtrees(items: &[CacheItem], roots: Vec<u64>) -> HashSet<u64> {
     let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
@@ -1047,5 +1072,49 @@ async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<Objec
     match object_proxy::<AccessibleProxy>(conn, obj).await {
         Ok(p) => p.get_children().await.unwrap_or_default(),
         Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn children(pairs: &[(u64, &[u64])]) -> HashMap<u64, Vec<u64>> {
+        pairs
+            .iter()
+            .map(|(id, kids)| (*id, kids.to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn a_tree_is_read_root_first_with_children_in_order() {
+        let kids = children(&[(1, &[2, 5]), (2, &[3, 4])]);
+        let order = tree_order(1, &kids, |_| true);
+        assert_eq!(
+            order,
+            [
+                (1, None),
+                (2, Some(1)),
+                (3, Some(2)),
+                (4, Some(2)),
+                (5, Some(1))
+            ]
+        );
+    }
+
+    #[test]
+    fn an_app_naming_an_ancestor_or_a_child_twice_still_gives_a_tree() {
+        // The frame (1) named as its grandchild's child, and 3 as a child
+        // of both 1 and 2: each node comes once, under where it was reached.
+        let kids = children(&[(1, &[2, 3]), (2, &[3]), (3, &[1, 4])]);
+        let order = tree_order(1, &kids, |_| true);
+        assert_eq!(order, [(1, None), (2, Some(1)), (3, Some(2)), (4, Some(3))]);
+    }
+
+    #[test]
+    fn ids_the_read_does_not_hold_are_left_out_with_what_is_below_them() {
+        let kids = children(&[(1, &[2, 3]), (2, &[4])]);
+        let order = tree_order(1, &kids, |id| id != 2);
+        assert_eq!(order, [(1, None), (3, Some(1))]);
     }
 }
