@@ -17,6 +17,9 @@ use wayrig_host::Capture;
 
 /// Grey behind transparent pixels, so every captured pixel is opaque.
 const BACKGROUND: [f32; 4] = [0.18, 0.18, 0.18, 1.0];
+/// The most pixels a capture holds (8192 x 8192, 256 MiB): a window's size
+/// is the app's to say, and one past any display is refused, not allocated.
+const CAPTURE_PIXELS_MOST: u64 = 1 << 26;
 
 /// Opaque pixels, row-major without padding, one word per pixel holding the
 /// bytes R, G, B, A in memory order (pixman's A8B8G8R8 on a little-endian machine).
@@ -197,6 +200,12 @@ where
             size.w, size.h
         ));
     }
+    if size.w as u64 * size.h as u64 > CAPTURE_PIXELS_MOST {
+        return Err(format!(
+            "the surface is {}x{} pixels, more than a capture holds ({CAPTURE_PIXELS_MOST} pixels)",
+            size.w, size.h
+        ));
+    }
     let (w, h) = (size.w as usize, size.h as usize);
     // Rendered straight into memory we own and hand on: no read-back, no copy.
     let mut words = vec![0u32; w * h];
@@ -227,4 +236,28 @@ where
         height: size.h as u32,
         words,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_surface_larger_than_a_capture_holds_is_refused_before_memory_is_taken() {
+        let mut renderer = PixmanRenderer::new().expect("a pixman renderer");
+        let none: &[Element] = &[];
+        // What an app that sets a window geometry of i32::MAX would ask.
+        let huge = Size::from((i32::MAX, i32::MAX));
+        let refused = render(&mut renderer, none, huge, Scale::from(1.0));
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|why| why.contains("more than a capture holds")),
+            "{:?}",
+            refused.map(|p| (p.width, p.height))
+        );
+        let small = render(&mut renderer, none, Size::from((4, 3)), Scale::from(1.0))
+            .expect("a 4x3 capture");
+        assert_eq!((small.width, small.height), (4, 3));
+    }
 }

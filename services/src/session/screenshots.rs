@@ -305,18 +305,25 @@ fn device_size(content: &Rect, scale: f64) -> (u32, u32) {
 /// The grey a capture shows where nothing is drawn (the compositor's).
 const NOTHING_DRAWN: [u8; 4] = [46, 46, 46, 255];
 
+/// How far right and down of a window's origin its image grows to hold its
+/// popups, in pixels: a popup the app places further (a display is smaller)
+/// is cut there rather than drawn into an image of any size it asks.
+const POPUP_REACH_MOST: i64 = 8192;
+
 /// `layers` drawn over `base`, each at its place (pixels from the base's
-/// origin): the image grows right and down to hold them; what lies left of
-/// or above the origin is cut.
+/// origin): the image grows right and down to hold them, up to
+/// `POPUP_REACH_MOST`; what lies left of or above the origin is cut.
 fn over(base: Capture, layers: &[((i64, i64), Capture)]) -> Capture {
     if layers.is_empty() {
         return base;
     }
     let reach = |along: fn(&Capture) -> u32, place: fn(&(i64, i64)) -> i64| {
+        let own = i64::from(along(&base));
         layers
             .iter()
-            .map(|(at, l)| place(at) + i64::from(along(l)))
-            .fold(i64::from(along(&base)), i64::max)
+            .map(|(at, l)| place(at).saturating_add(i64::from(along(l))))
+            .fold(own, i64::max)
+            .min(own.max(POPUP_REACH_MOST))
     };
     let width = reach(|c| c.width, |at| at.0);
     let height = reach(|c| c.height, |at| at.1);
@@ -324,9 +331,9 @@ fn over(base: Capture, layers: &[((i64, i64), Capture)]) -> Capture {
     let mut rgba = NOTHING_DRAWN.repeat(w * h);
     let mut blit = |at: (i64, i64), image: &Capture| {
         let (iw, ih) = (image.width as i64, image.height as i64);
-        for y in at.1.max(0)..(at.1 + ih).min(height) {
+        for y in at.1.max(0)..at.1.saturating_add(ih).min(height) {
             let from_x = at.0.max(0);
-            let to_x = (at.0 + iw).min(width);
+            let to_x = at.0.saturating_add(iw).min(width);
             if from_x >= to_x {
                 continue;
             }
@@ -576,7 +583,7 @@ impl Session {
             let Ok(pixels) = self.host.capture_window(popup.handle).await else {
                 continue;
             };
-            let at = |p: i32, w: i32| (f64::from(p - w) * window.scale).round() as i64;
+            let at = |p: i32, w: i32| ((f64::from(p) - f64::from(w)) * window.scale).round() as i64;
             let place = (
                 at(popup.content.x, window.content.x),
                 at(popup.content.y, window.content.y),
@@ -790,6 +797,38 @@ mod tests {
         assert_eq!(image.rgba[(3 * 5) * 4..(3 * 5) * 4 + 4], NOTHING_DRAWN);
         let alone = over(solid(2, 2, 7), &[]);
         assert_eq!((alone.width, alone.height, alone.rgba[0]), (2, 2, 7));
+    }
+
+    #[test]
+    fn a_popup_placed_past_any_display_is_cut_not_grown_into() {
+        use super::{over, POPUP_REACH_MOST};
+        use wayrig_host::Capture;
+        let solid = |width, height, v: u8| Capture {
+            width,
+            height,
+            rgba: [v, v, v, 255].repeat((width * height) as usize),
+        };
+        let most = POPUP_REACH_MOST as u32;
+        // A popup an app placed a million pixels to the right, one at i64's
+        // end, and one straddling the bound: the image stops at the bound.
+        let image = over(
+            solid(4, 3, 10),
+            &[
+                ((1_000_000, 0), solid(1, 1, 200)),
+                ((i64::MAX, 0), solid(1, 1, 200)),
+                ((POPUP_REACH_MOST - 1, 0), solid(2, 2, 90)),
+            ],
+        );
+        assert_eq!((image.width, image.height), (most, 3));
+        let last = (most as usize - 1) * 4;
+        assert_eq!(image.rgba[last], 90, "the straddling popup's first column");
+        assert_eq!(image.rgba[0], 10, "the window");
+        // And down.
+        let tall = over(solid(4, 3, 10), &[((0, i64::MAX), solid(1, 1, 200))]);
+        assert_eq!((tall.width, tall.height), (4, most));
+        // A window wider than the bound keeps its own size.
+        let wide = over(solid(most + 2, 1, 10), &[((0, 0), solid(1, 1, 90))]);
+        assert_eq!((wide.width, wide.height), (most + 2, 1));
     }
 
     use super::*;
