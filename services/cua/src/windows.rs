@@ -27,6 +27,9 @@ use wayrig_services::session::{display_of, primary_display};
 const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(30);
 /// Keepalives come no more often than this, whatever a watch asks.
 const MIN_KEEPALIVE: Duration = Duration::from_millis(10);
+/// Keepalives come at least this often: a longer interval (up to `i64::MAX`
+/// seconds on the wire) is taken as this one.
+const MAX_KEEPALIVE: Duration = Duration::from_secs(24 * 60 * 60);
 /// Events a watch may have in flight before the reader is waited for.
 const WATCH_BUFFER: usize = 64;
 
@@ -155,6 +158,13 @@ fn duration(d: Option<prost_types::Duration>, field: &str) -> Result<Option<Dura
     }
 }
 
+/// How often a watch's keepalives come, as asked, within the bounds.
+fn keepalive_every(asked: Option<prost_types::Duration>) -> Result<Duration, Status> {
+    Ok(duration(asked, "keepalive_interval")?
+        .unwrap_or(DEFAULT_KEEPALIVE)
+        .clamp(MIN_KEEPALIVE, MAX_KEEPALIVE))
+}
+
 #[tonic::async_trait]
 impl WindowsService for Windows {
     async fn list_windows(
@@ -175,9 +185,7 @@ impl WindowsService for Windows {
         request: Request<v1::WatchWindowsRequest>,
     ) -> Result<Response<Self::WatchWindowsStream>, Status> {
         let request = request.into_inner();
-        let every = duration(request.keepalive_interval, "keepalive_interval")?
-            .unwrap_or(DEFAULT_KEEPALIVE)
-            .max(MIN_KEEPALIVE);
+        let every = keepalive_every(request.keepalive_interval)?;
         let filter = Filter::from_wire(request.filter);
         let (tx, rx) = mpsc::channel(WATCH_BUFFER);
         let (session, stop) = (self.session.clone(), self.stop.clone());
@@ -467,5 +475,20 @@ mod tests {
         assert!(matches!(&events[2], Event::Created(w) if handle(w).id == 3));
         assert_eq!(events.len(), 3);
         assert!(changes(&now, &now).is_empty());
+    }
+
+    #[test]
+    fn keepalive_intervals_are_kept_within_bounds_even_at_the_wires_largest() {
+        let asked =
+            |seconds, nanos| keepalive_every(Some(prost_types::Duration { seconds, nanos }));
+        assert_eq!(keepalive_every(None).unwrap(), DEFAULT_KEEPALIVE);
+        assert_eq!(asked(0, 0).unwrap(), MIN_KEEPALIVE);
+        assert_eq!(asked(2, 0).unwrap(), Duration::from_secs(2));
+        assert_eq!(asked(i64::MAX, 999_999_999).unwrap(), MAX_KEEPALIVE);
+        // The next keepalive's deadline is reachable from now at the bound.
+        assert!(tokio::time::Instant::now()
+            .checked_add(MAX_KEEPALIVE)
+            .is_some());
+        assert!(asked(-1, 0).is_err());
     }
 }
