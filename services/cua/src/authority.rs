@@ -20,6 +20,10 @@ const PRIORITY: u8 = 0x20;
 const MAX_FRAME: usize = 16_384;
 /// The largest header block read whole, past what any gRPC client sends.
 const HEADER_BLOCK_LIMIT: usize = 256 * 1024;
+/// The largest header block written on once decoded. Indexed fields make a
+/// block decode to far more than it is (a field of a few KiB in the table,
+/// named again in one byte each); servers take far less (tonic 16 KiB).
+const DECODED_BLOCK_LIMIT: usize = 1024 * 1024;
 /// What a Unix socket's authority is taken as.
 const LOCAL: &[u8] = b"localhost";
 
@@ -157,18 +161,30 @@ fn malformed() -> std::io::Error {
 /// with literals only (the server's table stays empty, ours in step).
 fn mended_block(decoder: &mut hpack::Decoder, block: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(block.len() + 16);
+    let mut too_large = false;
     let decoded = decoder.decode_with_cb(block, |name: Cow<[u8]>, value: Cow<[u8]>| {
         let value: &[u8] = if &*name == b":authority" {
             LOCAL
         } else {
             &value
         };
+        // A field's literal takes its bytes and at most 11 more.
+        too_large = too_large || out.len() + name.len() + value.len() + 11 > DECODED_BLOCK_LIMIT;
+        if too_large {
+            return;
+        }
         // A literal header field without indexing, new name (RFC 7541 6.2.2).
         out.push(0x00);
         literal(&mut out, &name);
         literal(&mut out, value);
     });
     decoded.map_err(|_| malformed())?;
+    if too_large {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a header block decoding to more than {DECODED_BLOCK_LIMIT} bytes"),
+        ));
+    }
     Ok(out)
 }
 
@@ -254,6 +270,27 @@ mod tests {
         let mended = mended_block(&mut decoder, &again).unwrap();
         let headers = hpack::Decoder::new().decode(&mended).unwrap();
         assert_eq!(headers, [(b":authority".to_vec(), b"localhost".to_vec())]);
+    }
+
+    #[test]
+    fn a_block_that_decodes_to_more_than_the_limit_is_refused_not_grown() {
+        // One 4 KiB field into the client's table (literal with incremental
+        // indexing, new name), then named again 10,000 times in a byte each
+        // (indexed field 62, the table's first entry): 40 MB decoded.
+        let mut block = vec![0x40];
+        literal(&mut block, b"x");
+        literal(&mut block, &[b'y'; 4000]);
+        block.extend([0x80 | 62; 10_000]);
+        let refused = mended_block(&mut hpack::Decoder::new(), &block);
+        let why = refused.expect_err("refused").to_string();
+        assert!(why.contains("more than 1048576 bytes"), "{why}");
+        // The same field named a few times passes.
+        let mut few = vec![0x40];
+        literal(&mut few, b"x");
+        literal(&mut few, &[b'y'; 4000]);
+        few.extend([0x80 | 62; 3]);
+        let mended = mended_block(&mut hpack::Decoder::new(), &few).unwrap();
+        assert_eq!(hpack::Decoder::new().decode(&mended).unwrap().len(), 4);
     }
 
     #[test]
