@@ -222,8 +222,10 @@ pub fn visibility(front_to_back: &[Option<Rect>], output: Rect) -> Vec<bool> {
 fn intersection(a: &Rect, b: &Rect) -> Option<Rect> {
     let x1 = a.x.max(b.x);
     let y1 = a.y.max(b.y);
-    let x2 = (a.x + a.width).min(b.x + b.width);
-    let y2 = (a.y + a.height).min(b.y + b.height);
+    let x2 = a.x.saturating_add(a.width).min(b.x.saturating_add(b.width));
+    let y2 =
+        a.y.saturating_add(a.height)
+            .min(b.y.saturating_add(b.height));
     (x2 > x1 && y2 > y1).then(|| Rect::new(x1, y1, x2 - x1, y2 - y1))
 }
 

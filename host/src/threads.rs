@@ -300,7 +300,9 @@ fn read_timespec(pid: u32, address: u64) -> Option<libc::timespec> {
 
 /// A timespec's length in whole ms, `u32::MAX` past it.
 fn ms_of(ts: libc::timespec) -> u32 {
-    let ms = (ts.tv_sec as u64).saturating_mul(1000) + ts.tv_nsec as u64 / 1_000_000;
+    let ms = (ts.tv_sec as u64)
+        .saturating_mul(1000)
+        .saturating_add(ts.tv_nsec as u64 / 1_000_000);
     u32::try_from(ms).unwrap_or(u32::MAX)
 }
 
@@ -320,6 +322,16 @@ mod tests {
         assert_eq!(poll_timeout(1, nr, &args), Some(u32::MAX));
         assert_eq!(syscall_of("running"), None);
         assert_eq!(syscall_of("202 0x1 0x189"), None);
+    }
+
+    #[test]
+    fn a_timeout_read_from_an_app_past_u32_ms_is_u32_max_and_never_overflows() {
+        let ts = |tv_sec, tv_nsec| libc::timespec { tv_sec, tv_nsec };
+        assert_eq!(ms_of(ts(1, 500_000_000)), 1500);
+        assert_eq!(ms_of(ts(5_000_000, 0)), u32::MAX);
+        assert_eq!(ms_of(ts(i64::MAX, 999_999_999)), u32::MAX);
+        // The kernel's check is the app's to pass: a negative nanosecond count too.
+        assert_eq!(ms_of(ts(0, -1)), u32::MAX);
     }
 
     /// The first wake of a process group's main loop `main_loop_wake`

@@ -66,6 +66,18 @@ impl CompositorHandler for State {
 }
 delegate_compositor!(State);
 
+/// A span of buffer pixels (start, length) as points at `scale`, rounded
+/// outwards. Apps damage "everything" as (0, i32::MAX): the sums saturate
+/// rather than overflow.
+fn pixels_to_points(start: i32, length: i32, scale: i32) -> (i32, i32) {
+    let from = start.div_euclid(scale);
+    let to = start
+        .saturating_add(length)
+        .saturating_add(scale - 1)
+        .div_euclid(scale);
+    (from, to.saturating_sub(from))
+}
+
 /// What a root surface's commit damaged, in its content's coordinates
 /// (logical points), with where the content lies in the surface and the
 /// buffer scale. The rectangles are `None` where they cannot be placed: a
@@ -100,20 +112,48 @@ fn commit_damage(surface: &WlSurface) -> (Option<Vec<Rect>>, Rect, i32) {
                 .map(|d| {
                     let (x, y, w, h) = match d {
                         SurfaceDamage::Surface(r) => (r.loc.x, r.loc.y, r.size.w, r.size.h),
-                        // Buffer pixels to points, rounded outwards.
-                        SurfaceDamage::Buffer(r) => (
-                            r.loc.x.div_euclid(scale),
-                            r.loc.y.div_euclid(scale),
-                            (r.loc.x + r.size.w + scale - 1).div_euclid(scale)
-                                - r.loc.x.div_euclid(scale),
-                            (r.loc.y + r.size.h + scale - 1).div_euclid(scale)
-                                - r.loc.y.div_euclid(scale),
-                        ),
+                        SurfaceDamage::Buffer(r) => {
+                            let (x, w) = pixels_to_points(r.loc.x, r.size.w, scale);
+                            let (y, h) = pixels_to_points(r.loc.y, r.size.h, scale);
+                            (x, y, w, h)
+                        }
                     };
-                    Rect::new(x - content.x, y - content.y, w, h)
+                    Rect::new(
+                        x.saturating_sub(content.x),
+                        y.saturating_sub(content.y),
+                        w,
+                        h,
+                    )
                 })
                 .collect()
         });
         (rects, content, scale)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_damage_is_rounded_out_to_points_and_everything_saturates() {
+        assert_eq!(
+            pixels_to_points(3, 4, 2),
+            (1, 3),
+            "pixels 3..7 are points 1..4"
+        );
+        assert_eq!(
+            pixels_to_points(-3, 2, 2),
+            (-2, 2),
+            "pixels -3..-1 are points -2..0"
+        );
+        // damage_buffer(0, 0, INT32_MAX, INT32_MAX), as EGL sends for "all".
+        assert_eq!(pixels_to_points(0, i32::MAX, 1), (0, i32::MAX));
+        assert_eq!(pixels_to_points(0, i32::MAX, 2), (0, i32::MAX / 2));
+        assert_eq!(pixels_to_points(i32::MAX, i32::MAX, 3).1, 0);
+        assert_eq!(
+            pixels_to_points(i32::MIN, i32::MAX, 1),
+            (i32::MIN, i32::MAX)
+        );
+    }
 }
