@@ -72,7 +72,7 @@ impl PipeToSpawn {
         drop(self.browser_reads);
         drop(self.browser_writes);
         let pipe = Arc::new(DevToolsPipe {
-            commands: Mutex::new(File::from(self.we_write)),
+            commands: Arc::new(Mutex::new(File::from(self.we_write))),
             waiting: Arc::new(Mutex::new(Some(HashMap::new()))),
             next_id: AtomicU64::new(1),
             sessions: Mutex::default(),
@@ -158,7 +158,9 @@ fn read_answers(answers: File, waiting: &Mutex<Option<HashMap<u64, AnswerTo>>>) 
 
 /// A connection to one browser's DevTools.
 pub struct DevToolsPipe {
-    commands: Mutex<File>,
+    /// Written on a blocking thread: a browser that stops reading (stopped,
+    /// or busy) leaves the write waiting there, never a runtime worker.
+    commands: Arc<Mutex<File>>,
     waiting: Waiting,
     next_id: AtomicU64,
     /// The DevTools session attached to each page target, by target id.
@@ -199,13 +201,33 @@ impl DevToolsPipe {
         }
         let mut bytes = message.to_string().into_bytes();
         bytes.push(0);
-        if let Err(e) = self.commands.lock().unwrap().write_all(&bytes) {
-            self.forget(id);
-            return Err(HostError::Failed(format!(
-                "cannot write to the browser's DevTools pipe: {e}"
-            )));
+        let deadline = tokio::time::Instant::now() + limit;
+        let commands = self.commands.clone();
+        let write = tokio::task::spawn_blocking(move || commands.lock().unwrap().write_all(&bytes));
+        match tokio::time::timeout_at(deadline, write).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => {
+                self.forget(id);
+                return Err(HostError::Failed(format!(
+                    "cannot write to the browser's DevTools pipe: {e}"
+                )));
+            }
+            Ok(Err(e)) => {
+                self.forget(id);
+                return Err(HostError::Failed(format!(
+                    "writing to the browser's DevTools pipe failed: {e}"
+                )));
+            }
+            // The write goes on on its thread, whole, once the browser reads.
+            Err(_) => {
+                self.forget(id);
+                return Err(HostError::Timeout(
+                    limit,
+                    format!("the browser did not read {method} from its DevTools pipe"),
+                ));
+            }
         }
-        match tokio::time::timeout(limit, rx).await {
+        match tokio::time::timeout_at(deadline, rx).await {
             Ok(Ok(Ok(result))) => Ok(result),
             Ok(Ok(Err(message))) => Err(HostError::Failed(format!(
                 "the browser refused {method}: {message}"
@@ -468,6 +490,45 @@ fn group_of(pid: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A DevTools pipe to a browser that reads nothing: the read end is
+    /// kept open, never read.
+    fn unread_pipe() -> (Arc<DevToolsPipe>, OwnedFd) {
+        let (read, write) = pipe_above_answers_fd().expect("a pipe");
+        let pipe = Arc::new(DevToolsPipe {
+            commands: Arc::new(Mutex::new(File::from(write))),
+            waiting: Arc::new(Mutex::new(Some(HashMap::new()))),
+            next_id: AtomicU64::new(1),
+            sessions: Mutex::default(),
+        });
+        (pipe, read)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_browser_that_reads_nothing_times_calls_out_and_the_runtime_goes_on() {
+        let (pipe, unread) = unread_pipe();
+        // Past any pipe's buffer: the write cannot end while nothing reads.
+        let script = "x".repeat(4 << 20);
+        let limit = Duration::from_millis(300);
+        let big = pipe.call(
+            "Runtime.evaluate",
+            json!({"expression": script}),
+            None,
+            limit,
+        );
+        let answer = big.await;
+        assert!(
+            matches!(&answer, Err(HostError::Timeout(_, why)) if why.contains("did not read")),
+            "{answer:?}"
+        );
+        // The one worker is free: a timer on it fires, and the next call
+        // is answered within its limit too (its write waits behind the first).
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let next = pipe.call("Target.getTargets", json!({}), None, limit).await;
+        assert!(matches!(next, Err(HostError::Timeout(..))), "{next:?}");
+        // The browser ends: the writes left waiting fail, and their threads end.
+        drop(unread);
+    }
 
     #[test]
     fn a_window_shows_the_page_of_its_title() {
