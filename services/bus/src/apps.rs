@@ -187,15 +187,22 @@ impl Apps {
                 .iter()
                 .filter(|w| matches!(w.kind, WindowKind::Normal | WindowKind::Dialog))
                 .collect();
+            let mut named_now = Vec::new();
             for w in &tops {
                 let Some(pid) = w.pid else { continue };
                 let named = self.names.lock().unwrap().name_app(pid, &w.app_id);
                 if let Some(name) = named {
                     self.start_worker(&name, pid);
-                    on_named(&name, pid, &w.app_id);
+                    named_now.push((name, pid, w.app_id.as_str()));
                 }
             }
+            // Each app's window is recorded before its name is told: a
+            // client that hears of a name finds the window it came with
+            // (told first, a starved Bus answered it BUSY, showing none).
             self.follow_windows(&tops);
+            for (name, pid, app_id) in named_now {
+                on_named(&name, pid, app_id);
+            }
             if windows.changed().await.is_err() {
                 return;
             }
