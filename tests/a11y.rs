@@ -392,8 +392,11 @@ async fn actions_change_state_that_a_read_after_settle_shows() {
 async fn gtk3_widget_factory_tree_is_read_and_placed() {
     let (session, host, _c) = session().await;
     let mapped = launch_and_wait(&*host, &["gtk3-widget-factory"], APP_START).await;
+    // It may still be fitting its size after it maps (a starved factory
+    // mapped at 1304 px wide and grew to 1413 after the tree was read):
+    // once settled, the tree and the window's geometry are of one moment.
+    session.settle(mapped.handle, SHORT).await.unwrap();
     let tree = session.tree(mapped.handle).await.unwrap();
-    // Its geometry as the tree was placed on (it may have been fitted since it mapped).
     let win = host
         .windows()
         .await
