@@ -93,6 +93,8 @@ pub enum AgentCommand {
     /// Replace a field's value.
     Fill {
         target: String,
+        /// Text or a number ("-5" too).
+        #[arg(allow_hyphen_values = true)]
         text: String,
         #[command(flatten)]
         settle: Settle,
@@ -100,6 +102,7 @@ pub enum AgentCommand {
     /// Type text at a field's caret.
     Insert {
         target: String,
+        #[arg(allow_hyphen_values = true)]
         text: String,
         #[command(flatten)]
         settle: Settle,
@@ -143,6 +146,7 @@ pub enum AgentCommand {
         settle: Settle,
     },
     /// Click at X, Y (DIPs in the window's content).
+    #[command(allow_negative_numbers = true)]
     Click {
         x: f64,
         y: f64,
@@ -154,13 +158,15 @@ pub enum AgentCommand {
         settle: Settle,
     },
     /// Move the pointer to X, Y.
+    #[command(allow_negative_numbers = true)]
     Pointer {
         x: f64,
         y: f64,
         #[command(flatten)]
         settle: Settle,
     },
-    /// Scroll by DX, DY at X, Y.
+    /// Scroll by DX, DY at X, Y (a negative DY scrolls up).
+    #[command(allow_negative_numbers = true)]
     Wheel {
         x: f64,
         y: f64,
@@ -173,6 +179,7 @@ pub enum AgentCommand {
     },
     /// Type text into the focused element.
     Type {
+        #[arg(allow_hyphen_values = true)]
         text: String,
         #[command(flatten)]
         settle: Settle,
@@ -834,7 +841,7 @@ fn wait_for(
     let found = extension(
         answer,
         WAIT_FOR_METHOD,
-        "run the app under `wayrig run`, or use `wait` alone",
+        "run the app under `wayrig run` (or `wayrig attach`), or use `wait` alone",
     )?;
     let Some(id) = found["id"].as_str() else {
         state.print("gone".to_string());
@@ -1605,6 +1612,52 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
 mod tests {
     use super::*;
     use wayrig_proto::mygo::LabelFallback;
+
+    /// The agent's commands as the shell passes them.
+    fn parsed(args: &[&str]) -> Result<AgentCommand, clap::Error> {
+        #[derive(clap::Parser, Debug)]
+        struct Line {
+            #[command(subcommand)]
+            command: AgentCommand,
+        }
+        use clap::Parser;
+        Line::try_parse_from(std::iter::once("wayrig").chain(args.iter().copied()))
+            .map(|line| line.command)
+    }
+
+    #[test]
+    fn negative_numbers_and_text_with_a_leading_hyphen_are_values_not_flags() {
+        let wheel = parsed(&["wheel", "100", "100", "0", "-3", "--precise"]).unwrap();
+        assert!(
+            matches!(wheel, AgentCommand::Wheel { dy, precise: true, .. } if dy == -3.0),
+            "{wheel:?}"
+        );
+        let click = parsed(&["click", "-1", "5"]).unwrap();
+        assert!(
+            matches!(click, AgentCommand::Click { x, .. } if x == -1.0),
+            "{click:?}"
+        );
+        let fill = parsed(&["fill", "@e5", "-5", "--settle"]).unwrap();
+        assert!(
+            matches!(&fill, AgentCommand::Fill { text, .. } if text == "-5"),
+            "{fill:?}"
+        );
+        for (verb, text) in [("type", "-x"), ("insert", "-y z")] {
+            let args: Vec<&str> = if verb == "type" {
+                vec![verb, text]
+            } else {
+                vec![verb, "@e1", text]
+            };
+            let command = parsed(&args).unwrap();
+            let got = match &command {
+                AgentCommand::Type { text, .. } | AgentCommand::Insert { text, .. } => text,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(got, text);
+        }
+        // A flag the command lacks is still refused.
+        assert!(parsed(&["wheel", "1", "1", "0", "1", "--sideways"]).is_err());
+    }
 
     #[test]
     fn a_menu_button_and_the_toggle_it_wraps_are_one_line() {
