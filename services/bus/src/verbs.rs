@@ -214,7 +214,7 @@ const VERBS: &[Verb] = &[
     },
     Verb {
         name: "app.describe",
-        description: "Every verb with its arguments. Traces give what the seat delivered in each frame; egui's own verdicts (clicked, hovered, no_longer_a_click) are not visible to a compositor and are left out.",
+        description: "Every verb with its arguments. Traces give what the seat delivered in each frame and the compositor's own verdicts (clicked, hovered, no_longer_a_click, from the pointer and the nodes' rects); egui's own are not visible to a compositor.",
         read_only: true,
         traced: false,
         args: &[],
