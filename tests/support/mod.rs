@@ -186,7 +186,10 @@ pub fn wait_ended(pids: &[i32], timeout: Duration) -> Vec<i32> {
         .collect()
 }
 
-/// Wait on the window event stream until `pred` holds for some window's new state.
+/// Wait on the window event stream until `pred` holds for some window's
+/// new state. The watch's windows follow the events read, so that a later
+/// wait finds a window whose change this one read past (two apps started
+/// together map in either order).
 pub async fn wait_window(
     watch: &mut WindowWatch,
     timeout: Duration,
@@ -201,6 +204,19 @@ pub async fn wait_window(
             .await
             .expect("timed out waiting for a window event")
             .expect("window event stream ended");
+        match &ev {
+            WindowEvent::Created(w) | WindowEvent::Updated(w) => {
+                match watch
+                    .windows
+                    .iter_mut()
+                    .find(|kept| kept.handle == w.handle)
+                {
+                    Some(kept) => *kept = w.clone(),
+                    None => watch.windows.push(w.clone()),
+                }
+            }
+            WindowEvent::Closed(handle) => watch.windows.retain(|kept| kept.handle != *handle),
+        }
         match ev {
             WindowEvent::Created(w) | WindowEvent::Updated(w) if pred(&w) => return w,
             _ => {}
