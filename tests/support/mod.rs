@@ -187,9 +187,10 @@ pub fn wait_ended(pids: &[i32], timeout: Duration) -> Vec<i32> {
 }
 
 /// Wait on the window event stream until `pred` holds for some window's
-/// new state. The watch's windows follow the events read, so that a later
-/// wait finds a window whose change this one read past (two apps started
-/// together map in either order).
+/// new state. The windows a wait reads past join the watch's, so that a
+/// later wait finds them (two apps started together map in either order);
+/// the one it answers does not: the caller reads what follows of it, and
+/// a later wait for such a window wants the next one (a menu opened again).
 pub async fn wait_window(
     watch: &mut WindowWatch,
     timeout: Duration,
@@ -204,22 +205,19 @@ pub async fn wait_window(
             .await
             .expect("timed out waiting for a window event")
             .expect("window event stream ended");
-        match &ev {
+        match ev {
+            WindowEvent::Created(w) | WindowEvent::Updated(w) if pred(&w) => return w,
             WindowEvent::Created(w) | WindowEvent::Updated(w) => {
                 match watch
                     .windows
                     .iter_mut()
                     .find(|kept| kept.handle == w.handle)
                 {
-                    Some(kept) => *kept = w.clone(),
-                    None => watch.windows.push(w.clone()),
+                    Some(kept) => *kept = w,
+                    None => watch.windows.push(w),
                 }
             }
-            WindowEvent::Closed(handle) => watch.windows.retain(|kept| kept.handle != *handle),
-        }
-        match ev {
-            WindowEvent::Created(w) | WindowEvent::Updated(w) if pred(&w) => return w,
-            _ => {}
+            WindowEvent::Closed(handle) => watch.windows.retain(|kept| kept.handle != handle),
         }
     }
 }
