@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use wayrig_host::Rect;
 
-use crate::model::{Error, Node, Range};
+use crate::model::{Error, Node, Range, Role};
 use crate::session::Menu;
 
 /// Where one phase of a read spent its time, and the calls it made to the
@@ -230,6 +230,10 @@ pub trait Accessibility: Send + Sync {
     /// The parent of an object the app named; `None` at the top or when the
     /// app does not tell.
     async fn parent_of(&self, picked: &Picked) -> Option<Picked>;
+
+    /// What an object the app named is, and its name; `None` when the app
+    /// does not tell.
+    async fn role_and_name(&self, picked: &Picked) -> Option<(Role, String)>;
 
     /// The node the app says is at a point inside `within` (see `at_point`);
     /// `None` when it cannot tell.

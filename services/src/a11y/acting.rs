@@ -13,7 +13,7 @@ use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, ScrollType};
 use super::objects::{object_proxy, ref_id};
 use super::{call_failed, A11y};
 use crate::access::Picked;
-use crate::model::{Error, Range};
+use crate::model::{Error, Range, Role};
 
 /// The interfaces of an object, as the session asks of them.
 pub(super) fn interfaces(set: InterfaceSet) -> crate::access::Interfaces {
@@ -100,16 +100,26 @@ impl A11y {
         coords
     }
 
-    pub(super) async fn parent_of_picked(&self, child: &Picked) -> Option<Picked> {
-        let proxy = AccessibleProxy::builder(&self.conn)
-            .destination(child.bus_name.as_str())
-            .and_then(|b| b.path(child.path.as_str()))
+    async fn picked_proxy(&self, picked: &Picked) -> Option<AccessibleProxy<'static>> {
+        AccessibleProxy::builder(&self.conn)
+            .destination(picked.bus_name.clone())
+            .and_then(|b| b.path(picked.path.clone()))
             .ok()?
             .cache_properties(zbus::proxy::CacheProperties::No)
             .build()
             .await
-            .ok()?;
+            .ok()
+    }
+
+    pub(super) async fn parent_of_picked(&self, child: &Picked) -> Option<Picked> {
+        let proxy = self.picked_proxy(child).await?;
         picked(&proxy.parent().await.ok()?)
+    }
+
+    pub(super) async fn role_and_name_of_picked(&self, picked: &Picked) -> Option<(Role, String)> {
+        let proxy = self.picked_proxy(picked).await?;
+        let (role, states, name) = tokio::join!(proxy.get_role(), proxy.get_state(), proxy.name());
+        Some((super::mapping::role(role.ok()?, &states.ok()?), name.ok()?))
     }
 
     pub(super) async fn actions_of(&self, id: u64) -> Result<Vec<String>, Error> {

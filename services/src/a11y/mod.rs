@@ -29,7 +29,7 @@ use crate::access::{
     Accessibility, AnnouncementsRead, App, AppItems, Frame, FrameHead, Interfaces, Picked, Read,
     Span,
 };
-use crate::model::{Error, Range};
+use crate::model::{Error, Range, Role};
 use event_marks::Marks;
 use events::{watch_changes, Announcements, Watch};
 use facts::Lasting;
@@ -524,6 +524,10 @@ impl Accessibility for A11y {
 
     async fn parent_of(&self, picked: &Picked) -> Option<Picked> {
         self.parent_of_picked(picked).await
+    }
+
+    async fn role_and_name(&self, picked: &Picked) -> Option<(Role, String)> {
+        self.role_and_name_of_picked(picked).await
     }
 
     fn interfaces(&self, id: u64) -> Option<Interfaces> {

@@ -16,7 +16,7 @@ use crate::access::{
     node_id, Accessibility, AnnouncementsRead, App, AppItems, Frame, FrameHead, Interfaces, Picked,
     Read, Span,
 };
-use crate::model::{Error, Node, Range};
+use crate::model::{Error, Node, Range, Role};
 
 /// The fake app's unique bus name.
 const BUS: &str = ":1.7";
@@ -51,8 +51,14 @@ struct Recorded {
     values: HashMap<u64, Range>,
     /// The element the app names at every point (one drawn over the rest).
     covered_by: Option<u64>,
+    /// Objects the app has and a read leaves out, by id, their parents'
+    /// ids given.
+    unread: HashMap<u64, Node>,
     grants_focus: bool,
     sets_text: bool,
+    /// The app will not place a caret or select text when asked, and
+    /// reports its caret at the end of the text.
+    refuses_offsets: bool,
     /// The change count at which an event last named each node.
     named: HashMap<u64, u64>,
     asked: Vec<String>,
@@ -89,8 +95,10 @@ impl FakeAccess {
                 actions: HashMap::new(),
                 values: HashMap::new(),
                 covered_by: None,
+                unread: HashMap::new(),
                 grants_focus: false,
                 sets_text: false,
+                refuses_offsets: false,
                 named: HashMap::new(),
                 asked: Vec::new(),
             }),
@@ -137,6 +145,19 @@ impl FakeAccess {
         self
     }
 
+    /// The app has an object (numbered, its parent too) that a read leaves
+    /// out: one it creates as asked, or made since the read.
+    pub(crate) fn with_unread(self, mut object: Node) -> Self {
+        {
+            let mut app = self.app.lock().unwrap();
+            app.numbers.insert(id(object.id), object.id);
+            object.id = id(object.id);
+            object.parent = object.parent.map(id);
+            app.unread.insert(object.id, object);
+        }
+        self
+    }
+
     /// The app grants focus when asked (GTK 3), or not (GTK 4).
     pub(crate) fn granting_focus(self) -> Self {
         self.app.lock().unwrap().grants_focus = true;
@@ -146,6 +167,13 @@ impl FakeAccess {
     /// The app replaces a text field's text when asked (GTK 3), or not.
     pub(crate) fn setting_text(self) -> Self {
         self.app.lock().unwrap().sets_text = true;
+        self
+    }
+
+    /// The app will not place a caret or select text when asked (and
+    /// keeps its caret at the end of the text).
+    pub(crate) fn refusing_offsets(self) -> Self {
+        self.app.lock().unwrap().refuses_offsets = true;
         self
     }
 
@@ -349,8 +377,20 @@ impl Accessibility for FakeAccess {
 
     async fn parent_of(&self, picked: &Picked) -> Option<Picked> {
         let app = self.app.lock().unwrap();
-        let parent = FakeAccess::element(&app, picked.id()).ok()?.parent?;
+        let parent = match app.unread.get(&picked.id()) {
+            Some(unread) => unread.parent?,
+            None => FakeAccess::element(&app, picked.id()).ok()?.parent?,
+        };
         FakeAccess::picked(parent, &app)
+    }
+
+    async fn role_and_name(&self, picked: &Picked) -> Option<(Role, String)> {
+        let app = self.app.lock().unwrap();
+        let object = match app.unread.get(&picked.id()) {
+            Some(unread) => unread,
+            None => FakeAccess::element(&app, picked.id()).ok()?,
+        };
+        Some((object.role, object.name.clone()))
     }
 
     fn span(&self, _phase: &'static str, _began: std::time::Instant, _calls: usize) {}
@@ -421,17 +461,28 @@ impl Accessibility for FakeAccess {
 
     async fn select_text(&self, id: u64, from: i32, to: i32) -> Result<bool, Error> {
         let mut app = self.app.lock().unwrap();
+        if app.refuses_offsets {
+            return Ok(false);
+        }
         let what = format!("select {from}..{to} {}", app.numbers[&id]);
         self.did(&mut app, id, what);
         Ok(true)
     }
 
-    async fn caret(&self, _id: u64) -> Result<i32, Error> {
-        Ok(0)
+    async fn caret(&self, id: u64) -> Result<i32, Error> {
+        let app = self.app.lock().unwrap();
+        if !app.refuses_offsets {
+            return Ok(0);
+        }
+        let node = FakeAccess::element(&app, id)?;
+        Ok(node.value.as_deref().unwrap_or("").chars().count() as i32)
     }
 
     async fn set_caret(&self, id: u64, at: i32) -> Result<bool, Error> {
         let mut app = self.app.lock().unwrap();
+        if app.refuses_offsets {
+            return Ok(false);
+        }
         let what = format!("caret {at} {}", app.numbers[&id]);
         app.asked.push(what);
         Ok(true)

@@ -183,6 +183,7 @@ impl Session {
             };
             // An object the read left out (GTK 4's text inside an entry):
             // the nearest of its ancestors the tree holds.
+            let unread = picked.clone().filter(|p| tree.node(p.id()).is_none());
             let mut hit = picked;
             for _ in 0..PICK_DEPTH {
                 match &hit {
@@ -193,7 +194,31 @@ impl Session {
                 }
             }
             let hit = hit.map(|p| p.id()).filter(|id| tree.node(*id).is_some());
-            match verdict(&parents, node.id, within, hit) {
+            let verdict = match verdict(&parents, node.id, within, hit) {
+                // Its parents reach an ancestor of the element, not the
+                // element: an object the read did not hold lies there. The
+                // element itself, named by an object made for the asking
+                // (Qt's tree view cells), is of its role and name; anything
+                // else (a row or a dialog come since) would take the click.
+                Verdict::Deeper(_) | Verdict::Undecided if unread.is_some() => {
+                    let named = match &unread {
+                        Some(object) => a11y.role_and_name(object).await,
+                        None => None,
+                    };
+                    if named.is_some_and(|(role, name)| is_named_as(node, role, &name)) {
+                        return Ok(());
+                    }
+                    let inside = hit
+                        .and_then(|h| tree.node(h))
+                        .map(|n| format!(", inside {},", describe(Some(n))))
+                        .unwrap_or_default();
+                    return Err(refused(format!(
+                        "something the tree does not hold{inside} is there"
+                    )));
+                }
+                verdict => verdict,
+            };
+            match verdict {
                 // Where the toolkit itself says the element does not show,
                 // an ancestor named at its place is what a click would hit.
                 Verdict::Undecided if node.states.offscreen => {
@@ -279,6 +304,12 @@ pub(super) fn concealed(node: &Node) -> Error {
 }
 
 /// An element as errors name it: its role and, where it has one, its name.
+/// Whether an object of `role` named `name` is `node` as far as they tell:
+/// of its role, and of its name where both have one.
+fn is_named_as(node: &Node, role: crate::model::Role, name: &str) -> bool {
+    role == node.role && (name.is_empty() || node.name.is_empty() || name == node.name)
+}
+
 fn describe(node: Option<&Node>) -> String {
     match node {
         Some(n) if !n.name.is_empty() => format!("{:?} {:?}", n.role, n.name),

@@ -15,6 +15,21 @@ const FOCUS_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// Tab presses at most while looking for an element along the focus chain.
 const TAB_LIMIT: usize = 400;
 
+/// Arrow presses at most to put a caret where its toolkit would not: an
+/// app's text (and the offsets it reports) can be of any length.
+const CARET_STEPS_MOST: i32 = 10_000;
+
+/// The caret of a field its toolkit would not place lies too far in to
+/// step to by keys.
+fn caret_too_far(node: &Node) -> Error {
+    Error::Unsupported(format!(
+        "the app would not keep the caret of element {} where it was, and it lies more \
+         than {CARET_STEPS_MOST} characters in: focus the field and place its caret \
+         first, then insert",
+        node.id
+    ))
+}
+
 /// How long a toolkit may take to answer a text selection request.
 pub(super) const SELECT_LIMIT: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -224,6 +239,12 @@ impl Session {
         from: i32,
         to: i32,
     ) -> Result<Path, Error> {
+        if to > CARET_STEPS_MOST {
+            return Err(Error::Unsupported(format!(
+                "the app would not select characters {from} to {to}, and stepping there by \
+                 keys takes more than {CARET_STEPS_MOST} presses; select fewer, nearer the start"
+            )));
+        }
         self.focus(target).await?;
         let key = |key: &str| InputEvent::Key { key: key.into() };
         let events: Vec<InputEvent> = std::iter::once(key("Ctrl+Home"))
@@ -250,6 +271,13 @@ impl Session {
                 true => None,
                 false => self.caret(target).await,
             };
+            // Too far to step to by keys: the toolkit must place it, as
+            // asked before anything is sent.
+            if let Some(at) = caret.filter(|at| *at > CARET_STEPS_MOST) {
+                if !self.put_caret(target, at).await {
+                    return Err(caret_too_far(target.node));
+                }
+            }
             self.focus(target).await?;
             self.host
                 .wait_frames(
@@ -260,6 +288,9 @@ impl Session {
                 .await?;
             if let Some(at) = caret {
                 if !self.put_caret(target, at).await {
+                    if at > CARET_STEPS_MOST {
+                        return Err(caret_too_far(target.node));
+                    }
                     let key = |key: &str| InputEvent::Key { key: key.into() };
                     events.push(key("Ctrl+Home"));
                     events.extend((0..at).map(|_| key("Right")));

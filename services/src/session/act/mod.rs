@@ -58,6 +58,22 @@ struct Target<'a> {
     delivery: &'a Delivered,
 }
 
+impl<'a> Target<'a> {
+    /// The same target as a later read shows it (scrolled into view).
+    fn shown<'b>(&self, tree: &'b Tree, node: &'b Node) -> Target<'b>
+    where
+        'a: 'b,
+    {
+        Target {
+            window: self.window,
+            tree,
+            node,
+            ifaces: self.ifaces,
+            delivery: self.delivery,
+        }
+    }
+}
+
 /// Which element an action is for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElementRef {
@@ -378,14 +394,18 @@ impl Session {
                 // A cell or row a click selects is clicked wherever it is:
                 // its own actions activate its row, as a double click does
                 // (GTK 3's "activate" runs a tree view's row).
+                // Clicked as the read made once it shows reads it: what
+                // came into view with it is known to the check where it lands.
                 None if is_selectable_cell(node) => {
-                    let (_, b) = self.bring_into_view(&target, tree).await?;
-                    self.click(&target, b).await
+                    let (shown_in, shown, b) = self.bring_into_view(&target, tree).await?;
+                    self.click(&target.shown(&shown_in, &shown), b).await
                 }
                 None => match self.do_named_action(id, press_actions(tree, node)).await {
                     Ok(path) => self.chosen(tree, node).await.map(|_| path),
                     Err(named) => match self.bring_into_view(&target, tree).await {
-                        Ok((_, b)) => self.click(&target, b).await,
+                        Ok((shown_in, shown, b)) => {
+                            self.click(&target.shown(&shown_in, &shown), b).await
+                        }
                         Err(_) => Err(named),
                     },
                 },
@@ -394,12 +414,8 @@ impl Session {
             // An item of a list or tree takes the focus once it shows: the
             // focus chain passes through the rows a list shows.
             Action::Focus if node.role.is_item() && in_view(tree, node).is_none() => {
-                let (shown, _) = self.bring_into_view(&target, tree).await?;
-                self.focus(&Target {
-                    node: &shown,
-                    ..target
-                })
-                .await
+                let (shown_in, shown, _) = self.bring_into_view(&target, tree).await?;
+                self.focus(&target.shown(&shown_in, &shown)).await
             }
             Action::Focus => self.focus(&target).await,
             Action::SetValue { text } => {
@@ -840,7 +856,7 @@ mod tests {
 
         #[tokio::test(start_paused = true)]
         async fn a_press_where_the_app_names_another_element_is_refused_unsent() {
-            // Something the tree does not hold lies over the button.
+            // A row of the list is drawn over the button.
             let (session, host, _) = session(app().covered_by(6)).await;
             let refused = act(&session, 2, Action::Press).await;
             assert!(
@@ -848,6 +864,47 @@ mod tests {
                 "{refused:?}"
             );
             assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_press_where_the_app_names_an_object_come_since_the_read_is_refused() {
+            // A dialog's button the read did not hold, in the window, lies
+            // over the button: its parents reach the window, not the button.
+            let app = app()
+                .with_unread(node(9, Some(1), Role::Button, "Discard"))
+                .covered_by(9);
+            let (session, host, _) = session(app).await;
+            let refused = act(&session, 2, Action::Press).await;
+            assert!(
+                matches!(&refused, Err(Error::NotShown(why))
+                    if why.contains("something the tree does not hold, inside Window \"Main\", is there")),
+                "{refused:?}"
+            );
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_press_where_the_app_names_an_unread_part_of_the_element_lands() {
+            // GTK 4's text inside an entry: left out of the read, its
+            // parent the element itself.
+            let app = app()
+                .with_unread(node(9, Some(2), Role::Label, "Save"))
+                .covered_by(9);
+            let (session, host, _) = session(app).await;
+            assert_eq!(act(&session, 2, Action::Press).await, Ok(Path::Pointer));
+            assert_eq!(host.sent(), [click_at(50.0, 25.0)]);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_press_where_the_app_names_the_element_anew_lands() {
+            // Qt names a cell of its tree view at a point by an object made
+            // for the asking: its parent the view, its role and name the cell's.
+            let app = app()
+                .with_unread(node(9, Some(5), Role::ListItem, "Row 1"))
+                .covered_by(9);
+            let (session, host, _) = session(app).await;
+            assert_eq!(act(&session, 6, Action::Press).await, Ok(Path::Pointer));
+            assert_eq!(host.sent(), [click_at(110.0, 130.0)]);
         }
 
         #[tokio::test(start_paused = true)]
@@ -1045,6 +1102,52 @@ mod tests {
             assert_eq!(act(&session, 3, insert).await, Ok(Path::Keyboard));
             assert_eq!(app.asked(), ["focus 3"]);
             assert_eq!(host.sent(), [InputEvent::Text { text: "x".into() }]);
+        }
+
+        /// A text field holding 25,000 characters whose app will not place
+        /// its caret nor select when asked.
+        fn long_text_refusing_offsets() -> FakeAccess {
+            let mut entry = at(node(3, Some(1), Role::TextInput, "Notes"), 10, 50, 200, 30);
+            entry.states.editable = true;
+            entry.value = Some("x".repeat(25_000));
+            let text = Interfaces {
+                component: true,
+                text: true,
+                ..Interfaces::default()
+            };
+            FakeAccess::new(vec![
+                at(node(1, None, Role::Window, "Main"), 0, 0, 400, 300),
+                entry,
+            ])
+            .offers(3, text)
+            .refusing_offsets()
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_selection_too_far_to_step_to_by_keys_is_refused_unsent() {
+            let (session, host, _) = session(long_text_refusing_offsets()).await;
+            let select = Action::SelectText {
+                from: 0,
+                to: 20_000,
+            };
+            let refused = act(&session, 3, select).await;
+            assert!(
+                matches!(&refused, Err(Error::Unsupported(why)) if why.contains("more than 10000")),
+                "{refused:?}"
+            );
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_insert_whose_caret_is_too_far_to_step_back_to_is_refused_unsent() {
+            let (session, host, _) = session(long_text_refusing_offsets()).await;
+            let insert = Action::InsertText { text: "y".into() };
+            let refused = act(&session, 3, insert).await;
+            assert!(
+                matches!(&refused, Err(Error::Unsupported(why)) if why.contains("place its caret first")),
+                "{refused:?}"
+            );
+            assert!(host.sent().is_empty(), "no input: {:?}", host.sent());
         }
 
         #[tokio::test(start_paused = true)]

@@ -83,22 +83,43 @@ pub(in crate::session) fn centre(r: Rect) -> (f64, f64) {
     )
 }
 
+/// The target's element in a read made since, while it is the same element:
+/// one of another role, or named otherwise once it had a name, is an object
+/// its app gave another item as it scrolled (GTK 4's list rows are reused),
+/// and a click there would land on that item.
+fn found_again<'t>(target: &Target<'_>, tree: &'t Tree) -> Result<&'t Node, Error> {
+    let then = target.node;
+    let now = tree
+        .node(then.id)
+        .ok_or_else(|| Error::NoElement(then.id.to_string()))?;
+    if now.role != then.role || (!then.name.is_empty() && now.name != then.name) {
+        return Err(Error::StaleElement(format!(
+            "element {} ({:?} {:?}) shows as {:?} {:?} once scrolled to: its app gave it \
+             to another item; read the tree again",
+            then.id, then.role, then.name, now.role, now.name
+        )));
+    }
+    Ok(now)
+}
+
 impl Session {
     /// Wheel the element's viewport (its nearest ancestor lying wholly in the
     /// window) towards it until it shows, reading where it went each time;
     /// answers the element and its bounds as it shows. An element the list has not laid
     /// out yet (no bounds) is wheeled towards a page at a time, on the side
     /// of the laid-out siblings it follows or precedes, until it is.
-    pub(super) async fn scroll_by_wheel(&self, target: &Target<'_>) -> Result<(Node, Rect), Error> {
+    pub(super) async fn scroll_by_wheel(
+        &self,
+        target: &Target<'_>,
+    ) -> Result<(Tree, Node, Rect), Error> {
         let id = target.node.id;
         let mut aimed = 0;
         for _ in 0..PAGE_ROUNDS {
             let tree = self.when_still(target).await?;
-            let node = tree
-                .node(id)
-                .ok_or_else(|| Error::NoElement(id.to_string()))?;
+            let node = found_again(target, &tree)?;
             if let Some(b) = in_view(&tree, node) {
-                return Ok((node.clone(), b));
+                let node = node.clone();
+                return Ok((tree, node, b));
             }
             let content = Rect::new(0, 0, tree.window.content.width, tree.window.content.height);
             let mut parent = node.parent;
@@ -179,18 +200,18 @@ impl Session {
     /// Scroll an element into view; an item whose list has the focus on
     /// another item is reached with the arrow keys instead (the list keeps
     /// its focused row in view against the wheel), scrolling as it goes.
+    /// Answers the read it shows in, the element as read there, and where.
     pub(super) async fn bring_into_view(
         &self,
         target: &Target<'_>,
         tree: &Tree,
-    ) -> Result<(Node, Rect), Error> {
+    ) -> Result<(Tree, Node, Rect), Error> {
         if target.node.role.is_item() && self.focus_by_arrows(target, tree).await?.is_some() {
             let tree = self.when_still(target).await?;
-            let node = tree
-                .node(target.node.id)
-                .ok_or_else(|| Error::NoElement(target.node.id.to_string()))?;
+            let node = found_again(target, &tree)?;
             if let Some(b) = in_view(&tree, node) {
-                return Ok((node.clone(), b));
+                let node = node.clone();
+                return Ok((tree, node, b));
             }
         }
         // An element with no place (a web page's that does not show: its
@@ -201,11 +222,10 @@ impl Session {
             && matches!(self.a11y()?.scroll_to(target.node.id).await, Ok(true))
         {
             let tree = self.when_still(target).await?;
-            let node = tree
-                .node(target.node.id)
-                .ok_or_else(|| Error::NoElement(target.node.id.to_string()))?;
+            let node = found_again(target, &tree)?;
             if let Some(b) = in_view(&tree, node) {
-                return Ok((node.clone(), b));
+                let node = node.clone();
+                return Ok((tree, node, b));
             }
         }
         self.scroll_by_wheel(target).await
@@ -285,6 +305,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::Interfaces;
     use crate::model::Role;
     use crate::session::elements::tests::{node, tree_of};
 
@@ -311,5 +332,58 @@ mod tests {
         assert_eq!(shown(5), None, "row 1 is clipped by the list");
         assert_eq!(shown(6), Some(Rect::new(0, 60, 200, 20)));
         assert_eq!(shown(8), Some(Rect::new(0, 5, 100, 20)));
+    }
+
+    #[test]
+    fn a_row_its_app_gave_another_item_as_it_scrolled_is_stale() {
+        let list = |row: Node| {
+            tree_of(vec![
+                at(node(1, None, Role::Window, "Main"), 0, 0, 200, 100),
+                at(node(2, Some(1), Role::List, ""), 0, 0, 200, 100),
+                row,
+            ])
+        };
+        let read = list(node(3, Some(2), Role::ListItem, "Apples"));
+        let target = Target {
+            window: read.window.handle,
+            tree: &read,
+            node: read.node(3).unwrap(),
+            ifaces: Interfaces::default(),
+            delivery: &Delivered::default(),
+        };
+        let same = list(at(
+            node(3, Some(2), Role::ListItem, "Apples"),
+            0,
+            40,
+            200,
+            20,
+        ));
+        assert_eq!(
+            found_again(&target, &same).map(|n| n.bounds),
+            Ok(same.node(3).unwrap().bounds)
+        );
+        let reused = list(at(
+            node(3, Some(2), Role::ListItem, "Pears"),
+            0,
+            40,
+            200,
+            20,
+        ));
+        let stale = found_again(&target, &reused);
+        assert!(
+            matches!(&stale, Err(Error::StaleElement(why)) if why.contains("\"Pears\"")),
+            "{stale:?}"
+        );
+        let gone = list(at(
+            node(4, Some(2), Role::ListItem, "Apples"),
+            0,
+            40,
+            200,
+            20,
+        ));
+        assert!(matches!(
+            found_again(&target, &gone),
+            Err(Error::NoElement(_))
+        ));
     }
 }
