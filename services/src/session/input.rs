@@ -25,6 +25,45 @@ use crate::model::Error;
 pub const QUEUE_LIMIT: usize = 32;
 /// How long one step may wait for its frames.
 const STEP_LIMIT: Duration = Duration::from_secs(10);
+/// The most one input request may hold: a request holds its window's turn
+/// until it ends, and every client's next input waits behind it.
+const STEPS_MOST: usize = 10_000;
+const EVENTS_MOST: usize = 20_000;
+const TEXT_MOST: usize = 65_536;
+const SPREAD_MOST: Duration = Duration::from_secs(600);
+
+/// Refuse a request of more steps, events or typed characters than one
+/// request may hold, or spread over more time, before any of it is sent.
+fn check_size(steps: &[Step]) -> Result<(), Error> {
+    let events: usize = steps.iter().map(|s| s.events.len()).sum();
+    let text: usize = steps
+        .iter()
+        .flat_map(|s| &s.events)
+        .map(|e| match e {
+            InputEvent::Text { text } => text.chars().count(),
+            _ => 0,
+        })
+        .sum();
+    let spread = steps.iter().filter_map(|s| s.at).max().unwrap_or_default();
+    let too_much = if steps.len() > STEPS_MOST {
+        format!("{} steps, of at most {STEPS_MOST}", steps.len())
+    } else if events > EVENTS_MOST {
+        format!("{events} events, of at most {EVENTS_MOST}")
+    } else if text > TEXT_MOST {
+        format!("{text} characters to type, of at most {TEXT_MOST}")
+    } else if spread > SPREAD_MOST {
+        format!(
+            "steps spread over {} s, of at most {} s",
+            spread.as_secs(),
+            SPREAD_MOST.as_secs()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidRequest(format!(
+        "the input is too large for one request: {too_much}; send it in parts"
+    )))
+}
 
 /// One step: events delivered together, then a wait on the window's frames.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,6 +328,7 @@ impl Session {
         options: InputOptions,
     ) -> Result<Vec<StepReport>, Error> {
         self.require(Capability::Input, "input")?;
+        check_size(&steps)?;
         self.window(&super::WindowPick::Handle(window)).await?;
         // A cancel from now on stops these steps, even while they wait.
         let cancels = self.input_queues.cancels_of(window);
@@ -523,6 +563,56 @@ mod tests {
         w.content = Rect::new(0, 0, 400, 300);
         assert_eq!(far_corner(&w, (10.0, 10.0)), (399.0, 299.0));
         assert_eq!(far_corner(&w, (390.0, 290.0)), (0.0, 0.0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_larger_than_a_turn_may_hold_is_refused_unsent() {
+        use super::super::fake_host::{window, FakeHost, Temper};
+        let host = FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 64).with_input();
+        let session = Session::without_accessibility(Arc::new(host.clone()))
+            .await
+            .unwrap();
+        let handle = session.windows()[0].handle;
+        let key = || InputEvent::Key { key: "a".into() };
+        let text = |n: usize| InputEvent::Text {
+            text: "é".repeat(n),
+        };
+        let too_large = [
+            (
+                vec![Step::drawn(vec![key()]); STEPS_MOST + 1],
+                "10001 steps",
+            ),
+            (
+                vec![Step::drawn(vec![key(); EVENTS_MOST + 1])],
+                "20001 events",
+            ),
+            (
+                vec![
+                    Step::drawn(vec![text(40_000)]),
+                    Step::drawn(vec![text(30_000)]),
+                ],
+                "70000 characters",
+            ),
+            (
+                vec![Step::drawn(vec![key()]).at(SPREAD_MOST + Duration::from_secs(1))],
+                "601 s",
+            ),
+        ];
+        for (steps, said) in too_large {
+            let refused = session
+                .input_steps(handle, steps, InputOptions::default())
+                .await;
+            assert!(
+                matches!(&refused, Err(Error::InvalidRequest(why)) if why.contains(said)),
+                "{said}: {refused:?}"
+            );
+        }
+        assert!(host.sent().is_empty(), "nothing sent: {:?}", host.sent());
+        let most = vec![Step::drawn(vec![text(TEXT_MOST)])];
+        assert!(session
+            .input_steps(handle, most, InputOptions::default())
+            .await
+            .is_ok());
     }
 
     #[tokio::test(start_paused = true)]
