@@ -34,6 +34,11 @@ use wayrig_record::Recording;
 
 /// Time launched apps get to exit after SIGTERM at shutdown.
 const APP_GRACE: Duration = Duration::from_secs(2);
+/// Bytes of events a client may leave unread before it is disconnected
+/// (the library's default is 4 KiB past its socket's buffer): an app busy,
+/// or starved of CPU, while a long text is typed to it in one go (each
+/// character two key events) reads it late, but it reads it.
+const CLIENT_EVENTS_MOST: usize = 16 << 20;
 
 /// What the outside world asks of the compositor thread.
 pub enum Command {
@@ -444,6 +449,9 @@ fn prepare(
         EventLoop::try_new().map_err(|e| format!("cannot create the event loop: {e}"))?;
     let display: Display<State> =
         Display::new().map_err(|e| format!("cannot create the display: {e}"))?;
+    display
+        .handle()
+        .set_default_max_buffer_size(CLIENT_EVENTS_MOST);
     let app_env = app_environment(&config, runtime_dir.path(), &socket_name);
     let mut state = State::new(
         config.clone(),
