@@ -9,6 +9,12 @@ use std::path::Path;
 use tokio::io::Interest;
 use tokio::net::{UnixListener, UnixStream};
 
+/// How long a face waits after an accept failed before it accepts again:
+/// such a failure passes (no file descriptor left until a client goes, a
+/// connection reset before it was taken), and a face that stopped at it
+/// would serve no client again.
+pub const ACCEPT_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Bind a control socket at `path`: a socket left by an ended process is
 /// replaced; a live one, or a file that is no socket, is not.
 pub async fn bind_private(path: &Path) -> Result<UnixListener, String> {

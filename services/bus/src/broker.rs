@@ -94,6 +94,8 @@ pub async fn serve(
         tokio::select! {
             accepted = listener.listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    // Connections that ended are let go as new ones come.
+                    while connections.try_join_next().is_some() {}
                     // Nagle off: a frame is not held back for the client's delayed ACK.
                     let _ = stream.set_nodelay(true);
                     let broker = broker.clone();
@@ -105,8 +107,8 @@ pub async fn serve(
                     });
                 }
                 Err(e) => {
-                    tracing::warn!(%e, "Bus accept failed");
-                    break;
+                    tracing::warn!(%e, "Bus accept failed; accepting again");
+                    tokio::time::sleep(wayrig_services::sockets::ACCEPT_PAUSE).await;
                 }
             },
             _ = stop.cancelled() => break,

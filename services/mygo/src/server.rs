@@ -52,8 +52,8 @@ pub async fn serve(listener: Listener, session: Arc<Session>, stop: Cancellation
                     connections.spawn(connection(stream, session, stop.clone()));
                 }
                 Err(e) => {
-                    tracing::warn!(%e, "automation socket accept failed");
-                    break;
+                    tracing::warn!(%e, "automation socket accept failed; accepting again");
+                    tokio::time::sleep(wayrig_services::sockets::ACCEPT_PAUSE).await;
                 }
             },
             _ = stop.cancelled() => break,
