@@ -72,7 +72,7 @@ impl PipeToSpawn {
         drop(self.browser_reads);
         drop(self.browser_writes);
         let pipe = Arc::new(DevToolsPipe {
-            commands: Arc::new(Mutex::new(File::from(self.we_write))),
+            commands: Arc::new(tokio::sync::Mutex::new(File::from(self.we_write))),
             waiting: Arc::new(Mutex::new(Some(HashMap::new()))),
             next_id: AtomicU64::new(1),
             sessions: Mutex::default(),
@@ -159,8 +159,9 @@ fn read_answers(answers: File, waiting: &Mutex<Option<HashMap<u64, AnswerTo>>>) 
 /// A connection to one browser's DevTools.
 pub struct DevToolsPipe {
     /// Written on a blocking thread: a browser that stops reading (stopped,
-    /// or busy) leaves the write waiting there, never a runtime worker.
-    commands: Arc<Mutex<File>>,
+    /// or busy) leaves the write waiting there, never a runtime worker; one
+    /// such thread at most, as the calls after it wait for the file here.
+    commands: Arc<tokio::sync::Mutex<File>>,
     waiting: Waiting,
     next_id: AtomicU64,
     /// The DevTools session attached to each page target, by target id.
@@ -202,8 +203,19 @@ impl DevToolsPipe {
         let mut bytes = message.to_string().into_bytes();
         bytes.push(0);
         let deadline = tokio::time::Instant::now() + limit;
-        let commands = self.commands.clone();
-        let write = tokio::task::spawn_blocking(move || commands.lock().unwrap().write_all(&bytes));
+        let Ok(mut commands) =
+            tokio::time::timeout_at(deadline, self.commands.clone().lock_owned()).await
+        else {
+            self.forget(id);
+            return Err(HostError::Timeout(
+                limit,
+                format!(
+                    "the browser did not read {method} from its DevTools pipe: an earlier \
+                     command is still unread"
+                ),
+            ));
+        };
+        let write = tokio::task::spawn_blocking(move || commands.write_all(&bytes));
         match tokio::time::timeout_at(deadline, write).await {
             Ok(Ok(Ok(()))) => {}
             Ok(Ok(Err(e))) => {
@@ -496,7 +508,7 @@ mod tests {
     fn unread_pipe() -> (Arc<DevToolsPipe>, OwnedFd) {
         let (read, write) = pipe_above_answers_fd().expect("a pipe");
         let pipe = Arc::new(DevToolsPipe {
-            commands: Arc::new(Mutex::new(File::from(write))),
+            commands: Arc::new(tokio::sync::Mutex::new(File::from(write))),
             waiting: Arc::new(Mutex::new(Some(HashMap::new()))),
             next_id: AtomicU64::new(1),
             sessions: Mutex::default(),
@@ -522,10 +534,14 @@ mod tests {
             "{answer:?}"
         );
         // The one worker is free: a timer on it fires, and the next call
-        // is answered within its limit too (its write waits behind the first).
+        // is answered within its limit too, waiting for the first write to
+        // end, not on a blocking thread of its own.
         tokio::time::sleep(Duration::from_millis(1)).await;
         let next = pipe.call("Target.getTargets", json!({}), None, limit).await;
-        assert!(matches!(next, Err(HostError::Timeout(..))), "{next:?}");
+        assert!(
+            matches!(&next, Err(HostError::Timeout(_, why)) if why.contains("an earlier command is still unread")),
+            "{next:?}"
+        );
         // The browser ends: the writes left waiting fail, and their threads end.
         drop(unread);
     }
