@@ -1740,6 +1740,27 @@ fn a_bus_with_a_token_takes_only_connections_that_carry_it() {
 }
 
 #[test]
+fn bus_connect_gives_up_a_handshake_its_broker_never_answers() {
+    let rt = support::runtime();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("ws://{}/ws", listener.local_addr().unwrap());
+    let hosted = Hosted::connected(&url, &["--bus-name", "fx"]);
+    rt.block_on(async {
+        // Taken, and never answered: no upgrade, the socket left open.
+        let (stalled, _) = listener.accept().await.unwrap();
+        let again = tokio::time::timeout(Duration::from_secs(60), listener.accept()).await;
+        assert!(again.is_ok(), "Wayrig connects again");
+        drop(stalled);
+    });
+    let lost = hosted
+        .stderr
+        .wait_for("did not finish the WebSocket handshake", "the stall told");
+    assert!(lost.contains("connecting again"), "{lost}");
+}
+
+#[test]
 fn bus_connect_notices_a_stalled_broker_and_connects_again() {
     let rt = support::runtime();
     let listener = rt

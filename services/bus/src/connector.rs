@@ -24,6 +24,8 @@ const BROKER: &str = "noded";
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 /// The longest wait before connecting again.
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// How long a connection to the broker may take, its upgrade answered.
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 /// A heartbeat goes to the broker this often while nothing else does.
 const HEARTBEAT: Duration = Duration::from_secs(5);
 /// A broker silent this long (three heartbeats unanswered) is gone.
@@ -144,7 +146,24 @@ pub async fn connect(
     // Only the first failure of a run of them is told; the rest are traced.
     let mut told_lost = false;
     loop {
-        let why = match connect_once(&url).await {
+        // A broker that takes the connection and never answers its upgrade
+        // is one more failure to retry; a stop ends the attempt.
+        let connected = tokio::select! {
+            connected = tokio::time::timeout(CONNECT_LIMIT, connect_once(&url)) => {
+                connected.unwrap_or_else(|_| {
+                    Err(format!(
+                        "the broker did not finish the WebSocket handshake within {} s",
+                        CONNECT_LIMIT.as_secs()
+                    ))
+                })
+            }
+            _ = stop.cancelled() => {
+                apps.finish().await;
+                naming.abort();
+                return;
+            }
+        };
+        let why = match connected {
             Ok(ws) => {
                 backoff.reset();
                 told_lost = false;
