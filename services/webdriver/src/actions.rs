@@ -241,16 +241,10 @@ pub fn steps(
     let mods = Mods::default();
     for tick in ticks {
         let mut events = Vec::new();
-        let mut longest = Duration::ZERO;
         for act in tick {
             match act {
-                Act::Pause(d) => longest = longest.max(*d),
-                Act::Move {
-                    origin,
-                    x,
-                    y,
-                    duration,
-                } => {
+                Act::Pause(_) => {}
+                Act::Move { origin, x, y, .. } => {
                     let (ox, oy) = match origin {
                         Origin::Viewport => (0.0, 0.0),
                         Origin::Pointer => held.pointer,
@@ -262,8 +256,10 @@ pub fn steps(
                         y: held.pointer.1,
                         mods,
                     });
-                    longest = longest.max(*duration);
                 }
+                // A button held already is not pressed again (W3C: the
+                // action does nothing).
+                Act::Down(b) if held.buttons.contains(b) => {}
                 Act::Down(b) => {
                     events.push(InputEvent::PointerDown {
                         x: held.pointer.0,
@@ -284,9 +280,13 @@ pub fn steps(
                     });
                     held.buttons.retain(|h| h != b);
                 }
+                // A key pressed again repeats; it is held once (the W3C
+                // input state's pressed keys are a set).
                 Act::KeyDown(k) => {
                     events.push(InputEvent::KeyDown { key: k.clone() });
-                    held.keys.push(k.clone());
+                    if !held.keys.contains(k) {
+                        held.keys.push(k.clone());
+                    }
                 }
                 Act::KeyUp(k) => {
                     events.push(InputEvent::KeyUp { key: k.clone() });
@@ -317,9 +317,44 @@ pub fn steps(
         if !events.is_empty() {
             steps.push(Step::drawn(events).at(at));
         }
-        at += longest;
+        at += tick_lasts(tick);
     }
     Ok(steps)
+}
+
+/// How long a tick lasts: its longest pause or move.
+fn tick_lasts(tick: &[Act]) -> Duration {
+    tick.iter()
+        .map(|act| match act {
+            Act::Pause(d) | Act::Move { duration: d, .. } => *d,
+            _ => Duration::ZERO,
+        })
+        .max()
+        .unwrap_or_default()
+}
+
+/// How long ticks last, one after another.
+pub fn lasting(ticks: &[Vec<Act>]) -> Duration {
+    ticks.iter().map(|tick| tick_lasts(tick)).sum()
+}
+
+/// The ticks in runs, each run from a tick that starts at an element (but
+/// the first) to the next: an element is placed when its run comes, once
+/// the ticks before it ran.
+pub fn runs_placing_elements(ticks: &[Vec<Act>]) -> Vec<&[Vec<Act>]> {
+    let mut runs = Vec::new();
+    let mut rest = ticks;
+    while !rest.is_empty() {
+        let len = rest
+            .iter()
+            .skip(1)
+            .position(|tick| !element_origins(std::slice::from_ref(tick)).is_empty())
+            .map_or(rest.len(), |at| at + 1);
+        let (run, later) = rest.split_at(len);
+        runs.push(run);
+        rest = later;
+    }
+    runs
 }
 
 /// The events that release everything `held` holds, keys last pressed first.
@@ -393,6 +428,69 @@ mod tests {
                 ..Held::default()
             }
         );
+    }
+
+    #[test]
+    fn elements_are_placed_as_their_ticks_come_and_pauses_last_between() {
+        let element = |node| ElementId {
+            window: wayrig_host::WindowHandle { id: 1, epoch: 1 },
+            node,
+        };
+        let to = |node| Act::Move {
+            origin: Origin::Element(element(node)),
+            x: 0.0,
+            y: 0.0,
+            duration: Duration::ZERO,
+        };
+        let ticks = vec![
+            vec![Act::Pause(Duration::from_millis(50))],
+            vec![to(1)],
+            vec![Act::Down(Button::Left)],
+            vec![Act::Up(Button::Left)],
+            vec![Act::Pause(Duration::from_millis(300))],
+            vec![to(2), Act::KeyDown("a".into())],
+            vec![Act::Down(Button::Left)],
+        ];
+        let runs = runs_placing_elements(&ticks);
+        let lens: Vec<usize> = runs.iter().map(|r| r.len()).collect();
+        assert_eq!(lens, [1, 4, 2]);
+        assert_eq!(element_origins(runs[1]), [element(1)]);
+        assert_eq!(element_origins(runs[2]), [element(2)]);
+        assert_eq!(lasting(runs[0]), Duration::from_millis(50));
+        assert_eq!(lasting(runs[1]), Duration::from_millis(300));
+        assert!(runs_placing_elements(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_key_pressed_again_and_again_is_held_once() {
+        let down = json!({"type": "keyDown", "value": "a"});
+        let p = of(json!({"actions": [
+            {"type": "key", "id": "kb", "actions": [down, down, down]},
+        ]}));
+        let mut held = Held::default();
+        let sent = steps(&ticks(&p).unwrap(), &mut held, &|_| unreachable!()).unwrap();
+        assert_eq!(sent.len(), 3, "each press is sent: it repeats");
+        assert_eq!(held.keys, ["a"]);
+        let released = release(&mut held);
+        assert_eq!(released, [InputEvent::KeyUp { key: "a".into() }]);
+        let pressed_twice = of(json!({"actions": [
+            {"type": "pointer", "id": "mouse", "actions": [
+                {"type": "pointerDown", "button": 0},
+                {"type": "pointerDown", "button": 0},
+            ]},
+        ]}));
+        let sent = steps(
+            &ticks(&pressed_twice).unwrap(),
+            &mut held,
+            &|_| unreachable!(),
+        )
+        .unwrap();
+        let downs = sent
+            .iter()
+            .flat_map(|s| &s.events)
+            .filter(|e| matches!(e, InputEvent::PointerDown { .. }))
+            .count();
+        assert_eq!((downs, held.buttons.as_slice()), (1, &[Button::Left][..]));
     }
 
     #[test]

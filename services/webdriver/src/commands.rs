@@ -871,11 +871,46 @@ pub async fn perform_actions(
     let d = driven(&face, &id)?;
     let ticks = actions::ticks(&params(&body)?)?;
     let w = d.window().await?;
-    // An element origin is where a click on it would land, as the session
-    // aims (the middle of what shows of it, checked to be it).
+    // Elements are placed as their ticks come, once the ticks before ran and
+    // the app drew what they did: a click that reflows a page moves what the
+    // next tick aims at. A run lasts its pauses and moves before the next.
+    let runs = actions::runs_placing_elements(&ticks);
+    for (i, run) in runs.iter().enumerate() {
+        let places = place_elements(&d, w.handle, run).await?;
+        let place = |e: &ElementId| -> Result<(f64, f64), WdError> {
+            places.get(e).copied().ok_or_else(|| {
+                WdError::new("no such element", format!("element {e} was not placed"))
+            })
+        };
+        let steps = {
+            let mut held = d.held.lock().unwrap().clone();
+            let steps = actions::steps(run, &mut held, &place)?;
+            *d.held.lock().unwrap() = held;
+            steps
+        };
+        let began = tokio::time::Instant::now();
+        if !steps.is_empty() {
+            d.live
+                .input_steps(w.handle, steps, Default::default())
+                .await?;
+        }
+        if i + 1 < runs.len() {
+            tokio::time::sleep_until(began + actions::lasting(run)).await;
+        }
+    }
+    ok(Value::Null)
+}
+
+/// Where a click on each element a run of ticks starts at would land, as the
+/// session aims (the middle of what shows of it, checked to be it).
+async fn place_elements(
+    d: &Driven,
+    window: WindowHandle,
+    run: &[Vec<actions::Act>],
+) -> Result<std::collections::HashMap<ElementId, (f64, f64)>, WdError> {
     let mut places = std::collections::HashMap::new();
-    for e in actions::element_origins(&ticks) {
-        if e.window != w.handle {
+    for e in actions::element_origins(run) {
+        if e.window != window {
             return Err(WdError::new(
                 "stale element reference",
                 format!("element {e} is not in the current window"),
@@ -891,24 +926,7 @@ pub async fn perform_actions(
             })?;
         places.insert(e, at);
     }
-    let place = |e: &ElementId| -> Result<(f64, f64), WdError> {
-        places
-            .get(e)
-            .copied()
-            .ok_or_else(|| WdError::new("no such element", format!("element {e} was not placed")))
-    };
-    let steps = {
-        let mut held = d.held.lock().unwrap().clone();
-        let steps = actions::steps(&ticks, &mut held, &place)?;
-        *d.held.lock().unwrap() = held;
-        steps
-    };
-    if !steps.is_empty() {
-        d.live
-            .input_steps(w.handle, steps, Default::default())
-            .await?;
-    }
-    ok(Value::Null)
+    Ok(places)
 }
 
 /// Release Actions: every key and button the session's actions hold is let go.
