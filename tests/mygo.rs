@@ -1142,6 +1142,35 @@ fn a_second_window_settles_while_its_apps_main_window_animates() {
     c.call(idle(Some(second), 10_000));
 }
 
+/// Input that closes its window (a click on a dialog's OK) is answered as
+/// the press through `act` is: once the window its app focuses next shows
+/// what closing it did (the main window's status, set 200 ms later).
+#[test]
+fn input_that_closes_its_window_waits_for_the_window_focus_went_to() {
+    let (_wayrig, mut c, main, dialog) = fixture_and_second_window("WAYRIG_FIXTURE_OK_LATER=1");
+    let tree = c.call(tree_of(Some(dialog)));
+    let ok = tree["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|n| n["role"] == "button" && n["label"] == "OK")
+        .expect("the dialog's OK");
+    let b = &ok["bounds"];
+    let x = b["x"].as_f64().unwrap() + b["width"].as_f64().unwrap() / 2.0;
+    let y = b["y"].as_f64().unwrap() + b["height"].as_f64().unwrap() / 2.0;
+    c.raw_call(
+        "input",
+        json!({"window": dialog, "events": [{"type": "click", "x": x, "y": y}]}),
+    );
+    let nodes = nodes_of(&mut c, main);
+    assert!(
+        nodes
+            .iter()
+            .any(|n| n["role"] == "text" && n["label"] == "confirmed"),
+        "the input was answered before the main window showed its effect"
+    );
+}
+
 /// A press that closes its window (a dialog's OK) is answered once the
 /// window its app focuses next shows what closing it did: the main
 /// window's status, set 200 ms later, reads back at once.

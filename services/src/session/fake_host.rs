@@ -42,6 +42,9 @@ pub(crate) struct FakeHost {
     /// settle; the app closes the window input is sent to once it has drawn
     /// its answer, as a dialog's OK does.
     settles_a_dialog: bool,
+    /// It takes input and never draws in answer: a wait for a frame drawn
+    /// runs out.
+    draws_nothing: bool,
 }
 
 /// The windows and their stream, shared with the imagined app's tasks, and
@@ -98,6 +101,7 @@ impl FakeHost {
             closes_on_input: None,
             stops_on_input: None,
             settles_a_dialog: false,
+            draws_nothing: false,
         }
     }
 
@@ -106,6 +110,14 @@ impl FakeHost {
         FakeHost {
             takes_input: true,
             ..self
+        }
+    }
+
+    /// The same host as one whose app never draws a frame in answer.
+    pub(crate) fn drawing_nothing(self) -> Self {
+        FakeHost {
+            draws_nothing: true,
+            ..self.with_input()
         }
     }
 
@@ -301,12 +313,15 @@ impl Host for FakeHost {
         &self,
         window: WindowHandle,
         until: FrameWait,
-        _timeout: Duration,
+        timeout: Duration,
     ) -> HostResult<Settled> {
         if !self.takes_input {
             return unsupported();
         }
         self.running()?;
+        if self.draws_nothing && until == FrameWait::Drawn {
+            return Err(HostError::Timeout(timeout, "no frame was drawn".into()));
+        }
         if until.settles() {
             self.shared.settled.lock().unwrap().push(window);
         }

@@ -470,8 +470,10 @@ impl Session {
             // The request's answer waits for its effect to show; the frames
             // drawn meanwhile are the last step's too.
             let drawn = waited.as_ref().map_or(0, |w| w.commits);
+            // Input that closed its window (a dialog's OK) shows its effect
+            // in the window its app focuses next, which settles too.
             let (unsettled, commits) = match (last, &waited) {
-                (true, Some(_)) => {
+                (true, _) => {
                     let unsettled = self.settle_effect(window, app).await;
                     let after = self.host.commits(window).await.ok();
                     let counted = after.zip(from).map(|(a, f)| a.saturating_sub(f));

@@ -462,8 +462,14 @@ impl Session {
         if let Some(done) = self.menu_by_button(handle, path).await? {
             return Ok(MenuPath::Tree(done));
         }
+        // The app's answer says its action ran, not that its effect shows:
+        // the answer waits for that as an act's does.
         if let Some((menus, at, number)) = self.exported(&window).await {
+            self.count_act();
             menus.choose(&at, path, number).await?;
+            if let Some(why) = self.settle_effect(handle, window.pid).await {
+                tracing::debug!(%why, "an exported menu item's effect did not settle");
+            }
             return Ok(MenuPath::Exported);
         }
         self.menu_in_tree(handle, path).await.map(MenuPath::Tree)

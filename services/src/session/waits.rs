@@ -121,6 +121,10 @@ impl Session {
             Err(HostError::Timeout(after, why)) if paced && !limit.is_zero() => Some(format!(
                 "the answer waited {after:?} for the window to settle: {why}"
             )),
+            // No frame in answer, where only one is waited for: said as well.
+            Err(HostError::Timeout(after, why)) => Some(format!(
+                "the answer waited {after:?} for a frame drawn in answer: {why}"
+            )),
             Err(e) => {
                 tracing::debug!(%e, "no frame drawn after input");
                 None

@@ -931,6 +931,36 @@ mod tests {
         }
 
         #[tokio::test(start_paused = true)]
+        async fn an_act_whose_app_draws_nothing_in_answer_says_so() {
+            // A host without frame pacing waits for one frame drawn only.
+            let range = Range {
+                min: 0.0,
+                max: 100.0,
+                now: 10.0,
+                step: 1.0,
+            };
+            let host =
+                FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 16).drawing_nothing();
+            let app = Arc::new(app().with_value(4, range));
+            let session = Session::with_accessibility(Arc::new(host), app)
+                .await
+                .unwrap();
+            let set = Action::SetValue { text: "42".into() };
+            let report = session
+                .act(WINDOW, ElementRef::Id(id(4)), set, ActOptions::default())
+                .await
+                .unwrap();
+            assert!(
+                report
+                    .unsettled
+                    .as_deref()
+                    .is_some_and(|why| why.contains("for a frame drawn in answer")),
+                "{:?}",
+                report.unsettled
+            );
+        }
+
+        #[tokio::test(start_paused = true)]
         async fn a_number_goes_into_a_slider_through_its_value() {
             let range = Range {
                 min: 0.0,
