@@ -477,8 +477,9 @@ fn state_words(n: &Node) -> Vec<String> {
     [
         (s.focusable, "focusable"),
         (s.disabled, "disabled"),
-        (s.checked, "checked"),
-        (s.mixed, "mixed"),
+        // Mixed wins over checked, as every face reads it.
+        (n.checked() == Some(Checked::True), "checked"),
+        (n.checked() == Some(Checked::Mixed), "mixed"),
         (s.selected, "selected"),
         (s.expanded, "expanded"),
         (s.multiline, "multiline"),

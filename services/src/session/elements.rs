@@ -339,6 +339,9 @@ impl Query {
                         && n.label_fallback.as_ref().is_some_and(|f| {
                             f.text == label && f.source != crate::model::LabelSource::Placeholder
                         }))
+                    // A text element named by nothing is read by its text,
+                    // as the trees faces give report it.
+                    || (n.read_as().is_none() && n.shown_label() == Some(label))
             })
             .collect();
         if !labelled.is_empty() {
@@ -563,6 +566,19 @@ pub(crate) mod tests {
             ..Query::default()
         };
         assert_eq!(q.find_one(&tree).unwrap().id, 3);
+    }
+
+    #[test]
+    fn a_label_named_by_nothing_is_found_by_the_text_trees_report_for_it() {
+        let mut status = node(2, Some(1), Role::Label, "");
+        status.value = Some("Saved".into());
+        let tree = tree_of(vec![node(1, None, Role::Window, "Main"), status]);
+        assert_eq!(tree.node(2).unwrap().shown_label(), Some("Saved"));
+        let q = Query {
+            label: Some("Saved".into()),
+            ..Query::default()
+        };
+        assert_eq!(q.find_one(&tree).map(|n| n.id), Ok(2));
     }
 
     #[test]

@@ -12,8 +12,9 @@ use serde_json::Value;
 use crate::error::WdError;
 use crate::Face;
 
-/// The most of a command's body read to trace it (a file upload, a script).
-const BODY_LIMIT: usize = 64 << 20;
+/// The most of a command's body read to trace it: what the commands take
+/// (axum's default body limit, which the face keeps), not a byte more held.
+const BODY_LIMIT: usize = 2 << 20;
 
 /// Trace the command if its session is recorded; else pass it on untouched.
 pub(crate) async fn trace(State(face): State<Arc<Face>>, request: Request, next: Next) -> Response {
