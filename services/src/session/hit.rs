@@ -303,13 +303,13 @@ pub(super) fn concealed(node: &Node) -> Error {
     ))
 }
 
-/// An element as errors name it: its role and, where it has one, its name.
 /// Whether an object of `role` named `name` is `node` as far as they tell:
 /// of its role, and of its name where both have one.
 fn is_named_as(node: &Node, role: crate::model::Role, name: &str) -> bool {
     role == node.role && (name.is_empty() || node.name.is_empty() || name == node.name)
 }
 
+/// An element as errors name it: its role and, where it has one, its name.
 fn describe(node: Option<&Node>) -> String {
     match node {
         Some(n) if !n.name.is_empty() => format!("{:?} {:?}", n.role, n.name),
