@@ -1739,14 +1739,21 @@ fn a_bus_with_a_token_takes_only_connections_that_carry_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn bus_connect_gives_up_a_handshake_its_broker_never_answers() {
-    let rt = support::runtime();
+/// A listener standing in for the broker, and the fixture connecting to it
+/// with `--bus-connect`.
+fn connected_to_a_stand_in(rt: &tokio::runtime::Runtime) -> (tokio::net::TcpListener, Hosted) {
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let url = format!("ws://{}/ws", listener.local_addr().unwrap());
     let hosted = Hosted::connected(&url, &["--bus-name", "fx"]);
+    (listener, hosted)
+}
+
+#[test]
+fn bus_connect_gives_up_a_handshake_its_broker_never_answers() {
+    let rt = support::runtime();
+    let (listener, hosted) = connected_to_a_stand_in(&rt);
     rt.block_on(async {
         // Taken, and never answered: no upgrade, the socket left open.
         let (stalled, _) = listener.accept().await.unwrap();
@@ -1763,11 +1770,7 @@ fn bus_connect_gives_up_a_handshake_its_broker_never_answers() {
 #[test]
 fn bus_connect_notices_a_stalled_broker_and_connects_again() {
     let rt = support::runtime();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let url = format!("ws://{}/ws", listener.local_addr().unwrap());
-    let hosted = Hosted::connected(&url, &["--bus-name", "fx"]);
+    let (listener, hosted) = connected_to_a_stand_in(&rt);
     rt.block_on(async {
         // The first connection: its name taken, then silence, the socket
         // left open: nothing read, nothing sent.

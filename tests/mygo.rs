@@ -1148,13 +1148,7 @@ fn a_second_window_settles_while_its_apps_main_window_animates() {
 #[test]
 fn input_that_closes_its_window_waits_for_the_window_focus_went_to() {
     let (_wayrig, mut c, main, dialog) = fixture_and_second_window("WAYRIG_FIXTURE_OK_LATER=1");
-    let tree = c.call(tree_of(Some(dialog)));
-    let ok = tree["nodes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|n| n["role"] == "button" && n["label"] == "OK")
-        .expect("the dialog's OK");
+    let ok = support::node_labelled(&c.call(tree_of(Some(dialog))), "button", "OK");
     let b = &ok["bounds"];
     let x = b["x"].as_f64().unwrap() + b["width"].as_f64().unwrap() / 2.0;
     let y = b["y"].as_f64().unwrap() + b["height"].as_f64().unwrap() / 2.0;
@@ -1162,13 +1156,18 @@ fn input_that_closes_its_window_waits_for_the_window_focus_went_to() {
         "input",
         json!({"window": dialog, "events": [{"type": "click", "x": x, "y": y}]}),
     );
-    let nodes = nodes_of(&mut c, main);
     assert!(
-        nodes
-            .iter()
-            .any(|n| n["role"] == "text" && n["label"] == "confirmed"),
+        shows_confirmed(&mut c, main),
         "the input was answered before the main window showed its effect"
     );
+}
+
+/// Whether the fixture's main window shows, read at once, the status its
+/// dialog's OK sets 200 ms after closing it.
+fn shows_confirmed(c: &mut Client, main: u64) -> bool {
+    nodes_of(c, main)
+        .iter()
+        .any(|n| n["role"] == "text" && n["label"] == "confirmed")
 }
 
 /// A press that closes its window (a dialog's OK) is answered once the
@@ -1183,11 +1182,8 @@ fn a_press_that_closes_its_window_waits_for_the_window_focus_went_to() {
         element: support::element_labelled(&tree, "button", "OK"),
         action: Action::Press,
     });
-    let nodes = nodes_of(&mut c, main);
     assert!(
-        nodes
-            .iter()
-            .any(|n| n["role"] == "text" && n["label"] == "confirmed"),
+        shows_confirmed(&mut c, main),
         "the press was answered before the main window showed its effect"
     );
 }

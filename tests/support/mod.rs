@@ -851,12 +851,17 @@ pub fn element_id(node: &Value) -> ElementPick {
 
 /// The id of the element a MyGo `tree` answer holds with `role` and `label`.
 pub fn element_labelled(tree: &Value, role: &str, label: &str) -> ElementPick {
+    element_id(&node_labelled(tree, role, label))
+}
+
+/// The node of a MyGo tree answer with this role and label.
+pub fn node_labelled(tree: &Value, role: &str, label: &str) -> Value {
     tree["nodes"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|n| n["role"] == role && n["label"] == label)
-        .map(element_id)
+        .cloned()
         .unwrap_or_else(|| panic!("no {role} {label:?} in the tree"))
 }
 

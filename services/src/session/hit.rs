@@ -194,17 +194,14 @@ impl Session {
                 }
             }
             let hit = hit.map(|p| p.id()).filter(|id| tree.node(*id).is_some());
-            let verdict = match verdict(&parents, node.id, within, hit) {
+            let verdict = match (verdict(&parents, node.id, within, hit), &unread) {
                 // Its parents reach an ancestor of the element, not the
                 // element: an object the read did not hold lies there. The
                 // element itself, named by an object made for the asking
                 // (Qt's tree view cells), is of its role and name; anything
                 // else (a row or a dialog come since) would take the click.
-                Verdict::Deeper(_) | Verdict::Undecided if unread.is_some() => {
-                    let named = match &unread {
-                        Some(object) => a11y.role_and_name(object).await,
-                        None => None,
-                    };
+                (Verdict::Deeper(_) | Verdict::Undecided, Some(object)) => {
+                    let named = a11y.role_and_name(object).await;
                     if named.is_some_and(|(role, name)| is_named_as(node, role, &name)) {
                         return Ok(());
                     }
@@ -216,7 +213,7 @@ impl Session {
                         "something the tree does not hold{inside} is there"
                     )));
                 }
-                verdict => verdict,
+                (verdict, _) => verdict,
             };
             match verdict {
                 // Where the toolkit itself says the element does not show,

@@ -757,6 +757,13 @@ mod tests {
 
         async fn session(app: FakeAccess) -> (Session, FakeHost, Arc<FakeAccess>) {
             let host = FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 16).with_input();
+            session_on(host, app).await
+        }
+
+        async fn session_on(
+            host: FakeHost,
+            app: FakeAccess,
+        ) -> (Session, FakeHost, Arc<FakeAccess>) {
             let app = Arc::new(app);
             let session = Session::with_accessibility(Arc::new(host.clone()), app.clone())
                 .await
@@ -941,10 +948,7 @@ mod tests {
             };
             let host =
                 FakeHost::new(vec![window(1, "Main")], Temper::Stubborn, 16).drawing_nothing();
-            let app = Arc::new(app().with_value(4, range));
-            let session = Session::with_accessibility(Arc::new(host), app)
-                .await
-                .unwrap();
+            let (session, _, _) = session_on(host, app().with_value(4, range)).await;
             let set = Action::SetValue { text: "42".into() };
             let report = session
                 .act(WINDOW, ElementRef::Id(id(4)), set, ActOptions::default())
