@@ -1,7 +1,8 @@
 //! What AT-SPI tells of a node beyond the cache: lasting facts (key, actions,
 //! attributes, relations, table place, value, text, selection), kept until an
-//! event names the object, and bounds, fetched on each read unless the
-//! session knows they cannot have moved (layout moves elements without an event).
+//! event names the object when every call answered, and bounds, fetched on
+//! each read unless the session knows they cannot have moved (layout moves
+//! elements without an event).
 
 use std::collections::HashMap;
 
@@ -55,53 +56,101 @@ pub enum TextWanted {
     Shown,
 }
 
+/// An object's lasting facts as one read found them.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct LastingRead {
+    pub facts: Lasting,
+    /// Every call was answered; a read with a call that failed (the object
+    /// was gone for a moment, its app busy) may lack facts it has, so it
+    /// serves that read only and is not kept.
+    pub whole: bool,
+}
+
+/// A call the object did not answer: not an answer that it has no such fact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Unanswered;
+
+/// A call's answer: `Ok(None)` where the object says it has no such
+/// property, method or interface (at-spi2 before 2.34 has no AccessibleId,
+/// GDBus says "invalid args" for a property it lacks), `Err` where it did
+/// not answer.
+fn answer<T>(reply: zbus::Result<T>) -> Result<Option<T>, Unanswered> {
+    const LACKED: [&str; 5] = [
+        "org.freedesktop.DBus.Error.UnknownMethod",
+        "org.freedesktop.DBus.Error.UnknownProperty",
+        "org.freedesktop.DBus.Error.UnknownInterface",
+        "org.freedesktop.DBus.Error.InvalidArgs",
+        "org.freedesktop.DBus.Error.NotSupported",
+    ];
+    use zbus::DBusError;
+    let name = match &reply {
+        Ok(_) => return Ok(reply.ok()),
+        Err(zbus::Error::MethodError(name, _, _)) => name.as_str().to_string(),
+        Err(zbus::Error::FDO(e)) => e.name().as_str().to_string(),
+        Err(_) => return Err(Unanswered),
+    };
+    if LACKED.contains(&name.as_str()) {
+        Ok(None)
+    } else {
+        Err(Unanswered)
+    }
+}
+
+/// A proxy for one of the object's interfaces (building it makes no call).
+async fn proxy_for<P>(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Result<P, Unanswered>
+where
+    P: zbus::proxy::Defaults + From<zbus::Proxy<'static>>,
+{
+    object_proxy::<P>(conn, obj).await.map_err(|_| Unanswered)
+}
+
 /// Read the lasting facts of one object, its calls side by side.
 pub async fn lasting(
     conn: &zbus::Connection,
     obj: &ObjectRefOwned,
     ifaces: InterfaceSet,
     wanted: TextWanted,
-) -> Lasting {
-    // Building a proxy makes no call: one serves the three Accessible calls.
-    let accessible = object_proxy::<AccessibleProxy>(conn, obj).await.ok();
-    let accessible = accessible.as_ref();
+) -> LastingRead {
+    // One proxy serves the three Accessible calls.
+    let accessible = proxy_for::<AccessibleProxy>(conn, obj).await;
+    let accessible = accessible.as_ref().map_err(|e| *e);
     let (key, attributes, relations, actions, table, cell, range, text, shown_text) = tokio::join!(
         async {
-            let id = accessible?.accessible_id().await.ok()?;
-            (!id.is_empty()).then_some(id)
+            let id = answer(accessible?.accessible_id().await)?;
+            Ok::<_, Unanswered>(id.filter(|id| !id.is_empty()))
         },
-        async { accessible?.get_attributes().await.ok() },
-        async { accessible?.get_relation_set().await.ok() },
+        async { answer(accessible?.get_attributes().await) },
+        async { answer(accessible?.get_relation_set().await) },
         async {
             if !ifaces.contains(Interface::Action) {
-                return None;
+                return Ok::<_, Unanswered>(None);
             }
-            let p = object_proxy::<ActionProxy>(conn, obj).await.ok()?;
-            p.get_actions().await.ok()
+            let p = proxy_for::<ActionProxy>(conn, obj).await?;
+            answer(p.get_actions().await)
         },
         async {
             if !ifaces.contains(Interface::Table) {
-                return None;
+                return Ok::<_, Unanswered>(None);
             }
-            let p = object_proxy::<TableProxy>(conn, obj).await.ok()?;
+            let p = proxy_for::<TableProxy>(conn, obj).await?;
             let (rows, cols) = tokio::join!(p.n_rows(), p.n_columns());
-            Some((rows.ok()?, cols.ok()?))
+            Ok(answer(rows)?.zip(answer(cols)?))
         },
         async {
             if !ifaces.contains(Interface::TableCell) {
-                return None;
+                return Ok::<_, Unanswered>(None);
             }
-            let p = object_proxy::<TableCellProxy>(conn, obj).await.ok()?;
-            match p.get_row_column_span().await.ok()? {
-                (true, row, col, row_span, col_span) => Some((row, col, row_span, col_span)),
+            let p = proxy_for::<TableCellProxy>(conn, obj).await?;
+            Ok(match answer(p.get_row_column_span().await)? {
+                Some((true, row, col, row_span, col_span)) => Some((row, col, row_span, col_span)),
                 _ => None,
-            }
+            })
         },
         async {
             if ifaces.contains(Interface::Value) {
                 value_range(conn, obj).await
             } else {
-                None
+                Ok(None)
             }
         },
         async {
@@ -109,20 +158,44 @@ pub async fn lasting(
                 TextWanted::Field { password } if ifaces.contains(Interface::Text) => {
                     text_and_selection(conn, obj, password).await
                 }
-                _ => (None, None),
+                _ => Ok((None, None)),
             }
         },
         async {
             if wanted != TextWanted::Shown || !ifaces.contains(Interface::Text) {
-                return None;
+                return Ok::<_, Unanswered>(None);
             }
-            let p = object_proxy::<TextProxy>(conn, obj).await.ok()?;
-            let text = p.get_text(0, -1).await.ok()?;
+            let p = proxy_for::<TextProxy>(conn, obj).await?;
+            let Some(text) = answer(p.get_text(0, -1).await)? else {
+                return Ok::<_, Unanswered>(None);
+            };
             let text = text.replace('\u{fffc}', " ");
             let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            (!text.is_empty()).then_some(text)
+            Ok((!text.is_empty()).then_some(text))
         },
     );
+    let whole = key.is_ok()
+        && attributes.is_ok()
+        && relations.is_ok()
+        && actions.is_ok()
+        && table.is_ok()
+        && cell.is_ok()
+        && range.is_ok()
+        && text.is_ok()
+        && shown_text.is_ok();
+    let (key, attributes, relations, actions) = (
+        key.ok().flatten(),
+        attributes.ok().flatten(),
+        relations.ok().flatten(),
+        actions.ok().flatten(),
+    );
+    let (table, cell, range, shown_text) = (
+        table.ok().flatten(),
+        cell.ok().flatten(),
+        range.ok().flatten(),
+        shown_text.ok().flatten(),
+    );
+    let text = text.unwrap_or((None, None));
     let attributes = attributes.unwrap_or_default();
     let mut facts = from_attributes(&attributes);
     facts.key = key;
@@ -159,7 +232,7 @@ pub async fn lasting(
             _ => {}
         }
     }
-    facts
+    LastingRead { facts, whole }
 }
 
 /// The facts toolkits put in object attributes (the names browsers and
@@ -309,20 +382,24 @@ pub async fn coords_of(conn: &zbus::Connection, bus_name: &str) -> CoordType {
     }
 }
 
-async fn value_range(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Option<Range> {
-    let p = object_proxy::<ValueProxy>(conn, obj).await.ok()?;
+async fn value_range(
+    conn: &zbus::Connection,
+    obj: &ObjectRefOwned,
+) -> Result<Option<Range>, Unanswered> {
+    let p = proxy_for::<ValueProxy>(conn, obj).await?;
     let (min, max, now, step) = tokio::join!(
         p.minimum_value(),
         p.maximum_value(),
         p.current_value(),
         p.minimum_increment()
     );
-    Some(Range {
-        min: min.ok()?,
-        max: max.ok()?,
-        now: now.ok()?,
+    let (min, max, now, step) = (answer(min)?, answer(max)?, answer(now)?, answer(step)?);
+    Ok(min.zip(max).zip(now).map(|((min, max), now)| Range {
+        min,
+        max,
+        now,
         step: step.unwrap_or(0.0),
-    })
+    }))
 }
 
 /// A text field's text (left out for passwords) and its selection or caret.
@@ -330,29 +407,28 @@ async fn text_and_selection(
     conn: &zbus::Connection,
     obj: &ObjectRefOwned,
     password: bool,
-) -> (Option<String>, Option<(i32, i32)>) {
-    let read = async {
-        let p = object_proxy::<TextProxy>(conn, obj).await.ok()?;
-        // GTK 4.8 answers GetText(0, -1) with "": ask for the character count.
-        let count = p.character_count().await.ok()?;
-        let (text, selections, caret) = tokio::join!(
-            async {
-                if password {
-                    None
-                } else {
-                    p.get_text(0, count).await.ok()
-                }
-            },
-            p.get_n_selections(),
-            p.caret_offset()
-        );
-        let selection = match selections {
-            Ok(n) if n > 0 => p.get_selection(0).await.ok(),
-            _ => caret.ok().map(|c| (c, c)),
-        };
-        Some((text, selection))
+) -> Result<(Option<String>, Option<(i32, i32)>), Unanswered> {
+    let p = proxy_for::<TextProxy>(conn, obj).await?;
+    // GTK 4.8 answers GetText(0, -1) with "": ask for the character count.
+    let Some(count) = answer(p.character_count().await)? else {
+        return Ok((None, None));
     };
-    read.await.unwrap_or((None, None))
+    let (text, selections, caret) = tokio::join!(
+        async {
+            if password {
+                Ok(None)
+            } else {
+                answer(p.get_text(0, count).await)
+            }
+        },
+        p.get_n_selections(),
+        p.caret_offset()
+    );
+    let selection = match answer(selections)? {
+        Some(n) if n > 0 => answer(p.get_selection(0).await)?,
+        _ => answer(caret)?.map(|c| (c, c)),
+    };
+    Ok((text?, selection))
 }
 
 async fn extents(conn: &zbus::Connection, obj: &ObjectRefOwned, coords: CoordType) -> Option<Rect> {
@@ -437,5 +513,116 @@ mod tests {
         assert_eq!(f.toolkit.as_deref(), Some("GTK"));
         let none = from_attributes(&HashMap::new());
         assert_eq!(none, Lasting::default());
+    }
+}
+
+#[cfg(test)]
+mod served {
+    //! `lasting` against objects served over a peer-to-peer D-Bus connection,
+    //! answering as toolkits do.
+
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use zbus::zvariant::OwnedObjectPath;
+
+    const FLAKY: &str = "/org/a11y/atspi/accessible/1";
+    const OLDER: &str = "/org/a11y/atspi/accessible/2";
+
+    /// Relations as AT-SPI sends them: a type and the objects it names.
+    type RelationSet = Vec<(u32, Vec<(String, OwnedObjectPath)>)>;
+
+    /// An object whose key call fails its first `failures` times, as
+    /// AccessKit answers for a node missing from its tree for a moment.
+    struct Flaky {
+        failures: AtomicU32,
+    }
+
+    #[zbus::interface(name = "org.a11y.atspi.Accessible")]
+    impl Flaky {
+        #[zbus(property)]
+        fn accessible_id(&self) -> zbus::fdo::Result<String> {
+            if self.failures.load(Ordering::SeqCst) > 0 {
+                self.failures.fetch_sub(1, Ordering::SeqCst);
+                return Err(zbus::fdo::Error::UnknownObject(FLAKY.into()));
+            }
+            Ok("press".into())
+        }
+
+        fn get_attributes(&self) -> HashMap<String, String> {
+            HashMap::from([("toolkit".into(), "AccessKit".into())])
+        }
+
+        fn get_relation_set(&self) -> RelationSet {
+            Vec::new()
+        }
+    }
+
+    /// An object of an at-spi2 older than AccessibleId: it has no such property.
+    struct Older;
+
+    #[zbus::interface(name = "org.a11y.atspi.Accessible")]
+    impl Older {
+        fn get_attributes(&self) -> HashMap<String, String> {
+            HashMap::from([("toolkit".into(), "GTK".into())])
+        }
+
+        fn get_relation_set(&self) -> RelationSet {
+            Vec::new()
+        }
+    }
+
+    /// A client connection to a peer serving a `Flaky` failing `failures` times and an `Older`.
+    async fn served(failures: u32) -> (zbus::Connection, zbus::Connection) {
+        let (theirs, ours) = tokio::net::UnixStream::pair().unwrap();
+        let app = zbus::connection::Builder::unix_stream(theirs)
+            .server(zbus::Guid::generate())
+            .unwrap()
+            .p2p()
+            .serve_at(
+                FLAKY,
+                Flaky {
+                    failures: AtomicU32::new(failures),
+                },
+            )
+            .unwrap()
+            .serve_at(OLDER, Older)
+            .unwrap()
+            .build();
+        let reader = zbus::connection::Builder::unix_stream(ours).p2p().build();
+        let (app, reader) = tokio::join!(app, reader);
+        (app.unwrap(), reader.unwrap())
+    }
+
+    fn object(path: &str) -> ObjectRefOwned {
+        atspi::ObjectRef::new_owned(
+            zbus::names::UniqueName::try_from(":1.1").unwrap(),
+            zbus::zvariant::ObjectPath::try_from(path.to_string()).unwrap(),
+        )
+    }
+
+    async fn read(conn: &zbus::Connection, path: &str) -> LastingRead {
+        let ifaces = InterfaceSet::new(Interface::Accessible);
+        lasting(conn, &object(path), ifaces, TextWanted::None).await
+    }
+
+    #[tokio::test]
+    async fn a_read_whose_key_call_failed_is_not_whole_and_the_next_finds_the_key() {
+        let (_app, conn) = served(1).await;
+        let first = read(&conn, FLAKY).await;
+        assert!(!first.whole, "a failed call must not pass for no key");
+        assert_eq!(first.facts.key, None);
+        assert_eq!(first.facts.toolkit.as_deref(), Some("AccessKit"));
+        let again = read(&conn, FLAKY).await;
+        assert!(again.whole);
+        assert_eq!(again.facts.key.as_deref(), Some("press"));
+    }
+
+    #[tokio::test]
+    async fn an_object_without_the_key_property_is_read_whole_without_a_key() {
+        let (_app, conn) = served(0).await;
+        let read = read(&conn, OLDER).await;
+        assert!(read.whole, "no such property is an answer: {read:?}");
+        assert_eq!(read.facts.key, None);
+        assert_eq!(read.facts.toolkit.as_deref(), Some("GTK"));
     }
 }

@@ -12,7 +12,7 @@ use atspi::{
 };
 use futures_util::stream::{self, StreamExt};
 
-use super::facts::{bounds, lasting, Lasting, TextWanted};
+use super::facts::{bounds, lasting, Lasting, LastingRead, TextWanted};
 use super::mapping::{role, to_node};
 use super::objects::{object_proxy, ref_id};
 use super::{call_failed, failed, A11y, EXTENTS_IN_FLIGHT};
@@ -663,7 +663,8 @@ impl A11y {
 
     /// What the cache lacks, for each node: the lasting facts (values and
     /// text among them) from the store unless an event named the object since
-    /// they were read, then the bounds, fetched unless `kept` holds them (the
+    /// they were read (a read some call of which failed is not stored), then
+    /// the bounds, fetched unless `kept` holds them (the
     /// caller knows they cannot have moved, or that the node was not laid
     /// out, which holds while it does not show) or the element is on a web
     /// page and does not show (it has none); each phase's calls concurrent.
@@ -722,11 +723,10 @@ impl A11y {
                     && wanted(it) != TextWanted::Shown
             });
         let began = std::time::Instant::now();
-        let fetched: Vec<(u64, Arc<Lasting>)> = stream::iter(unknown)
+        let fetched: Vec<(u64, LastingRead)> = stream::iter(unknown)
             .map(|id| async move {
                 let it = item(&id);
-                let facts = lasting(conn, &it.object, it.ifaces, wanted(it)).await;
-                (id, Arc::new(facts))
+                (id, lasting(conn, &it.object, it.ifaces, wanted(it)).await)
             })
             .buffer_unordered(EXTENTS_IN_FLIGHT)
             .collect()
@@ -738,9 +738,12 @@ impl A11y {
             let nothing = Arc::new(Lasting::default());
             let fresh = fetched
                 .into_iter()
-                .chain(layout.into_iter().map(|id| (id, nothing.clone())));
-            for (id, facts) in fresh {
-                store.insert(id, (read_at, facts.clone()));
+                .map(|(id, read)| (id, Arc::new(read.facts), read.whole))
+                .chain(layout.into_iter().map(|id| (id, nothing.clone(), true)));
+            for (id, facts, whole) in fresh {
+                if whole {
+                    store.insert(id, (read_at, facts.clone()));
+                }
                 known.insert(id, facts);
             }
         }
