@@ -1142,6 +1142,28 @@ fn a_second_window_settles_while_its_apps_main_window_animates() {
     c.call(idle(Some(second), 10_000));
 }
 
+/// An item chosen through the app's exported menu is answered once the
+/// window shows what it did (the status, set 200 ms after the item ran), as
+/// an act is: the app's answer on the bus says only that the action ran,
+/// and the action draws nothing while the focused entry's caret blinks
+/// (its main loop paces, hiding the timer; under load the blink may pass
+/// for animation).
+#[test]
+fn an_exported_menu_items_answer_waits_for_its_effect() {
+    let wayrig = Wayrig::start_with(
+        &["--env", "WAYRIG_FIXTURE_MENU_LATER=1"],
+        &["/usr/bin/python3", &support::gtk4_fixture()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let main = c.first_window()["id"].as_u64().unwrap();
+    c.call(menu(Some(main), &["File", "New"]));
+    let nodes = nodes_of(&mut c, main);
+    assert!(
+        nodes.iter().any(|n| n["label"] == "ran app.new"),
+        "the menu was answered before the window showed its effect"
+    );
+}
+
 /// Input that closes its window (a click on a dialog's OK) is answered as
 /// the press through `act` is: once the window its app focuses next shows
 /// what closing it did (the main window's status, set 200 ms later).

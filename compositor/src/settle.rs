@@ -112,6 +112,11 @@ pub struct Activity {
     /// paced stretch begun since ends in a commit: until then a timer set
     /// in answer may hide behind the pacing.
     requested: Option<Instant>,
+    /// When input or an action last asked for the window's answer: for
+    /// `PACING_AFTER_REQUEST` from then a loop found pacing hides a timer
+    /// set in answer, however often it draws meanwhile (a caret's fade is
+    /// drawn in a few frames, each ending a paced stretch).
+    asked: Option<Instant>,
     /// Ticks of the output clock counted so far, and the last at which the
     /// window committed or asked for a frame.
     ticks: u64,
@@ -220,6 +225,7 @@ impl Activity {
     pub fn answer_asked(&mut self, now: Instant) {
         self.quiet_anew();
         self.requested = Some(now);
+        self.asked = Some(now);
     }
 
     /// A tick of the output clock; `wants_frame` is whether a frame callback
@@ -285,16 +291,28 @@ impl Activity {
     /// Whether its main loop paces itself at `now`, hiding what it waits for:
     /// for `PACING_AFTER_REQUEST` from the request or the pacing's start,
     /// whichever is later, in the first paced stretch after a request; for
-    /// `PACING_MOST` in any other.
+    /// `PACING_MOST` in any other; and in any stretch within
+    /// `PACING_AFTER_REQUEST` of the request.
     pub fn pacing(&self, now: Instant) -> bool {
         let Some(since) = self.pacing_since else {
             return false;
         };
+        if self.answer_due(now) {
+            return true;
+        }
         let until = match self.requested {
             Some(asked) => since.max(asked) + PACING_AFTER_REQUEST,
             None => since + PACING_MOST,
         };
         now < until
+    }
+
+    /// Whether input or an action asked for the window's answer less than
+    /// `PACING_AFTER_REQUEST` before `now`: a timer set in answer may be
+    /// pending, even behind what animates.
+    pub fn answer_due(&self, now: Instant) -> bool {
+        self.asked
+            .is_some_and(|asked| now < asked + PACING_AFTER_REQUEST)
     }
 
     /// In how many ms the last timer found is due, if it is still pending.
@@ -780,8 +798,8 @@ mod tests {
         // after PACING_MOST, as any other.
         let mut c = Activity::default();
         c.quiet_anew();
-        let rested = settles(&mut c, 0, 150);
-        assert!(rested >= 70, "settled at {rested} ms, while the loop paced");
+        let plain = settles(&mut c, 0, 150);
+        assert!(plain >= 70, "settled at {plain} ms, while the loop paced");
         // A look that finds it running leaves the pacing as it was; one
         // that finds it sleeping longer ends it.
         b.committed(None);
@@ -794,6 +812,41 @@ mod tests {
             b.pacing(at(rested + 117)),
             "a longer sleep did not end the pacing"
         );
+    }
+
+    #[test]
+    fn a_request_whose_timer_hides_behind_a_caret_fading_is_not_answered_before_it() {
+        // An action that draws nothing (a menu item chosen through the
+        // app's exported actions) sets a 200 ms timer in a window whose
+        // focused entry keeps a caret blinking: its loop paces, and the
+        // caret's fade, drawn in a few frames, ends each paced stretch.
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut a = Activity::default();
+        a.answer_asked(at(0));
+        let fade = [30, 47, 64, 81];
+        let mut t = 0;
+        while t < u64::from(TIMER_SOON_MS) {
+            t += 17;
+            if fade.contains(&(t - 4)) || fade.contains(&t) {
+                a.committed(None);
+            }
+            a.tick(false, 0);
+            a.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
+            let c = check_at(&a, false, at(t));
+            assert!(
+                !c.settled(),
+                "settled at {t} ms, before a timer set in answer"
+            );
+        }
+        // Past TIMER_SOON_MS such a timer has fired or there was none: a
+        // loop that paces for good rests after PACING_MOST.
+        while !check_at(&a, false, at(t)).settled() {
+            assert!(t < 400, "a loop pacing for good never settled");
+            t += 17;
+            a.tick(false, 0);
+            a.threads_looked_at(None, Some(MainLoopWake::Pacing), at(t));
+        }
     }
 
     #[test]

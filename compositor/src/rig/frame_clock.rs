@@ -379,10 +379,14 @@ impl FrameClock {
         // timer; once it has drawn, its frame clock's own wake-ups hide a
         // longer one (a search entry's delay after typing), so timers are
         // read while it draws too, and its quiet waits for those wake-ups
-        // to end. Not while it animates: its timers are the animation's (a
-        // progress bar's pulse).
+        // to end. Not while it animates, as its timers are the animation's
+        // (a progress bar's pulse), unless it was just asked for an answer:
+        // a timer set in answer counts then (a caret blinking on a loaded
+        // machine may be taken for animation), for a bounded while.
+        let now = Instant::now();
+        let just_asked = rec.surface.activity.answer_due(now);
         let wake = pid
-            .filter(|_| busy.is_none() && !animating)
+            .filter(|_| busy.is_none() && (!animating || just_asked))
             .and_then(threads::main_loop_wake);
         if let Some(rec) = windows.registry.get_mut(id) {
             let activity = &mut rec.surface.activity;
@@ -399,7 +403,7 @@ impl FrameClock {
             if drawer_running {
                 activity.drawer_found_running();
             }
-            activity.threads_looked_at(busy, wake, Instant::now());
+            activity.threads_looked_at(busy, wake, now);
         }
     }
 
