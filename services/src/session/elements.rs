@@ -455,32 +455,9 @@ impl Session {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::model::{Annotations, Place, Relations, States};
     use wayrig_host::{Rect, WindowInfo, WindowKind};
 
-    pub(crate) fn node(id: u64, parent: Option<u64>, role: Role, name: &str) -> Node {
-        Node {
-            id,
-            parent,
-            children: Vec::new(),
-            role,
-            native_role: String::new(),
-            name: name.into(),
-            name_is_stand_in: false,
-            label_fallback: None,
-            description: String::new(),
-            key: None,
-            states: States::default(),
-            value: None,
-            range: None,
-            selection: None,
-            bounds: Some(Rect::new(0, 0, 10, 10)),
-            actions: Vec::new(),
-            place: Place::default(),
-            relations: Relations::default(),
-            annotations: Annotations::default(),
-        }
-    }
+    pub(crate) use crate::session::fake_access::node;
 
     /// A tree from nodes given parent first; children lists are filled in.
     pub(crate) fn tree_of(mut nodes: Vec<Node>) -> Tree {

@@ -1,6 +1,7 @@
-//! An app's accessibility in memory for unit tests of the session's rules:
-//! one window's elements as recorded, what the app does when asked, and a log
-//! of every request the session made of it.
+//! An app's accessibility in memory for tests of the session's rules and of
+//! the faces over it (feature `test-support`, `a_form`): one window's
+//! elements as recorded, what the app does when asked, and a log of every
+//! request the session made of it.
 //!
 //! Elements are numbered by the test (1 is the window's root); the session
 //! sees them by the ids a read would give (`id`).
@@ -16,7 +17,7 @@ use crate::access::{
     node_id, Accessibility, AnnouncementsRead, App, AppItems, Frame, FrameHead, Interfaces, Picked,
     Read, Span,
 };
-use crate::model::{Error, Node, Range, Role};
+use crate::model::{Annotations, Error, Node, Place, Range, Relations, Role, States};
 
 /// The fake app's unique bus name.
 const BUS: &str = ":1.7";
@@ -28,11 +29,11 @@ fn path(number: u64) -> String {
 }
 
 /// The id a read gives element `number`.
-pub(crate) fn id(number: u64) -> u64 {
+pub fn id(number: u64) -> u64 {
     node_id(BUS, &path(number))
 }
 
-pub(crate) struct FakeAccess {
+pub struct FakeAccess {
     app: Mutex<Recorded>,
     /// Events so far: each request that changes the app sends one.
     changes: AtomicU64,
@@ -68,7 +69,7 @@ impl FakeAccess {
     /// A window of `nodes`, numbered by the test (ids, parents): root first,
     /// bounds relative to the window's content. Every element offers
     /// Component and nothing else until told.
-    pub(crate) fn new(nodes: Vec<Node>) -> Self {
+    pub fn new(nodes: Vec<Node>) -> Self {
         let numbers: HashMap<u64, u64> = nodes.iter().map(|n| (id(n.id), n.id)).collect();
         let mut nodes: Vec<Node> = nodes
             .into_iter()
@@ -109,7 +110,7 @@ impl FakeAccess {
     }
 
     /// Element `number` offers `interfaces` (Component among them, if asked).
-    pub(crate) fn offers(self, number: u64, interfaces: Interfaces) -> Self {
+    pub fn offers(self, number: u64, interfaces: Interfaces) -> Self {
         self.app
             .lock()
             .unwrap()
@@ -119,7 +120,7 @@ impl FakeAccess {
     }
 
     /// Element `number` has these named actions (and so the Action interface).
-    pub(crate) fn with_actions(self, number: u64, names: &[&str]) -> Self {
+    pub fn with_actions(self, number: u64, names: &[&str]) -> Self {
         {
             let mut app = self.app.lock().unwrap();
             let names = names.iter().map(|n| n.to_string()).collect();
@@ -130,7 +131,7 @@ impl FakeAccess {
     }
 
     /// Element `number` has a value (and so the Value interface).
-    pub(crate) fn with_value(self, number: u64, range: Range) -> Self {
+    pub fn with_value(self, number: u64, range: Range) -> Self {
         {
             let mut app = self.app.lock().unwrap();
             app.values.insert(id(number), range);
@@ -140,14 +141,14 @@ impl FakeAccess {
     }
 
     /// The app names element `number` at every point asked about.
-    pub(crate) fn covered_by(self, number: u64) -> Self {
+    pub fn covered_by(self, number: u64) -> Self {
         self.app.lock().unwrap().covered_by = Some(id(number));
         self
     }
 
     /// The app has an object (numbered, its parent too) that a read leaves
     /// out: one it creates as asked, or made since the read.
-    pub(crate) fn with_unread(self, mut object: Node) -> Self {
+    pub fn with_unread(self, mut object: Node) -> Self {
         {
             let mut app = self.app.lock().unwrap();
             app.numbers.insert(id(object.id), object.id);
@@ -159,31 +160,31 @@ impl FakeAccess {
     }
 
     /// The app grants focus when asked (GTK 3), or not (GTK 4).
-    pub(crate) fn granting_focus(self) -> Self {
+    pub fn granting_focus(self) -> Self {
         self.app.lock().unwrap().grants_focus = true;
         self
     }
 
     /// The app replaces a text field's text when asked (GTK 3), or not.
-    pub(crate) fn setting_text(self) -> Self {
+    pub fn setting_text(self) -> Self {
         self.app.lock().unwrap().sets_text = true;
         self
     }
 
     /// The app will not place a caret or select text when asked (and
     /// keeps its caret at the end of the text).
-    pub(crate) fn refusing_offsets(self) -> Self {
+    pub fn refusing_offsets(self) -> Self {
         self.app.lock().unwrap().refuses_offsets = true;
         self
     }
 
     /// Follows how many times the window's elements were read.
-    pub(crate) fn reads(&self) -> tokio::sync::watch::Receiver<u64> {
+    pub fn reads(&self) -> tokio::sync::watch::Receiver<u64> {
         self.reads.subscribe()
     }
 
     /// What the session asked the app to do, in order ("click 3").
-    pub(crate) fn asked(&self) -> Vec<String> {
+    pub fn asked(&self) -> Vec<String> {
         self.app.lock().unwrap().asked.clone()
     }
 
@@ -513,4 +514,76 @@ impl Accessibility for FakeAccess {
         self.did(&mut app, id, what);
         Ok(true)
     }
+}
+
+/// Element `number` of the fake app, a child of `parent`, 10x10 at the
+/// window's corner until placed.
+pub fn node(number: u64, parent: Option<u64>, role: Role, name: &str) -> Node {
+    Node {
+        id: number,
+        parent,
+        children: Vec::new(),
+        role,
+        native_role: String::new(),
+        name: name.into(),
+        name_is_stand_in: false,
+        label_fallback: None,
+        description: String::new(),
+        key: None,
+        states: States::default(),
+        value: None,
+        range: None,
+        selection: None,
+        bounds: Some(Rect::new(0, 0, 10, 10)),
+        actions: Vec::new(),
+        place: Place::default(),
+        relations: Relations::default(),
+        annotations: Annotations::default(),
+    }
+}
+
+/// A session over the fake host and app, as the faces' hostile-input tests
+/// drive it: window 1 ("Main", 400x300) holding a button (2, "Save"), an
+/// entry (3, "Name"), a slider (4, "Volume", 0 to 100), and a list (5) of
+/// two rows, the second (7) scrolled out of the window. The host takes
+/// input and draws at once.
+pub async fn a_form() -> (crate::Session, super::fake_host::FakeHost) {
+    use super::fake_host::{window, FakeHost, Temper};
+    let at = |mut n: Node, x, y, w, h| {
+        n.bounds = Some(Rect::new(x, y, w, h));
+        n
+    };
+    let mut entry = at(node(3, Some(1), Role::TextInput, "Name"), 10, 50, 200, 30);
+    entry.states.editable = true;
+    let app = FakeAccess::new(vec![
+        at(node(1, None, Role::Window, "Main"), 0, 0, 400, 300),
+        at(node(2, Some(1), Role::Button, "Save"), 10, 10, 80, 30),
+        entry,
+        at(node(4, Some(1), Role::Slider, "Volume"), 10, 90, 200, 20),
+        at(node(5, Some(1), Role::List, ""), 10, 120, 200, 170),
+        at(node(6, Some(5), Role::ListItem, "Row 1"), 10, 120, 200, 20),
+        at(node(7, Some(5), Role::ListItem, "Row 40"), 10, 900, 200, 20),
+    ])
+    .with_actions(2, &["click"])
+    .with_actions(7, &["activate"])
+    .with_value(
+        4,
+        Range {
+            min: 0.0,
+            max: 100.0,
+            now: 50.0,
+            step: 1.0,
+        },
+    )
+    .setting_text()
+    .granting_focus();
+    let host =
+        FakeHost::new(vec![window(1, "Main")], Temper::Willing(Duration::ZERO), 64).with_input();
+    let session = crate::Session::with_accessibility(
+        std::sync::Arc::new(host.clone()),
+        std::sync::Arc::new(app),
+    )
+    .await
+    .expect("a session over the fakes");
+    (session, host)
 }

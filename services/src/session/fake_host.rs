@@ -1,4 +1,5 @@
-//! A host in memory for unit tests of the session's rules: windows that an
+//! A host in memory for tests of the session's rules and of the faces over
+//! it (feature `test-support`): windows that an
 //! imagined app changes after a delay, or never, a stream that can lag, a
 //! clipboard in memory (or none); one display, captures whose pixels say where
 //! they are, a pointer; where asked, input kept as sent, each batch a frame.
@@ -18,7 +19,7 @@ use wayrig_host::{
 
 /// How the imagined app answers window commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Temper {
+pub enum Temper {
     /// Draws each change after this long.
     Willing(Duration),
     /// Never draws maximize, and keeps its window when asked to close.
@@ -26,7 +27,7 @@ pub(crate) enum Temper {
 }
 
 #[derive(Clone)]
-pub(crate) struct FakeHost {
+pub struct FakeHost {
     shared: Arc<Shared>,
     temper: Temper,
     /// Whether it offers a clipboard at all.
@@ -62,10 +63,10 @@ struct Shared {
     stopped: AtomicBool,
 }
 
-pub(crate) const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
+pub const OUTPUT: Rect = Rect::new(0, 0, 1280, 800);
 
 /// A normal window of the fake app; window 1 has the focus.
-pub(crate) fn window(id: u64, title: &str) -> WindowInfo {
+pub fn window(id: u64, title: &str) -> WindowInfo {
     let r = Rect::new(100, 100, 400, 300);
     WindowInfo {
         app_id: "org.example.Fake".into(),
@@ -74,14 +75,24 @@ pub(crate) fn window(id: u64, title: &str) -> WindowInfo {
         surface: r,
         content: r,
         focused: id == 1,
-        ..super::windows::tests::window(id, title, WindowKind::Normal, id as u32 - 1)
+        handle: WindowHandle { id, epoch: 1 },
+        title: title.into(),
+        kind: WindowKind::Normal,
+        parent: None,
+        maximized: false,
+        fullscreen: false,
+        configuring: false,
+        minimized: false,
+        on_screen: true,
+        z: id as u32 - 1,
+        scale: 1.0,
     }
 }
 
 impl FakeHost {
     /// `capacity` bounds the event stream: a reader that falls further
     /// behind lags.
-    pub(crate) fn new(windows: Vec<WindowInfo>, temper: Temper, capacity: usize) -> Self {
+    pub fn new(windows: Vec<WindowInfo>, temper: Temper, capacity: usize) -> Self {
         FakeHost {
             shared: Arc::new(Shared {
                 windows: Mutex::new(windows),
@@ -106,7 +117,7 @@ impl FakeHost {
     }
 
     /// The same host as one that takes input and draws a frame for each batch.
-    pub(crate) fn with_input(self) -> Self {
+    pub fn with_input(self) -> Self {
         FakeHost {
             takes_input: true,
             ..self
@@ -114,7 +125,7 @@ impl FakeHost {
     }
 
     /// The same host as one whose app never draws a frame in answer.
-    pub(crate) fn drawing_nothing(self) -> Self {
+    pub fn drawing_nothing(self) -> Self {
         FakeHost {
             draws_nothing: true,
             ..self.with_input()
@@ -123,7 +134,7 @@ impl FakeHost {
 
     /// The same host as one whose app closes the window it takes input in,
     /// the stream telling of it `lag` after the host stops listing it.
-    pub(crate) fn closing_on_input(self, lag: Duration) -> Self {
+    pub fn closing_on_input(self, lag: Duration) -> Self {
         FakeHost {
             closes_on_input: Some(lag),
             ..self.with_input()
@@ -131,7 +142,7 @@ impl FakeHost {
     }
 
     /// The same host as one that stops once it has taken `batches` of input.
-    pub(crate) fn stopping_on_input(self, batches: usize) -> Self {
+    pub fn stopping_on_input(self, batches: usize) -> Self {
         FakeHost {
             stops_on_input: Some(batches),
             ..self.with_input()
@@ -141,7 +152,7 @@ impl FakeHost {
     /// The same host as one that paces frames and settles windows, whose
     /// app closes the window input is sent to once it has drawn its answer,
     /// the stream telling of it before that answer comes.
-    pub(crate) fn settling_a_dialog(self) -> Self {
+    pub fn settling_a_dialog(self) -> Self {
         FakeHost {
             settles_a_dialog: true,
             ..self.with_input()
@@ -149,18 +160,18 @@ impl FakeHost {
     }
 
     /// The windows asked to settle so far, in order.
-    pub(crate) fn settled(&self) -> Vec<WindowHandle> {
+    pub fn settled(&self) -> Vec<WindowHandle> {
         self.shared.settled.lock().unwrap().clone()
     }
 
     /// Every input event sent so far, in order, batches joined.
-    pub(crate) fn sent(&self) -> Vec<InputEvent> {
+    pub fn sent(&self) -> Vec<InputEvent> {
         let sent = self.shared.sent.lock().unwrap();
         sent.iter().flat_map(|(_, batch)| batch.clone()).collect()
     }
 
     /// The same host as one that has no clipboard to offer.
-    pub(crate) fn without_clipboard(self) -> Self {
+    pub fn without_clipboard(self) -> Self {
         FakeHost {
             has_clipboard: false,
             ..self
@@ -168,7 +179,7 @@ impl FakeHost {
     }
 
     /// Change a window as its app would, and say so on the stream.
-    pub(crate) fn change(&self, id: u64, change: impl FnOnce(&mut WindowInfo)) {
+    pub fn change(&self, id: u64, change: impl FnOnce(&mut WindowInfo)) {
         let mut windows = self.shared.windows.lock().unwrap();
         if let Some(w) = windows.iter_mut().find(|w| w.handle.id == id) {
             change(w);
@@ -177,14 +188,14 @@ impl FakeHost {
     }
 
     /// Put the pointer at a global point.
-    pub(crate) fn point_at(&self, x: f64, y: f64) {
+    pub fn point_at(&self, x: f64, y: f64) {
         *self.shared.pointer.lock().unwrap() = (x, y);
     }
 
     /// Stop as a compositor whose last app exited does: the stream ends,
     /// saying nothing of the windows that went with it.
     /// From then on every request answers that the host is gone.
-    pub(crate) fn stop(&self) {
+    pub fn stop(&self) {
         self.shared.windows.lock().unwrap().clear();
         self.shared.events.lock().unwrap().take();
         self.shared.stopped.store(true, Ordering::SeqCst);
@@ -198,12 +209,12 @@ impl FakeHost {
     }
 
     /// Map a window, and say so on the stream.
-    pub(crate) fn add(&self, window: WindowInfo) {
+    pub fn add(&self, window: WindowInfo) {
         self.shared.windows.lock().unwrap().push(window.clone());
         self.shared.say(WindowEvent::Created(window));
     }
 
-    pub(crate) fn remove(&self, id: u64) {
+    pub fn remove(&self, id: u64) {
         let mut windows = self.shared.windows.lock().unwrap();
         if let Some(i) = windows.iter().position(|w| w.handle.id == id) {
             let gone = windows.remove(i);

@@ -19,10 +19,10 @@ mod click;
 mod clipboard;
 mod drawn_menus;
 mod elements;
-#[cfg(test)]
-mod fake_access;
-#[cfg(test)]
-mod fake_host;
+#[cfg(any(test, feature = "test-support"))]
+pub mod fake_access;
+#[cfg(any(test, feature = "test-support"))]
+pub mod fake_host;
 mod gestures;
 mod hit;
 mod input;
@@ -175,7 +175,7 @@ impl Session {
     }
 
     /// Join a host with its apps' accessibility as `a11y` gives it.
-    pub(crate) async fn with_accessibility(
+    pub async fn with_accessibility(
         host: Arc<dyn Host>,
         a11y: Arc<dyn Accessibility>,
     ) -> Result<Self, Error> {
