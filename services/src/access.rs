@@ -49,6 +49,11 @@ pub struct Frame {
     pub head: FrameHead,
     /// Root first; bounds relative to the frame's surface origin.
     pub nodes: Vec<Node>,
+    /// Some object it holds said it does not exist when its facts were
+    /// asked (an app rebuilding its tree, as AccessKit does, says so of
+    /// objects it lists a moment later): the read lacks what they have, and
+    /// is made again rather than served again.
+    pub gone: bool,
 }
 
 /// A top-level accessible of an app, before its elements are read.
@@ -236,9 +241,10 @@ pub trait Accessibility: Send + Sync {
     async fn role_and_name(&self, picked: &Picked) -> Option<(Role, String)>;
 
     /// The node the app says is at a point inside `within` (see `at_point`);
-    /// `None` when it cannot tell.
-    async fn pick(&self, within: u64, x: i32, y: i32) -> Option<u64> {
-        Some(self.at_point(within, x, y).await.ok()??.id())
+    /// `None` when it says nothing of it is there, an error when it did not
+    /// answer.
+    async fn pick(&self, within: u64, x: i32, y: i32) -> Result<Option<u64>, Error> {
+        Ok(self.at_point(within, x, y).await?.map(|p| p.id()))
     }
 
     /// Note that a phase of a read began at `began` and made `calls` calls.

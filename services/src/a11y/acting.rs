@@ -87,7 +87,8 @@ impl A11y {
     }
 
     /// The coordinates the app of `obj` is asked places in (`coords_of`),
-    /// learnt once per app.
+    /// learnt once per app that answered; an app that did not is asked in
+    /// its window's this time, and asked again next time (a few times).
     pub(super) async fn coords_for(&self, obj: &ObjectRefOwned) -> CoordType {
         let Some(name) = obj.name_as_str() else {
             return CoordType::Window;
@@ -95,7 +96,11 @@ impl A11y {
         if let Some(coords) = self.coords.lock().unwrap().get(name) {
             return *coords;
         }
-        let coords = super::facts::coords_of(&self.conn, name).await;
+        let coords = match super::facts::coords_of(&self.conn, name).await {
+            Some(coords) => coords,
+            None if self.asked_again.gives_up(name, "coordinates") => CoordType::Window,
+            None => return CoordType::Window,
+        };
         self.coords.lock().unwrap().insert(name.to_string(), coords);
         coords
     }

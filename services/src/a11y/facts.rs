@@ -64,17 +64,26 @@ pub struct LastingRead {
     /// was gone for a moment, its app busy) may lack facts it has, so it
     /// serves that read only and is not kept.
     pub whole: bool,
+    /// The object said it does not exist: an app rebuilding its tree
+    /// (AccessKit) says so of objects it lists a moment later, so a read
+    /// made again soon may find them.
+    pub gone: bool,
 }
 
 /// A call the object did not answer: not an answer that it has no such fact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Unanswered;
+pub(super) enum Unanswered {
+    /// The object does not exist (now).
+    Gone,
+    /// Any other failure: an error, a timeout, a connection lost.
+    Failed,
+}
 
 /// A call's answer: `Ok(None)` where the object says it has no such
 /// property, method or interface (at-spi2 before 2.34 has no AccessibleId,
 /// GDBus says "invalid args" for a property it lacks), `Err` where it did
 /// not answer.
-fn answer<T>(reply: zbus::Result<T>) -> Result<Option<T>, Unanswered> {
+pub(super) fn answer<T>(reply: zbus::Result<T>) -> Result<Option<T>, Unanswered> {
     const LACKED: [&str; 5] = [
         "org.freedesktop.DBus.Error.UnknownMethod",
         "org.freedesktop.DBus.Error.UnknownProperty",
@@ -83,16 +92,16 @@ fn answer<T>(reply: zbus::Result<T>) -> Result<Option<T>, Unanswered> {
         "org.freedesktop.DBus.Error.NotSupported",
     ];
     use zbus::DBusError;
-    let name = match &reply {
-        Ok(_) => return Ok(reply.ok()),
-        Err(zbus::Error::MethodError(name, _, _)) => name.as_str().to_string(),
-        Err(zbus::Error::FDO(e)) => e.name().as_str().to_string(),
-        Err(_) => return Err(Unanswered),
+    let refused = |name: &str| match name {
+        lacked if LACKED.contains(&lacked) => Ok(None),
+        "org.freedesktop.DBus.Error.UnknownObject" => Err(Unanswered::Gone),
+        _ => Err(Unanswered::Failed),
     };
-    if LACKED.contains(&name.as_str()) {
-        Ok(None)
-    } else {
-        Err(Unanswered)
+    match reply {
+        Ok(value) => Ok(Some(value)),
+        Err(zbus::Error::MethodError(name, _, _)) => refused(name.as_str()),
+        Err(zbus::Error::FDO(e)) => refused(e.name().as_str()),
+        Err(_) => Err(Unanswered::Failed),
     }
 }
 
@@ -101,7 +110,9 @@ async fn proxy_for<P>(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Result<P
 where
     P: zbus::proxy::Defaults + From<zbus::Proxy<'static>>,
 {
-    object_proxy::<P>(conn, obj).await.map_err(|_| Unanswered)
+    object_proxy::<P>(conn, obj)
+        .await
+        .map_err(|_| Unanswered::Failed)
 }
 
 /// Read the lasting facts of one object, its calls side by side.
@@ -174,15 +185,19 @@ pub async fn lasting(
             Ok((!text.is_empty()).then_some(text))
         },
     );
-    let whole = key.is_ok()
-        && attributes.is_ok()
-        && relations.is_ok()
-        && actions.is_ok()
-        && table.is_ok()
-        && cell.is_ok()
-        && range.is_ok()
-        && text.is_ok()
-        && shown_text.is_ok();
+    let failures = [
+        key.as_ref().err(),
+        attributes.as_ref().err(),
+        relations.as_ref().err(),
+        actions.as_ref().err(),
+        table.as_ref().err(),
+        cell.as_ref().err(),
+        range.as_ref().err(),
+        text.as_ref().err(),
+        shown_text.as_ref().err(),
+    ];
+    let whole = failures.iter().all(Option::is_none);
+    let gone = failures.contains(&Some(&Unanswered::Gone));
     let (key, attributes, relations, actions) = (
         key.ok().flatten(),
         attributes.ok().flatten(),
@@ -232,7 +247,7 @@ pub async fn lasting(
             _ => {}
         }
     }
-    LastingRead { facts, whole }
+    LastingRead { facts, whole, gone }
 }
 
 /// The facts toolkits put in object attributes (the names browsers and
@@ -365,21 +380,30 @@ pub async fn bounds(
 /// coordinates are wrong (its x given for y, heights off: kcalc's "7" at
 /// (21, 21, 42, 139) where it shows at (21, 133, 42, 27)), while its screen
 /// coordinates are its window's, as Qt on Wayland places its window at the
-/// origin.
-pub async fn coords_of(conn: &zbus::Connection, bus_name: &str) -> CoordType {
-    let read = async {
-        let root = atspi::ObjectRef::new_owned(
-            zbus::names::UniqueName::try_from(bus_name.to_string()).ok()?,
-            zbus::zvariant::ObjectPath::try_from("/org/a11y/atspi/accessible/root").ok()?,
-        );
-        let app = object_proxy::<ApplicationProxy>(conn, &root).await.ok()?;
-        let (toolkit, version) = tokio::join!(app.toolkit_name(), app.version());
-        Some(toolkit.ok()? == "Qt" && version.ok()?.starts_with("5."))
+/// origin. `None` when the app did not answer (busy as it starts): it is
+/// asked again, not taken for an app that is not Qt 5.
+pub async fn coords_of(conn: &zbus::Connection, bus_name: &str) -> Option<CoordType> {
+    let (Ok(name), Ok(path)) = (
+        zbus::names::UniqueName::try_from(bus_name.to_string()),
+        zbus::zvariant::ObjectPath::try_from("/org/a11y/atspi/accessible/root"),
+    ) else {
+        // No app can have such a name: nothing to ask.
+        return Some(CoordType::Window);
     };
-    match read.await {
-        Some(true) => CoordType::Screen,
-        _ => CoordType::Window,
-    }
+    let root = atspi::ObjectRef::new_owned(name, path);
+    let app = proxy_for::<ApplicationProxy>(conn, &root).await.ok()?;
+    let (toolkit, version) = tokio::join!(app.toolkit_name(), app.version());
+    let qt5 = match answer(toolkit).ok()? {
+        Some(toolkit) if toolkit == "Qt" => {
+            answer(version).ok()?.is_some_and(|v| v.starts_with("5."))
+        }
+        _ => false,
+    };
+    Some(if qt5 {
+        CoordType::Screen
+    } else {
+        CoordType::Window
+    })
 }
 
 async fn value_range(
@@ -610,10 +634,11 @@ mod served {
         let (_app, conn) = served(1).await;
         let first = read(&conn, FLAKY).await;
         assert!(!first.whole, "a failed call must not pass for no key");
+        assert!(first.gone, "the object said it was not there");
         assert_eq!(first.facts.key, None);
         assert_eq!(first.facts.toolkit.as_deref(), Some("AccessKit"));
         let again = read(&conn, FLAKY).await;
-        assert!(again.whole);
+        assert!(again.whole && !again.gone);
         assert_eq!(again.facts.key.as_deref(), Some("press"));
     }
 

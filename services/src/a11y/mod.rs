@@ -81,6 +81,35 @@ pub struct A11y {
     hide_by_showing: std::sync::Mutex<HashSet<String>>,
     /// Document events are watched, once an app that needs them came.
     document_events: tokio::sync::OnceCell<()>,
+    /// Questions asked once per app that it has not answered yet.
+    asked_again: AskedAgain,
+}
+
+/// Questions asked once per app (its toolkit, its coordinates) that it did
+/// not answer, by bus name and question. Each is asked again at the next
+/// read, up to `ASKED_MOST` times: an app busy as it starts is not taken
+/// for one that has no answer, and one that never answers costs a call's
+/// limit a few times, not at every read.
+#[derive(Default)]
+struct AskedAgain(std::sync::Mutex<HashMap<(String, &'static str), u8>>);
+
+/// How many times a question asked once per app is asked before the
+/// app's silence is taken as its answer.
+const ASKED_MOST: u8 = 3;
+
+impl AskedAgain {
+    /// `app` did not answer `question` again: whether to stop asking.
+    fn gives_up(&self, app: &str, question: &'static str) -> bool {
+        let mut asked = self.0.lock().unwrap();
+        let times = asked.entry((app.to_string(), question)).or_default();
+        *times = times.saturating_add(1);
+        *times >= ASKED_MOST
+    }
+
+    /// Forget the apps no longer listed.
+    fn retain(&self, listed: impl Fn(&str) -> bool) {
+        self.0.lock().unwrap().retain(|(app, _), _| listed(app));
+    }
 }
 
 impl Drop for A11y {
@@ -171,6 +200,7 @@ impl A11y {
             uncached: Default::default(),
             hide_by_showing: Default::default(),
             document_events: Default::default(),
+            asked_again: Default::default(),
         })
     }
 
@@ -179,13 +209,18 @@ impl A11y {
     /// attributes, as Orca does: it is asked. Its cache keeps stale copies
     /// of page objects (no bounds, an old parent): it is walked instead,
     /// and its Document events watched. Firefox hides by `showing` alone.
-    async fn meet_app(&self, root: &ObjectRefOwned) {
+    /// Whether the app answered what its toolkit is: one that did not (busy
+    /// as it starts) is met again at the next look.
+    async fn meet_app(&self, root: &ObjectRefOwned) -> bool {
         let Ok(app) = objects::object_proxy::<ApplicationProxy>(&self.conn, root).await else {
-            return;
+            return false;
         };
-        let toolkit = app.toolkit_name().await.unwrap_or_default();
+        let Ok(toolkit) = facts::answer(app.toolkit_name().await) else {
+            return false;
+        };
+        let toolkit = toolkit.unwrap_or_default();
         let Some(name) = root.name_as_str() else {
-            return;
+            return true;
         };
         match toolkit.as_str() {
             "Gecko" => {
@@ -222,6 +257,7 @@ impl A11y {
             }
             _ => {}
         }
+        true
     }
 
     /// `sync`, returning where on the connection the app's answer arrived:
@@ -399,10 +435,14 @@ impl Accessibility for A11y {
                         .get_connection_unix_process_id(name.clone().into())
                         .await
                         .ok();
-                    // Once per app: its pid is known from here on.
+                    // Once per app that answers (or gave up on): its pid is
+                    // known from here on.
                     if let Some(pid) = pid {
-                        self.pids.lock().unwrap().insert(name.to_string(), pid);
-                        self.meet_app(&child).await;
+                        if self.meet_app(&child).await
+                            || self.asked_again.gives_up(name.as_str(), "toolkit")
+                        {
+                            self.pids.lock().unwrap().insert(name.to_string(), pid);
+                        }
                     }
                     pid
                 }
@@ -430,6 +470,7 @@ impl Accessibility for A11y {
             self.dirty.lock().unwrap().retain(|id, _| read(id));
         }
         self.coords.lock().unwrap().retain(|name, _| listed(name));
+        self.asked_again.retain(listed);
         self.uncached.lock().unwrap().retain(|name| listed(name));
         self.hide_by_showing
             .lock()

@@ -402,6 +402,7 @@ impl A11y {
             return Frame {
                 head: head.clone(),
                 nodes: Vec::new(),
+                gone: false,
             };
         };
         let reached = tree_order(head.id, &items.children, |id| items.ids.contains_key(&id));
@@ -412,7 +413,7 @@ impl A11y {
                 children.entry(parent).or_default().push(id);
             }
         }
-        let mut details = self
+        let (mut details, gone) = self
             .details(app, &items.items, &items.ids, &order, kept)
             .await;
         let began = std::time::Instant::now();
@@ -445,6 +446,7 @@ impl A11y {
         Frame {
             head: head.clone(),
             nodes,
+            gone,
         }
     }
 
@@ -668,6 +670,8 @@ impl A11y {
     /// caller knows they cannot have moved, or that the node was not laid
     /// out, which holds while it does not show) or the element is on a web
     /// page and does not show (it has none); each phase's calls concurrent.
+    /// With them, whether an object said it does not exist as its facts
+    /// were asked.
     async fn details(
         &self,
         app: &App,
@@ -675,7 +679,7 @@ impl A11y {
         ids: &HashMap<u64, usize>,
         order: &[u64],
         kept: &HashMap<u64, Option<Rect>>,
-    ) -> HashMap<u64, (Arc<Lasting>, Option<Rect>)> {
+    ) -> (HashMap<u64, (Arc<Lasting>, Option<Rect>)>, bool) {
         let conn = &self.conn;
         // Events counted from here on may not be in what is read now.
         let read_at = self.changes();
@@ -732,20 +736,19 @@ impl A11y {
             .collect()
             .await;
         self.span("facts of unknown nodes", began, fetched.len());
+        let gone = fetched.iter().any(|(_, read)| read.gone);
         {
             let mut stores = self.lasting.lock().unwrap();
             let store = stores.entry(app.bus_name.clone()).or_default();
-            let nothing = Arc::new(Lasting::default());
-            let fresh = fetched
-                .into_iter()
-                .map(|(id, read)| (id, Arc::new(read.facts), read.whole))
-                .chain(layout.into_iter().map(|id| (id, nothing.clone(), true)));
-            for (id, facts, whole) in fresh {
-                if whole {
-                    store.insert(id, (read_at, facts.clone()));
-                }
-                known.insert(id, facts);
-            }
+            let fresh = fetched.into_iter().chain(layout.into_iter().map(|id| {
+                let nothing = LastingRead {
+                    facts: Lasting::default(),
+                    whole: true,
+                    gone: false,
+                };
+                (id, nothing)
+            }));
+            remember(store, &mut known, read_at, fresh);
         }
         let on_pages = self.showing_on_pages(items, ids, order).await;
         let began = std::time::Instant::now();
@@ -785,7 +788,7 @@ impl A11y {
             .collect()
             .await;
         self.span("bounds", began, asked);
-        order
+        let details = order
             .iter()
             .map(|id| {
                 let bounds = match kept.get(id) {
@@ -794,7 +797,8 @@ impl A11y {
                 };
                 (*id, (known.remove(id).unwrap_or_default(), bounds))
             })
-            .collect()
+            .collect();
+        (details, gone)
     }
 
     /// Whether each element of the web pages among `order` (the
@@ -1078,9 +1082,52 @@ async fn children_of(conn: &zbus::Connection, obj: &ObjectRefOwned) -> Vec<Objec
     }
 }
 
+/// Facts just read serve this read (`known`); only whole reads are kept in
+/// the app's `store` for the reads after, as of the change count `read_at`:
+/// a read that met a failed call (an object gone for a moment, an app
+/// busy) may lack facts the object has, and no event would say so.
+fn remember(
+    store: &mut super::LastingStore,
+    known: &mut HashMap<u64, Arc<Lasting>>,
+    read_at: u64,
+    fresh: impl IntoIterator<Item = (u64, LastingRead)>,
+) {
+    for (id, read) in fresh {
+        let facts = Arc::new(read.facts);
+        if read.whole {
+            store.insert(id, (read_at, facts.clone()));
+        }
+        known.insert(id, facts);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn facts_read_with_a_failed_call_serve_this_read_and_are_not_kept() {
+        let read = |key: &str, whole: bool| LastingRead {
+            facts: Lasting {
+                key: (!key.is_empty()).then(|| key.to_string()),
+                ..Lasting::default()
+            },
+            whole,
+            gone: !whole,
+        };
+        let (mut store, mut known) = (HashMap::new(), HashMap::new());
+        remember(
+            &mut store,
+            &mut known,
+            7,
+            [(1, read("save", true)), (2, read("", false))],
+        );
+        assert_eq!(known[&1].key.as_deref(), Some("save"));
+        assert_eq!(known[&2].key, None, "this read is served what it found");
+        assert_eq!(store[&1].0, 7);
+        assert_eq!(store[&1].1.key.as_deref(), Some("save"));
+        assert!(!store.contains_key(&2), "the next read asks 2 again");
+    }
 
     fn children(pairs: &[(u64, &[u64])]) -> HashMap<u64, Vec<u64>> {
         pairs

@@ -62,6 +62,8 @@ struct Recorded {
     refuses_offsets: bool,
     /// The change count at which an event last named each node.
     named: HashMap<u64, u64>,
+    /// How many reads still meet an object that says it does not exist.
+    gone_reads: u64,
     asked: Vec<String>,
 }
 
@@ -101,6 +103,7 @@ impl FakeAccess {
                 sets_text: false,
                 refuses_offsets: false,
                 named: HashMap::new(),
+                gone_reads: 0,
                 asked: Vec::new(),
             }),
             changes: AtomicU64::new(0),
@@ -175,6 +178,13 @@ impl FakeAccess {
     /// keeps its caret at the end of the text).
     pub fn refusing_offsets(self) -> Self {
         self.app.lock().unwrap().refuses_offsets = true;
+        self
+    }
+
+    /// The next `reads` reads of the window meet an object that says it
+    /// does not exist as its facts are asked (gone for a moment).
+    pub fn gone_reads(self, reads: u64) -> Self {
+        self.app.lock().unwrap().gone_reads = reads;
         self
     }
 
@@ -328,9 +338,13 @@ impl Accessibility for FakeAccess {
         _kept: &HashMap<u64, Option<Rect>>,
     ) -> Frame {
         self.reads.send_modify(|n| *n += 1);
+        let mut app = self.app.lock().unwrap();
+        let gone = app.gone_reads > 0;
+        app.gone_reads = app.gone_reads.saturating_sub(1);
         Frame {
             head: head.clone(),
-            nodes: self.app.lock().unwrap().nodes.clone(),
+            nodes: app.nodes.clone(),
+            gone,
         }
     }
 

@@ -48,6 +48,15 @@ pub(crate) struct Mirrored {
     verdicts: Verdicts,
 }
 
+/// Whether a read may be served by the last one, when the window drew
+/// nothing and its app sent no event since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    Served,
+    /// The last read was incomplete: read again.
+    ReadAgain,
+}
+
 /// One read of a window's elements.
 struct WindowRead {
     tree: Tree,
@@ -56,7 +65,8 @@ struct WindowRead {
     /// Nodes whose bounds the next read asks again (see `Mirrored`).
     ask_again: HashSet<u64>,
     verdicts: Verdicts,
-    /// The read made the app create objects it did not read.
+    /// The read made the app create objects it did not read, or some of
+    /// its objects said they do not exist as their facts were asked.
     incomplete: bool,
 }
 
@@ -98,12 +108,14 @@ impl Session {
 
     /// `tree`, in the window's turn.
     async fn tree_completed(&self, handle: WindowHandle) -> Result<Tree, Error> {
-        let mut read = self.tree_once(handle).await?;
+        let mut read = self.tree_once(handle, Kept::Served).await?;
         for _ in 0..COMPLETING_READS {
             if !read.incomplete {
                 break;
             }
-            read = self.tree_once(handle).await?;
+            // Nothing may have changed since (an object gone for a moment
+            // sends no event): the tree just read is not served again.
+            read = self.tree_once(handle, Kept::ReadAgain).await?;
         }
         Ok(read.tree)
     }
@@ -149,13 +161,14 @@ impl Session {
         }
     }
 
-    /// One read of the window (see `tree`), unless the last one still holds.
-    async fn tree_once(&self, handle: WindowHandle) -> Result<WindowRead, Error> {
+    /// One read of the window (see `tree`), unless the last one still holds
+    /// and `kept` lets it be served.
+    async fn tree_once(&self, handle: WindowHandle, kept: Kept) -> Result<WindowRead, Error> {
         let changes = self.a11y()?.changes();
         let acts = self.acts.load(std::sync::atomic::Ordering::SeqCst);
         let commits = self.host.commits(handle).await?;
         let last = self.mirror.lock().unwrap().get(&handle).cloned();
-        if let Some(last) = &last {
+        if let (Some(last), Kept::Served) = (&last, kept) {
             if (last.commits, last.changes) == (commits, changes) {
                 return Ok(WindowRead {
                     tree: last.tree.clone(),
@@ -299,6 +312,7 @@ impl Session {
         };
         let placing = Placing::of(&frame.nodes, surface_offset(&frame, &window), &screen)
             .with_frames_on_popups(on_popups);
+        let gone = frame.gone;
         let nodes = frame
             .nodes
             .into_iter()
@@ -334,10 +348,11 @@ impl Session {
         super::seen::hide_list_items_off_their_popup(&mut tree, &every_popup);
         a11y.span("model", began, 0);
         let began = std::time::Instant::now();
-        let incomplete = a11y.grew_after(&apps[app]).await?;
-        if incomplete {
+        let grew = a11y.grew_after(&apps[app]).await?;
+        if grew {
             a11y.span("objects made while read", began, 1);
         }
+        let incomplete = grew || gone;
         Ok(WindowRead {
             tree,
             placing,
@@ -445,13 +460,22 @@ impl Session {
                 }
             }
             asked += 1;
-            let Some(hit) = a11y.pick(place.container, place.x, place.y).await else {
-                // The app cannot tell: not asked again while nothing
-                // changes there.
-                if place.claim == Claim::Middle {
-                    verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
+            let hit = match a11y.pick(place.container, place.x, place.y).await {
+                Ok(Some(hit)) => hit,
+                // The app says nothing of it is there: not asked again
+                // while nothing changes there.
+                Ok(None) => {
+                    if place.claim == Claim::Middle {
+                        verdicts.extend(bounds.get(&item).map(|b| (item, (*b, true))));
+                    }
+                    continue;
                 }
-                continue;
+                // It did not answer (busy, the object gone): no verdict is
+                // kept, and the next read asks again.
+                Err(e) => {
+                    tracing::debug!(%e, item, "no answer to what lies at a point");
+                    continue;
+                }
             };
             // What holds what is there: a claimant, or (for a middle) the
             // element asked about or anything known.
@@ -855,12 +879,13 @@ async fn read_frames_over(
     // Read first: a frame's place can be asked once it is read.
     let mut read = Vec::new();
     for head in beside {
-        read.push((head, a11y.read_frame(items, head, kept).await.nodes));
+        let over = a11y.read_frame(items, head, kept).await;
+        read.push((head, over.nodes, over.gone));
     }
     let places = a11y
-        .screen_places_of(&read.iter().map(|(h, _)| h.id).collect::<Vec<_>>())
+        .screen_places_of(&read.iter().map(|(h, ..)| h.id).collect::<Vec<_>>())
         .await;
-    for (head, mut nodes) in read {
+    for (head, mut nodes, gone) in read {
         let Some(&place) = places.get(&head.id) else {
             continue;
         };
@@ -873,6 +898,7 @@ async fn read_frames_over(
         let Some(top) = nodes.first_mut().filter(|_| over) else {
             continue;
         };
+        frame.gone |= gone;
         top.parent = Some(root);
         if !head.alert {
             on_popups.insert(top.id);
@@ -1035,6 +1061,55 @@ mod tests {
         ahead.abort();
     }
 
+    #[tokio::test]
+    async fn a_read_that_met_objects_gone_for_a_moment_is_made_again() {
+        // The first read meets an object that says it does not exist (an
+        // AccessKit node missing from its tree for a moment).
+        let app = Arc::new(
+            FakeAccess::new(vec![
+                crate::session::elements::tests::node(1, None, Role::Window, "Main"),
+                crate::session::elements::tests::node(2, Some(1), Role::Button, "Save"),
+            ])
+            .gone_reads(1),
+        );
+        let host =
+            FakeHost::new(vec![fake_host::window(1, "Main")], Temper::Stubborn, 16).with_input();
+        let session = Session::with_accessibility(Arc::new(host), app.clone())
+            .await
+            .unwrap();
+        let reads = app.reads();
+        let handle = WindowHandle { id: 1, epoch: 1 };
+        session.tree(handle).await.unwrap();
+        assert_eq!(*reads.borrow(), 2, "the read that met it is made again");
+        session.tree(handle).await.unwrap();
+        assert_eq!(
+            *reads.borrow(),
+            2,
+            "the read made again is served while nothing changed"
+        );
+        // An app whose object stays gone is read a bounded number of times,
+        // then served as it reads while nothing changes.
+        let app = Arc::new(
+            FakeAccess::new(vec![crate::session::elements::tests::node(
+                1,
+                None,
+                Role::Window,
+                "Main",
+            )])
+            .gone_reads(u64::MAX),
+        );
+        let host =
+            FakeHost::new(vec![fake_host::window(1, "Main")], Temper::Stubborn, 16).with_input();
+        let session = Session::with_accessibility(Arc::new(host), app.clone())
+            .await
+            .unwrap();
+        let reads = app.reads();
+        session.tree(handle).await.unwrap();
+        assert_eq!(*reads.borrow(), 1 + COMPLETING_READS as u64);
+        session.tree(handle).await.unwrap();
+        assert_eq!(*reads.borrow(), 1 + COMPLETING_READS as u64);
+    }
+
     /// A 1204x772 content inset (26, 23) in a surface with its shadow.
     fn shadowed() -> WindowInfo {
         let mut w = window(1, "Page", WindowKind::Normal);
@@ -1050,6 +1125,7 @@ mod tests {
         Frame {
             head: head(1, "Page", false).1,
             nodes: vec![root],
+            gone: false,
         }
     }
 
