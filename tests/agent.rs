@@ -772,6 +772,43 @@ fn fill_sets_a_spin_buttons_value_from_its_text() {
     assert!(line(&numeric).contains("now=42.5"), "{after}");
 }
 
+/// gtk4-demo's sidebar rows are list items, each holding a tree expander
+/// (a group offering only focus) that holds the demo's label, which names
+/// nothing: the agent lists the row by its group, and a press on the group
+/// presses the row, which selects it (stock app, not a fixture).
+#[test]
+fn a_press_on_a_sidebar_rows_content_selects_the_row() {
+    let wayrig = Wayrig::start_app(&["gtk4-demo"]);
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "GTK Demo");
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let group = ref_of(&snap, &["[group]", "\"Clipboard\""]);
+    // The list item that holds the group, and whether it is selected.
+    let row_selected = || {
+        let tree: serde_json::Value =
+            serde_json::from_str(&ok(&cache, &["snapshot", "--json"])).unwrap();
+        let nodes = tree["nodes"].as_array().unwrap().clone();
+        let group = nodes
+            .iter()
+            .find(|n| n["role"] == "group" && n["label"] == "Clipboard" && n["parent"].is_string())
+            .unwrap_or_else(|| panic!("no Clipboard group in {tree}"));
+        let row = nodes
+            .iter()
+            .find(|n| n["id"] == group["parent"] && n["role"] == "listItem")
+            .unwrap_or_else(|| panic!("the Clipboard group is in no list item: {tree}"));
+        row["states"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s == "selected"))
+    };
+    assert!(!row_selected());
+    ok(&cache, &["press", &group, "--settle"]);
+    assert!(row_selected(), "the press selects the row");
+}
+
 /// `menu` with no labels lists the window's menus (its menu bar's and its
 /// menu buttons'); the title a line names is the first label to choose by.
 #[test]

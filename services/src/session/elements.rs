@@ -182,6 +182,20 @@ pub(crate) fn is_selectable_cell(n: &Node) -> bool {
     matches!(n.role, Role::Cell | Role::Row) && n.states.selectable
 }
 
+/// The list or tree item a press on `n` means, when `n` is a group that is
+/// the item's whole content and holds no control: gtk4-demo's sidebar rows
+/// hold a tree expander (a group offering only focus, read by its text),
+/// and a person pressing that text selects the row.
+pub(crate) fn item_shown_by<'t>(tree: &'t Tree, n: &Node) -> Option<&'t Node> {
+    if !matches!(n.role, Role::Group | Role::Panel) || is_control(n) {
+        return None;
+    }
+    let item = tree.node(n.parent?)?;
+    let whole = matches!(item.role, Role::ListItem | Role::TreeItem) && item.children == [n.id];
+    let holds_a_control = tree.descendants(n).any(is_control);
+    (whole && !holds_a_control).then_some(item)
+}
+
 fn is_pressable(role: Role) -> bool {
     matches!(
         role,
@@ -784,5 +798,44 @@ pub(crate) mod tests {
             [4],
             "the whole label, so not \"Close all tabs\""
         );
+    }
+
+    #[test]
+    fn a_group_that_is_a_list_items_whole_content_stands_for_the_item() {
+        let tree = tree_of(vec![
+            node(1, None, Role::Window, "Demo"),
+            node(2, Some(1), Role::List, "Demo list"),
+            node(3, Some(2), Role::ListItem, ""),
+            node(4, Some(3), Role::Group, "Clipboard"),
+            node(5, Some(4), Role::Label, "Clipboard"),
+        ]);
+        let group = tree.node(4).unwrap();
+        assert_eq!(item_shown_by(&tree, group).map(|n| n.id), Some(3));
+        // The item itself, and what is not a group, stand for nothing else.
+        assert_eq!(item_shown_by(&tree, tree.node(3).unwrap()), None);
+        assert_eq!(item_shown_by(&tree, tree.node(5).unwrap()), None);
+    }
+
+    #[test]
+    fn a_group_beside_others_or_holding_a_control_is_not_its_item() {
+        // A row of a group and a remove button: the group is not the row.
+        let beside = tree_of(vec![
+            node(1, None, Role::Window, "Demo"),
+            node(2, Some(1), Role::List, ""),
+            node(3, Some(2), Role::ListItem, ""),
+            node(4, Some(3), Role::Group, "Clipboard"),
+            node(5, Some(3), Role::Button, "Remove"),
+        ]);
+        assert_eq!(item_shown_by(&beside, beside.node(4).unwrap()), None);
+        // A row whose one group holds a check box: pressing the group
+        // would press the check box, not the row.
+        let holding = tree_of(vec![
+            node(1, None, Role::Window, "Demo"),
+            node(2, Some(1), Role::List, ""),
+            node(3, Some(2), Role::ListItem, ""),
+            node(4, Some(3), Role::Group, "Wi-Fi"),
+            node(5, Some(4), Role::CheckBox, "Enabled"),
+        ]);
+        assert_eq!(item_shown_by(&holding, holding.node(4).unwrap()), None);
     }
 }

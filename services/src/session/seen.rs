@@ -829,10 +829,11 @@ fn held_text(tree: &Tree, n: &Node) -> Option<String> {
         }
         Role::Tab | Role::ListItem | Role::TreeItem | Role::Row | Role::PopUpButton => {
             // What shows: a drop-down keeps its placeholder on a hidden page.
+            // A label GTK 4.8 names nothing reads by the text it shows.
             let words: Vec<&str> = tree
                 .descendants(n)
                 .filter(|d| d.role == Role::Label && !d.states.offscreen)
-                .filter_map(Node::label)
+                .filter_map(Node::shown_label)
                 .collect();
             // A row of a few words is read by them; a row of many is a
             // form of its own, read by its parts.

@@ -229,7 +229,14 @@ impl Session {
     ) -> Result<ActReport, Error> {
         let info = self.window(&super::WindowPick::Handle(window)).await?;
         let tree = self.tree(window).await?;
-        let node = self.resolve(&tree, &element)?.clone();
+        let named = self.resolve(&tree, &element)?;
+        // A group that is a list item's whole content (gtk4-demo's sidebar
+        // rows) is pressed as its item, which a press selects.
+        let node = match action {
+            Action::Press => super::elements::item_shown_by(&tree, named).unwrap_or(named),
+            _ => named,
+        }
+        .clone();
         let operates = !matches!(action, Action::Focus | Action::ScrollIntoView);
         refuse_unreachable(&node, operates)?;
         // Pressing what cannot be pressed (a plain label) would click
