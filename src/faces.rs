@@ -11,7 +11,8 @@ use wayrig_sessions::Live;
 pub struct FaceArgs {
     /// How long the answer to input or an action waits for the window to
     /// settle, so that it shows the effect, in ms (0: only for the frame
-    /// drawn in answer); past it, the Bus and cua.env.v1 answers say why.
+    /// drawn in answer); past it, the Bus, cua.env.v1 and MyGo answers say
+    /// why.
     #[arg(long, value_name = "MS", default_value_t = wayrig_services::session::EFFECT_WAIT.as_millis() as u64)]
     effect_wait: u64,
     /// Serve the MyGo automation protocol on this Unix socket (default: the

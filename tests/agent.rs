@@ -670,6 +670,34 @@ fn fixture_session() -> (Wayrig, std::path::PathBuf) {
     (wayrig, cache)
 }
 
+/// An action answered before its window settled (the fixture animates for
+/// good; the effect wait is 300 ms) prints `ok` and a note on stderr saying
+/// why, so that an agent not using --settle knows to wait.
+#[test]
+fn a_press_answered_before_the_window_settled_notes_why() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let wayrig = Wayrig::start_with(
+        &["--effect-wait", "300", "--env", "WAYRIG_FIXTURE_ANIMATE=1"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    let cache = wayrig.dir.join("cache");
+    ok(
+        &cache,
+        &["open", "--socket", wayrig.socket.to_str().unwrap()],
+    );
+    wait_for_window(&cache, "wayrig-gtk4-fixture");
+    let snap = ok(&cache, &["snapshot", "-i"]);
+    let press = ref_of(&snap, &["\"Press\""]);
+    let out = cli(&cache, &["press", &press]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("note: ") && stderr.contains("keeps drawing"),
+        "{stderr}"
+    );
+}
+
 /// `launch` starts another app in the running session, on its display and
 /// buses, and tells its window once; the session stays on its own window.
 #[test]

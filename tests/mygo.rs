@@ -741,6 +741,43 @@ fn an_action_on_a_window_that_never_settles_still_acts() {
     });
 }
 
+/// An act answered past the effect wait says why, in a member namespaced
+/// as Wayrig's methods are (the Bus and cua say it in their own terms); a
+/// MyGo client that knows nothing of it reads `{}` as ever.
+#[test]
+fn an_act_answered_past_the_effect_wait_says_why() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gtk4-fixture.py");
+    let wayrig = Wayrig::start_with(
+        &["--effect-wait", "300", "--env", "WAYRIG_FIXTURE_ANIMATE=1"],
+        &["/usr/bin/python3", fixture.to_str().unwrap()],
+    );
+    let mut c = Client::connect(&wayrig.socket);
+    let id = c.first_window()["id"].as_u64().unwrap();
+    let tree = tree_where(&mut c, id, "the Press button", |t| {
+        t["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["label"] == "Press")
+    });
+    let press = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["label"] == "Press")
+        .unwrap()
+        .clone();
+    let answer = c.call(Call::Act {
+        window: Some(id),
+        element: element_id(&press),
+        action: Action::Press,
+    });
+    let why = answer["wayrig.unsettled"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no reason in {answer}"));
+    assert!(why.contains("keeps drawing"), "{why}");
+}
+
 /// In step pacing apps draw only when asked: a window that would draw every
 /// frame stands still between requests, `wayrig.step` advances it a frame at
 /// a time, and input asks for the frames its answer needs.

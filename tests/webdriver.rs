@@ -60,6 +60,17 @@ fn http(
     path: &str,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
+    let (status, _, json) = exchange(url, method, path, body);
+    (status, json)
+}
+
+/// `http`, with the answer's head (its status line and headers) too.
+fn exchange(
+    url: &str,
+    method: &str,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, String, serde_json::Value) {
     use std::io::{Read, Write};
     let host = url.trim_start_matches("http://");
     let mut stream =
@@ -75,11 +86,54 @@ fn http(
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     let status = answer[9..12].parse().unwrap();
-    let json = answer
-        .split_once("\r\n\r\n")
-        .and_then(|(_, b)| serde_json::from_str(b).ok())
-        .unwrap_or_default();
-    (status, json)
+    let (head, json) = match answer.split_once("\r\n\r\n") {
+        Some((head, b)) => (
+            head.to_string(),
+            serde_json::from_str(b).unwrap_or_default(),
+        ),
+        None => (answer.clone(), serde_json::Value::default()),
+    };
+    (status, head, json)
+}
+
+/// A click answered before its window settled (the fixture redraws all of
+/// itself for good, past the 1 s effect wait) says why in the
+/// `Wayrig-Unsettled` header; its `value` is the standard's `null`.
+#[test]
+fn a_click_answered_before_the_window_settled_says_why_in_a_header() {
+    let (_served, url) = serve(&support::shipped("wayrig"), 1);
+    let caps = serde_json::json!({"capabilities": {"alwaysMatch": {
+        "platformName": "linux",
+        "wayrig:app": ["/usr/bin/python3", fixture("gtk4-fixture.py")],
+        "wayrig:env": {"GSK_RENDERER": "cairo", "WAYRIG_FIXTURE_ANIMATE": "1"},
+    }}});
+    let (status, made) = http(&url, "POST", "/session", Some(caps));
+    assert_eq!(status, 200, "{made}");
+    let id = made["value"]["sessionId"].as_str().unwrap().to_string();
+    let find = serde_json::json!({"using": "xpath", "value": "//button[@name='Press']"});
+    let (status, found) = http(&url, "POST", &format!("/session/{id}/element"), Some(find));
+    assert_eq!(status, 200, "{found}");
+    let element = found["value"]
+        .as_object()
+        .and_then(|o| o.values().next())
+        .and_then(|v| v.as_str())
+        .unwrap()
+        .to_string();
+    let click = format!("/session/{id}/element/{element}/click");
+    let (status, head, clicked) = exchange(&url, "POST", &click, Some(serde_json::json!({})));
+    assert_eq!(status, 200, "{clicked}");
+    assert_eq!(clicked["value"], serde_json::Value::Null, "{clicked}");
+    let why = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("wayrig-unsettled")
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no Wayrig-Unsettled in:\n{head}"));
+    assert!(why.contains("keeps drawing"), "{why}");
+    let (status, _) = http(&url, "DELETE", &format!("/session/{id}"), None);
+    assert_eq!(status, 200);
 }
 
 /// `wayrig serve --record`: each WebDriver session records into a folder

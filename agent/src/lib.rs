@@ -16,7 +16,7 @@ use wayrig_model::reading::{reading_order, Placement};
 use wayrig_proto::mygo::{
     Action, Awaited, Button, Call, CaptureAnswer, Code, Element, ElementPick, Event, LaunchAnswer,
     LaunchApp, MenuRowWire, MenusAnswer, Mods, StepAnswer, TreeAnswer, WindowsAnswer, WireError,
-    LAUNCH_METHOD, MENUS_METHOD, WAIT_FOR_METHOD,
+    LAUNCH_METHOD, MENUS_METHOD, UNSETTLED_MEMBER, WAIT_FOR_METHOD,
 };
 use wayrig_proto::mygo_client::{coded, CallError, Client};
 
@@ -1191,18 +1191,25 @@ fn follow_ref(
 }
 
 /// After an action: the diff once settled, or just "ok".
+/// Print what an action did: with `--settle`, what changed once the window
+/// settled (its own wait notes a window that never does); without, `ok`,
+/// and a note on stderr when the answer came before the window settled
+/// (MyGo's `wayrig.unsettled`).
 fn finish(
     client: &mut Client,
     state: &mut State,
     how: Settle,
     before: Option<Vec<(String, String)>>,
+    answer: &Value,
 ) -> Result<(), String> {
     if how.settle {
-        settle_and_diff(client, state, how, before)
-    } else {
-        state.print("ok".to_string());
-        Ok(())
+        return settle_and_diff(client, state, how, before);
     }
+    if let Some(why) = answer[UNSETTLED_MEMBER].as_str() {
+        eprintln!("note: {why}; what it changed may show later (`wait` or --settle waits)");
+    }
+    state.print("ok".to_string());
+    Ok(())
 }
 
 fn act(
@@ -1237,7 +1244,7 @@ fn act(
     if closed_in_answer(client, state, &act)? {
         return Ok(());
     }
-    act?;
+    let answer = act?;
     if let Some(field) = secret {
         let r = ref_of(state, &field.id);
         state.print(line(r, &field, false, how.full));
@@ -1245,7 +1252,7 @@ fn act(
             return Ok(());
         }
     }
-    finish(client, state, how, before)
+    finish(client, state, how, before, &answer)
 }
 
 fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> Result<(), String> {
@@ -1258,8 +1265,8 @@ fn input(client: &mut Client, state: &mut State, event: Event, how: Settle) -> R
     if closed_in_answer(client, state, &sent)? {
         return Ok(());
     }
-    sent?;
-    finish(client, state, how, before)
+    let answer = sent?;
+    finish(client, state, how, before, &answer)
 }
 
 /// `menu` with no path: each menu of the window (its menu bar's, its menu
@@ -1504,8 +1511,8 @@ fn command_on(client: &mut Client, state: &mut State, command: AgentCommand) -> 
         C::Menu { path, .. } if path.is_empty() => list_menus(client, state),
         C::Menu { path, settle } => {
             let before = before_action(client, state, settle, None)?;
-            client.call(Call::Menu { window, path })?;
-            finish(client, state, settle, before)
+            let answer = client.call(Call::Menu { window, path })?;
+            finish(client, state, settle, before, &answer)
         }
         C::Eval { script } => {
             let result = client.call(Call::Eval { window, script })?;

@@ -169,6 +169,11 @@ pub enum Call {
     },
 }
 
+/// The member Wayrig adds to an `act` or `input` answer that came before the
+/// window settled (its effect wait ran out), saying why: namespaced as
+/// Wayrig's methods are, so MyGo clients that know nothing of it read `{}`.
+pub const UNSETTLED_MEMBER: &str = "wayrig.unsettled";
+
 /// The name of Wayrig's `WaitFor` extension on the wire: namespaced, so that
 /// it can never be a method MyGo defines.
 pub const WAIT_FOR_METHOD: &str = "wayrig.waitFor";

@@ -103,20 +103,22 @@ async fn run(
                 ElementPick::Id(id) => ElementRef::Id(id),
                 ElementPick::Key(key) => ElementRef::Query(Box::new(Query::key(key))),
             };
-            session
+            let report = session
                 .act(handle, element, action_of(action), ActOptions::default())
                 .await?;
-            Ok(json!({}))
+            Ok(effect_answer(report.unsettled))
         }
         Call::Input { events, .. } => {
             let handle = window().await?.handle;
             let events = events.into_iter().map(event_of).collect();
             // In the window's queue, as every face's input is, and answered
             // once the app drew what it did.
-            session
+            let steps = session
                 .input_steps(handle, vec![Step::drawn(events)], InputOptions::default())
                 .await?;
-            Ok(json!({}))
+            Ok(effect_answer(
+                steps.last().and_then(|s| s.unsettled.clone()),
+            ))
         }
         Call::Capture { .. } => {
             let capture = session.capture(window().await?.handle).await?;
@@ -638,4 +640,16 @@ fn tree_wire(elements: &[Element], window: u64, announcements: Vec<String>) -> T
         nodes,
         announcements,
     }
+}
+
+/// An input's or an action's answer: MyGo's `{}`, with `wayrig.unsettled`
+/// saying why when the effect wait ran out before the window settled (a
+/// member namespaced as Wayrig's methods are, which MyGo clients ignore;
+/// the Bus and cua say the same in their own terms).
+fn effect_answer(unsettled: Option<String>) -> Value {
+    let mut answer = json!({});
+    if let Some(why) = unsettled {
+        answer[wire::UNSETTLED_MEMBER] = json!(why);
+    }
+    answer
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::Json;
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -28,7 +29,14 @@ use crate::locate::{self, ElementId};
 use crate::Face;
 
 type Answer = Result<Json<Value>, WdError>;
+/// The answer to input or an action: `null`, with the headers saying how.
+type Acted = Result<(HeaderMap, Json<Value>), WdError>;
 type FaceState = State<Arc<Face>>;
+
+/// The response header that says why the answer to input or an action came
+/// before its window settled (its effect wait ran out): WebDriver has no
+/// place for a warning, and `value` stays the `null` the standard says.
+const UNSETTLED_HEADER: &str = "wayrig-unsettled";
 
 /// How long a new session's app may take to show its first window.
 const APP_WINDOW_WAIT: Duration = Duration::from_secs(30);
@@ -59,6 +67,29 @@ pub struct Driven {
 
 fn ok(value: Value) -> Answer {
     Ok(Json(json!({ "value": value })))
+}
+
+/// Input's or an action's answer, with `Wayrig-Unsettled` when the window
+/// had not settled (a header's value is visible ASCII: other characters of
+/// the reason are sent as `?`).
+fn acted(unsettled: Option<String>) -> Acted {
+    let mut headers = HeaderMap::new();
+    if let Some(why) = unsettled {
+        let visible: String = why
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() || c == ' ' {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect();
+        if let Ok(value) = HeaderValue::from_str(&visible) {
+            headers.insert(UNSETTLED_HEADER, value);
+        }
+    }
+    Ok((headers, Json(json!({ "value": Value::Null }))))
 }
 
 /// The request's JSON parameters; an empty body is an empty object.
@@ -358,18 +389,19 @@ pub async fn active_element(State(face): FaceState, Path(id): Path<String>) -> A
 pub async fn element_click(
     State(face): FaceState,
     Path((id, element)): Path<(String, String)>,
-) -> Answer {
+) -> Acted {
     let d = driven(&face, &id)?;
     let (_, node, eid) = d.element(&element).await?;
     let click = ElementClick {
         button: Button::Left,
         count: 1,
     };
-    d.live
+    let clicked = d
+        .live
         .click_element(eid.window, ElementRef::Id(node.id), click)
         .await
         .map_err(interaction)?;
-    ok(Value::Null)
+    acted(clicked.steps.last().and_then(|s| s.unsettled.clone()))
 }
 
 /// An element that cannot take the interaction is `element not interactable`.
@@ -385,7 +417,7 @@ fn interaction(e: wayrig_services::Error) -> WdError {
 pub async fn element_clear(
     State(face): FaceState,
     Path((id, element)): Path<(String, String)>,
-) -> Answer {
+) -> Acted {
     let d = driven(&face, &id)?;
     let (_, node, eid) = d.element(&element).await?;
     if !node.states.editable || node.states.read_only {
@@ -394,7 +426,8 @@ pub async fn element_clear(
             format!("element {element} is not an editable field"),
         ));
     }
-    d.live
+    let report = d
+        .live
         .act(
             eid.window,
             ElementRef::Id(node.id),
@@ -405,21 +438,23 @@ pub async fn element_clear(
         )
         .await
         .map_err(interaction)?;
-    ok(Value::Null)
+    acted(report.unsettled)
 }
 
 pub async fn element_send_keys(
     State(face): FaceState,
     Path((id, element)): Path<(String, String)>,
     body: Bytes,
-) -> Answer {
+) -> Acted {
     let d = driven(&face, &id)?;
     let p = params(&body)?;
     let text = string(&p, "text")?;
     let events = crate::keys::events(text)?;
     let (_, node, eid) = d.element(&element).await?;
+    let mut unsettled = None;
     if !node.states.focused {
-        d.live
+        let report = d
+            .live
             .act(
                 eid.window,
                 ElementRef::Id(node.id),
@@ -428,13 +463,16 @@ pub async fn element_send_keys(
             )
             .await
             .map_err(interaction)?;
+        unsettled = report.unsettled;
     }
     if !events.is_empty() {
-        d.live
+        let steps = d
+            .live
             .input_steps(eid.window, vec![Step::drawn(events)], Default::default())
             .await?;
+        unsettled = steps.last().and_then(|s| s.unsettled.clone());
     }
-    ok(Value::Null)
+    acted(unsettled)
 }
 
 /// Answer a read of one element of a session from its window's tree.
@@ -863,11 +901,7 @@ fn client_atom(script: &str) -> Option<Atom> {
 
 /// Perform Actions: the sources' actions tick by tick, in the current
 /// window, each tick answered once the app drew what it caused.
-pub async fn perform_actions(
-    State(face): FaceState,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Answer {
+pub async fn perform_actions(State(face): FaceState, Path(id): Path<String>, body: Bytes) -> Acted {
     let d = driven(&face, &id)?;
     let ticks = actions::ticks(&params(&body)?)?;
     let w = d.window().await?;
@@ -875,6 +909,7 @@ pub async fn perform_actions(
     // the app drew what they did: a click that reflows a page moves what the
     // next tick aims at. A run lasts its pauses and moves before the next.
     let runs = actions::runs_placing_elements(&ticks);
+    let mut unsettled = None;
     for (i, run) in runs.iter().enumerate() {
         let places = place_elements(&d, w.handle, run).await?;
         let place = |e: &ElementId| -> Result<(f64, f64), WdError> {
@@ -890,15 +925,17 @@ pub async fn perform_actions(
         };
         let began = tokio::time::Instant::now();
         if !steps.is_empty() {
-            d.live
+            let reports = d
+                .live
                 .input_steps(w.handle, steps, Default::default())
                 .await?;
+            unsettled = reports.last().and_then(|s| s.unsettled.clone());
         }
         if i + 1 < runs.len() {
             tokio::time::sleep_until(began + actions::lasting(run)).await;
         }
     }
-    ok(Value::Null)
+    acted(unsettled)
 }
 
 /// Where a click on each element a run of ticks starts at would land, as the
@@ -930,14 +967,16 @@ async fn place_elements(
 }
 
 /// Release Actions: every key and button the session's actions hold is let go.
-pub async fn release_actions(State(face): FaceState, Path(id): Path<String>) -> Answer {
+pub async fn release_actions(State(face): FaceState, Path(id): Path<String>) -> Acted {
     let d = driven(&face, &id)?;
     let events = actions::release(&mut d.held.lock().unwrap());
-    if !events.is_empty() {
-        let w = d.window().await?;
-        d.live
-            .input_steps(w.handle, vec![Step::drawn(events)], Default::default())
-            .await?;
+    if events.is_empty() {
+        return acted(None);
     }
-    ok(Value::Null)
+    let w = d.window().await?;
+    let steps = d
+        .live
+        .input_steps(w.handle, vec![Step::drawn(events)], Default::default())
+        .await?;
+    acted(steps.last().and_then(|s| s.unsettled.clone()))
 }
