@@ -148,7 +148,9 @@ pub enum AgentCommand {
     /// Click at X, Y (DIPs in the window's content).
     #[command(allow_negative_numbers = true)]
     Click {
+        #[arg(value_parser = finite)]
         x: f64,
+        #[arg(value_parser = finite)]
         y: f64,
         #[arg(long, default_value = "left", value_parser = parse_button)]
         button: Button,
@@ -160,7 +162,9 @@ pub enum AgentCommand {
     /// Move the pointer to X, Y.
     #[command(allow_negative_numbers = true)]
     Pointer {
+        #[arg(value_parser = finite)]
         x: f64,
+        #[arg(value_parser = finite)]
         y: f64,
         #[command(flatten)]
         settle: Settle,
@@ -168,9 +172,13 @@ pub enum AgentCommand {
     /// Scroll by DX, DY at X, Y (a negative DY scrolls up).
     #[command(allow_negative_numbers = true)]
     Wheel {
+        #[arg(value_parser = finite)]
         x: f64,
+        #[arg(value_parser = finite)]
         y: f64,
+        #[arg(value_parser = finite)]
         dx: f64,
+        #[arg(value_parser = finite)]
         dy: f64,
         #[arg(long)]
         precise: bool,
@@ -379,6 +387,16 @@ fn typed<T: DeserializeOwned>(result: Value) -> Result<T, String> {
 }
 
 /// `--button`: a pointer button by its wire name.
+/// A coordinate or a distance: Rust reads `nan` and `inf` as numbers, which
+/// no window has and JSON cannot carry.
+fn finite(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(n) if n.is_finite() => Ok(n),
+        Ok(_) => Err("not a finite number".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn parse_button(name: &str) -> Result<Button, String> {
     match name {
         "left" => Ok(Button::Left),
@@ -881,7 +899,7 @@ fn diff(before: &[(String, String)], now: &[(String, String)], context: usize) -
         .collect();
     let near_change = |i: usize| {
         let from = i.saturating_sub(context);
-        let to = (i + context).min(now.len() - 1);
+        let to = i.saturating_add(context).min(now.len() - 1);
         context > 0 && changed[from..=to].iter().any(|c| *c)
     };
     let mut out = Vec::new();
@@ -1934,5 +1952,126 @@ mod tests {
         assert!(session_path("a/b").is_err());
         assert!(session_path("").is_err());
         assert!(session_path("agent-1").is_ok());
+    }
+
+    /// A command line's words, at random: a verb, then words the commands
+    /// read (refs, flags, numbers at their edges, names that try to leave
+    /// the cache) mixed with any text.
+    fn command_line() -> impl proptest::strategy::Strategy<Value = Vec<String>> {
+        use proptest::prelude::*;
+        const VERBS: &str = "open snapshot press focus fill insert select increment decrement \
+            scroll-into-view expand collapse click pointer wheel type key menu eval record wait \
+            screenshot launch step windows close version";
+        const WORDS: &str = "@e1 @e2 @e0 @e18446744073709551616 @e-1 @ @e key= key=save id= \
+            id=111 id=99999999999999999999 --settle --context --full --window --session -i \
+            --json --button left back --clicks --precise --timeout --text --ref --shown --gone \
+            --desktop -- NaN nan inf -inf 1e309 -0 0 -1 1.5 on off ../x a/b .hidden \
+            18446744073709551615 4294967296";
+        let words: Vec<&str> = WORDS.split_whitespace().chain([""]).collect();
+        let word = prop_oneof![
+            4 => proptest::sample::select(words).prop_map(str::to_string),
+            1 => any::<f64>().prop_map(|n| n.to_string()),
+            1 => any::<i64>().prop_map(|n| n.to_string()),
+            1 => any::<String>(),
+        ];
+        (
+            proptest::sample::select(VERBS.split_whitespace().collect::<Vec<_>>()),
+            proptest::collection::vec(word, 0..7),
+        )
+            .prop_map(|(verb, words)| {
+                std::iter::once(verb.to_string())
+                    .chain(words)
+                    .collect::<Vec<String>>()
+            })
+    }
+
+    proptest::proptest! {
+        /// Any command line is a command or clap's refusal; a command's
+        /// coordinates are numbers a window can have, its session name stays
+        /// in the cache, and its element is resolved or refused in the
+        /// protocol's terms.
+        #[test]
+        fn command_lines_are_read_or_refused_in_the_protocols_terms(words in command_line()) {
+            #[derive(clap::Parser, Debug)]
+            struct Line {
+                #[command(flatten)]
+                common: Common,
+                #[command(subcommand)]
+                command: AgentCommand,
+            }
+            use clap::Parser;
+            let argv = std::iter::once("wayrig".to_string()).chain(words);
+            let line = match Line::try_parse_from(argv) {
+                Ok(line) => line,
+                Err(refused) => {
+                    proptest::prop_assert!(!refused.to_string().is_empty());
+                    return Ok(());
+                }
+            };
+            let coordinates = match &line.command {
+                AgentCommand::Click { x, y, .. } | AgentCommand::Pointer { x, y, .. } => {
+                    vec![*x, *y]
+                }
+                AgentCommand::Wheel { x, y, dx, dy, .. } => vec![*x, *y, *dx, *dy],
+                _ => Vec::new(),
+            };
+            proptest::prop_assert!(coordinates.iter().all(|n| n.is_finite()), "{line:?}");
+            if let Some(name) = &line.common.session {
+                if let Ok(path) = session_path(name) {
+                    let file = format!("{name}.json");
+                    let kept = path.parent().is_some_and(|d| d.ends_with("wayrig/sessions"));
+                    proptest::prop_assert!(kept, "{path:?}");
+                    let file = Some(std::ffi::OsStr::new(&file));
+                    proptest::prop_assert_eq!(path.file_name(), file);
+                }
+            }
+            if let Some(t) = line.command.element_target() {
+                let mut state = State::default();
+                state.refs.insert("111".into(), 1);
+                state.refs.insert("abc".into(), 2);
+                let tree = TreeAnswer {
+                    window: 1,
+                    focus: None,
+                    nodes: ["111", "abc"]
+                        .iter()
+                        .map(|id| Element {
+                            id: id.to_string(),
+                            ..Element::default()
+                        })
+                        .collect(),
+                    announcements: Vec::new(),
+                };
+                if let Err(refused) = target(&state, t, &tree) {
+                    let coded = ["invalid_request: ", "no_element: "];
+                    let in_terms = coded.iter().any(|c| refused.starts_with(c));
+                    proptest::prop_assert!(in_terms, "{refused}");
+                }
+            }
+        }
+
+        /// A diff shows every line that changed or came, whatever context
+        /// is asked for (`--context` takes any number).
+        #[test]
+        fn diffs_show_every_change_whatever_the_context(
+            before in proptest::collection::vec((0u8..8, 0u8..3), 0..8),
+            now in proptest::collection::vec((0u8..8, 0u8..3), 0..8),
+            context in proptest::prop_oneof![0usize..4, proptest::prelude::any::<usize>()],
+        ) {
+            let lines = |ls: &[(u8, u8)]| -> Vec<(String, String)> {
+                let mut seen = HashSet::new();
+                ls.iter()
+                    .filter(|(id, _)| seen.insert(*id))
+                    .map(|(id, l)| (id.to_string(), format!("{id}:{l}")))
+                    .collect()
+            };
+            let (before, now) = (lines(&before), lines(&now));
+            let shown = diff(&before, &now, context);
+            for (id, l) in &now {
+                let was = before.iter().find(|(b, _)| b == id).map(|(_, l)| l);
+                if was != Some(l) {
+                    proptest::prop_assert!(shown.contains(&format!("+ {l}")), "{shown:?}");
+                }
+            }
+        }
     }
 }

@@ -1024,6 +1024,21 @@ mod tests {
     mod hostile {
         use super::*;
         use proptest::prelude::*;
+        use proptest::test_runner::TestCaseError;
+        use wayrig_services::session::fake_access::{a_form, id};
+
+        /// What the form's session gives out, that bodies name to reach past
+        /// the first checks: its elements' ids (as numbers and strings), a
+        /// point inside it, a label it shows.
+        fn given() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                (2u64..8).prop_map(|n| json!(id(n))),
+                (2u64..8).prop_map(|n| json!(id(n).to_string())),
+                Just(json!(20)),
+                Just(json!("Save")),
+                Just(json!("Enter")),
+            ]
+        }
 
         /// JSON values at their edges: huge and tiny numbers, u64s past
         /// 2^53, long and odd strings, nesting, wrong types.
@@ -1083,6 +1098,61 @@ mod tests {
                 // Half a JSON object is refused, not a panic.
                 let half: String = text.chars().take(text.chars().count() / 2).collect();
                 prop_assert!(Args::parse(&half, spec).is_err() || half.trim().is_empty());
+            }
+
+            /// Every drive verb with hostile bodies, answered over a session
+            /// (the in-memory host and app): a result or a refusal with a code
+            /// and a message, within what it asked to wait and a margin, and
+            /// input only from the verbs that send it. Capturing and
+            /// recording write files, and are left to their own tests.
+            #[test]
+            fn drive_verbs_with_hostile_bodies_are_answered_in_the_buss_terms(
+                verb in 0..VERBS.len(),
+                values in prop::collection::vec(prop_oneof![3 => value(), 1 => given()], 0..8),
+            ) {
+                const SENDING_INPUT: [&str; 7] = [
+                    "ui.click", "ui.pointer", "ui.scroll", "ui.key", "ui.type", "ui.menu.open",
+                    "ui.menu.close",
+                ];
+                let spec = &VERBS[verb];
+                if ["ui.capture", "wayrig.record"].contains(&spec.name) {
+                    return Ok(());
+                }
+                let mut body = Map::new();
+                for ((name, ..), v) in spec.args.iter().zip(values) {
+                    body.insert(name.to_string(), v);
+                }
+                let text = Value::Object(body).to_string();
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .start_paused(true)
+                    .build()
+                    .unwrap();
+                runtime.block_on(async {
+                    let (session, host) = a_form().await;
+                    let session = Arc::new(session);
+                    let sent = host.sent().len();
+                    let bound = Duration::from_secs(24 * 3600 + 600);
+                    let answering = answer(&session, "form", 4242, spec.name, &text);
+                    let answered = tokio::time::timeout(bound, answering).await;
+                    let Ok(answered) = answered else {
+                        return Err(TestCaseError::fail(format!("{} hung on {text}", spec.name)));
+                    };
+                    if let Err(refusal) = &answered {
+                        prop_assert!(
+                            !refusal.error_code.is_empty() && !refusal.message.is_empty(),
+                            "{:?}",
+                            refusal
+                        );
+                    }
+                    prop_assert!(
+                        host.sent().len() == sent || SENDING_INPUT.contains(&spec.name),
+                        "{} sent input: {}",
+                        spec.name,
+                        text
+                    );
+                    Ok(())
+                })?;
             }
         }
     }

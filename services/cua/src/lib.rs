@@ -14,6 +14,8 @@ mod convert;
 mod errors;
 mod gate;
 mod health;
+#[cfg(test)]
+mod hostile;
 mod keys;
 mod listen;
 mod screenshot;
@@ -49,37 +51,7 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> Result<(), String> {
     let rules = gate::Rules::new(token, origins);
-    let limit = system::MAX_MESSAGE_BYTES as usize;
-    let routes = tonic::service::Routes::new(
-        WindowsServiceServer::new(windows::Windows {
-            session: session.clone(),
-            stop: stop.clone(),
-        })
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit),
-    )
-    .add_service(
-        AccessibilityServiceServer::new(accessibility::Accessibility {
-            session: session.clone(),
-        })
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit),
-    )
-    .add_service(
-        SystemServiceServer::new(system::System {
-            session: session.clone(),
-            started: Instant::now(),
-        })
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit),
-    )
-    .add_service(
-        ComputerServiceServer::new(computer::Computer {
-            session: session.clone(),
-        })
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit),
-    );
+    let routes = routes(session.clone(), stop.clone());
     let server = tonic::transport::Server::builder()
         // Calls one connection runs at once: a client opening more waits,
         // instead of holding Wayrig's memory with them.
@@ -114,4 +86,38 @@ pub async fn serve(
     };
     drop(listener);
     served.map_err(|e| format!("the cua.env.v1 server stopped: {e}"))
+}
+
+/// The four services, each RPC translated into calls on `session`; their
+/// streams end when `stop` is cancelled.
+fn routes(session: Arc<Session>, stop: CancellationToken) -> tonic::service::Routes {
+    let limit = system::MAX_MESSAGE_BYTES as usize;
+    tonic::service::Routes::new(
+        WindowsServiceServer::new(windows::Windows {
+            session: session.clone(),
+            stop,
+        })
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit),
+    )
+    .add_service(
+        AccessibilityServiceServer::new(accessibility::Accessibility {
+            session: session.clone(),
+        })
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit),
+    )
+    .add_service(
+        SystemServiceServer::new(system::System {
+            session: session.clone(),
+            started: Instant::now(),
+        })
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit),
+    )
+    .add_service(
+        ComputerServiceServer::new(computer::Computer { session })
+            .max_decoding_message_size(limit)
+            .max_encoding_message_size(limit),
+    )
 }

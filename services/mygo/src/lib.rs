@@ -4,6 +4,8 @@
 //! `server` owns the socket and its rules; `translate` maps the wire's calls
 //! onto the session and the one model back into MyGo's words.
 
+#[cfg(test)]
+mod hostile;
 mod server;
 mod translate;
 
