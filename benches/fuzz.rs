@@ -1,5 +1,6 @@
 //! A live fuzzer: mutated requests, reproducible from their seed, sent to a
-//! running session over MyGo, the Bus and cua.env.v1 (gRPC-Web bodies).
+//! running session over MyGo, the Bus and cua.env.v1 (gRPC-Web bodies), and
+//! over W3C WebDriver to a session of the same app on `wayrig serve`.
 //!
 //! After every batch the session must still answer a known-good request on
 //! every face, and the app's window must have received no press, key or
@@ -15,10 +16,12 @@ mod table;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use support::grid::{serve, Ended};
 use support::{ProtocolClient, Wayrig};
 use tokio_tungstenite::tungstenite::Message;
 use wayrig_proto::abp::{Frame, Rc};
@@ -600,6 +603,327 @@ fn fuzz_cua(
     found
 }
 
+/// WebDriver commands a fuzzer may send: method, path and a valid body
+/// (none for a command without one), `{session}` standing for the
+/// session's id and `{element}` for the fixture's "First" entry. Not New
+/// or Delete Session or Close Window, which end what is fuzzed, nor Set
+/// Timeouts: a mutated implicit wait makes each later find that misses
+/// wait for days, as asked. Mutation cannot make `wayrig: settle` into
+/// `wayrig: launch`, which starts programs.
+const WEBDRIVER_REQUESTS: &[(&str, &str, &str)] = &[
+    (
+        "POST",
+        "/session/{session}/element",
+        r#"{"using": "accessibility id", "value": "Press"}"#,
+    ),
+    (
+        "POST",
+        "/session/{session}/elements",
+        r#"{"using": "tag name", "value": "button"}"#,
+    ),
+    (
+        "POST",
+        "/session/{session}/element/{element}/elements",
+        r#"{"using": "xpath", "value": "//*"}"#,
+    ),
+    ("GET", "/session/{session}/element/active", ""),
+    ("POST", "/session/{session}/element/{element}/click", "{}"),
+    ("POST", "/session/{session}/element/{element}/clear", "{}"),
+    (
+        "POST",
+        "/session/{session}/element/{element}/value",
+        r#"{"text": "x"}"#,
+    ),
+    ("GET", "/session/{session}/element/{element}/text", ""),
+    ("GET", "/session/{session}/element/{element}/name", ""),
+    ("GET", "/session/{session}/element/{element}/rect", ""),
+    ("GET", "/session/{session}/element/{element}/enabled", ""),
+    ("GET", "/session/{session}/element/{element}/displayed", ""),
+    (
+        "GET",
+        "/session/{session}/element/{element}/attribute/name",
+        "",
+    ),
+    (
+        "GET",
+        "/session/{session}/element/{element}/property/focused",
+        "",
+    ),
+    (
+        "GET",
+        "/session/{session}/element/{element}/computedlabel",
+        "",
+    ),
+    ("GET", "/session/{session}/element/{element}/screenshot", ""),
+    (
+        "POST",
+        "/session/{session}/actions",
+        concat!(
+            r#"{"actions": [{"type": "pointer", "id": "mouse", "actions": ["#,
+            r#"{"type": "pointerMove", "x": 0, "y": 0, "origin": "#,
+            r#"{"element-6066-11e4-a52e-4f735466cecf": "{element}"}}, "#,
+            r#"{"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]}"#
+        ),
+    ),
+    (
+        "POST",
+        "/session/{session}/actions",
+        concat!(
+            r#"{"actions": [{"type": "key", "id": "keyboard", "actions": ["#,
+            r#"{"type": "keyDown", "value": "a"}, {"type": "keyUp", "value": "a"}]}]}"#
+        ),
+    ),
+    (
+        "POST",
+        "/session/{session}/actions",
+        concat!(
+            r#"{"actions": [{"type": "wheel", "id": "wheel", "actions": ["#,
+            r#"{"type": "scroll", "x": 250, "y": 450, "deltaX": 0, "deltaY": 50}]}]}"#
+        ),
+    ),
+    ("DELETE", "/session/{session}/actions", ""),
+    ("GET", "/session/{session}/window", ""),
+    ("GET", "/session/{session}/window/handles", ""),
+    ("GET", "/session/{session}/window/rect", ""),
+    (
+        "POST",
+        "/session/{session}/window/rect",
+        r#"{"width": 500, "height": 560}"#,
+    ),
+    ("GET", "/session/{session}/title", ""),
+    ("GET", "/session/{session}/screenshot", ""),
+    ("GET", "/session/{session}/source", ""),
+    ("GET", "/session/{session}/timeouts", ""),
+    (
+        "POST",
+        "/session/{session}/execute/sync",
+        r#"{"script": "wayrig: settle", "args": []}"#,
+    ),
+];
+
+/// One WebDriver command over HTTP/1.1 (`body` empty for none): the HTTP
+/// status and the body of the answer that came within `limit`.
+fn webdriver_http(
+    address: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+    limit: Duration,
+) -> Result<(u16, String), String> {
+    let mut s = TcpStream::connect(address).map_err(|e| format!("connect: {e}"))?;
+    s.set_read_timeout(Some(limit)).unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes())
+        .and_then(|()| s.write_all(body.as_bytes()))
+        .map_err(|e| format!("write: {e}"))?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)
+        .map_err(|e| format!("read: {e}"))?;
+    let text = String::from_utf8_lossy(&answer);
+    let status: u16 = text
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| format!("no HTTP answer ({} bytes)", answer.len()))?;
+    let content = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, content)| content);
+    Ok((status, content.to_string()))
+}
+
+/// Why a command without a body was not answered HTTP 200 in time, if so.
+fn webdriver_not_ok(address: &str, method: &str, path: &str) -> Option<String> {
+    match webdriver_http(address, method, path, "", ANSWER_LIMIT) {
+        Ok((200, _)) => None,
+        Ok((status, answer)) => Some(format!("{method} {path}: HTTP {status}: {answer:.200}")),
+        Err(why) => Some(format!("{method} {path}: {why}")),
+    }
+}
+
+/// The `value` a WebDriver command that must succeed within `limit` answers.
+fn webdriver_value(
+    address: &str,
+    method: &str,
+    path: &str,
+    body: &Value,
+    limit: Duration,
+) -> Value {
+    let (status, answer) = webdriver_http(address, method, path, &body.to_string(), limit)
+        .unwrap_or_else(|why| panic!("WebDriver {method} {path}: {why}"));
+    assert_eq!(status, 200, "WebDriver {method} {path}: {answer}");
+    let answer: Value = serde_json::from_str(&answer)
+        .unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}: {answer}"));
+    answer["value"].clone()
+}
+
+/// A WebDriver session of the GTK 4 fixture on a `wayrig serve` of its own,
+/// whose process group ends however the fuzzer ends (`wayrig serve` ends
+/// every session it holds on SIGTERM).
+struct WebDriverFace {
+    /// Where the face listens: HOST:PORT.
+    address: String,
+    /// The session's id.
+    session: String,
+    /// The `wayrig serve` process group, ended when dropped.
+    _served: Ended,
+}
+
+impl WebDriverFace {
+    /// Serve WebDriver on a loopback port, and start a session of the
+    /// fixture whose window logs the input it receives to `input_log`.
+    fn start(fixture: &str, input_log: &Path) -> WebDriverFace {
+        // A place beside the fuzzed session's, so that /status says ready.
+        let (served, url) = serve(Path::new(env!("CARGO_BIN_EXE_wayrig")), 2);
+        let address = url.trim_start_matches("http://").to_string();
+        // The capability gives the log to this session's app alone.
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "platformName": "linux",
+            "wayrig:app": ["/usr/bin/python3", fixture],
+            "wayrig:env": {
+                "GSK_RENDERER": "cairo",
+                "WAYRIG_FIXTURE_INPUT": input_log.display().to_string(),
+            },
+        }}});
+        // The session's compositor starts, then its app shows a window.
+        let made = webdriver_value(
+            &address,
+            "POST",
+            "/session",
+            &capabilities,
+            support::APP_START * 2,
+        );
+        let session = made["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_string();
+        WebDriverFace {
+            address,
+            session,
+            _served: served,
+        }
+    }
+}
+
+/// The reference of the session's element named `name`, found once its
+/// window's tree shows it; the session's implicit wait is none after.
+fn webdriver_element(address: &str, session: &str, name: &str) -> String {
+    let timeouts = format!("/session/{session}/timeouts");
+    let implicit = |ms: u64| json!({ "implicit": ms });
+    let wait = support::APP_START.as_millis() as u64;
+    webdriver_value(address, "POST", &timeouts, &implicit(wait), ANSWER_LIMIT);
+    let by = json!({"using": "accessibility id", "value": name});
+    let element = format!("/session/{session}/element");
+    let found = webdriver_value(address, "POST", &element, &by, support::APP_START * 2);
+    // A fuzzed find that misses answers at once.
+    webdriver_value(address, "POST", &timeouts, &implicit(0), ANSWER_LIMIT);
+    found
+        .as_object()
+        .and_then(|reference| reference.values().next())
+        .and_then(Value::as_str)
+        .expect("an element reference")
+        .to_string()
+}
+
+/// `template` with its ids in place but the last mangled: an id well formed
+/// and naming nothing, a number past every integer type, `..`, the id with
+/// every byte percent-encoded (the same id once decoded), or an escape that
+/// decodes to something odd or to nothing.
+fn mangled_path(rng: &mut Rng, template: &str, session: &str, element: &str) -> String {
+    let (placeholder, id) = if template.contains("{element}") {
+        ("{element}", element)
+    } else {
+        ("{session}", session)
+    };
+    let mangled = match rng.below(5) {
+        0 => "4294967295.4294967295.4294967295".to_string(),
+        1 => "9".repeat(40),
+        2 => "..".to_string(),
+        3 => id.bytes().map(|b| format!("%{b:02X}")).collect::<String>(),
+        _ => rng
+            .pick(&["%00", "%zz", "%", "..%2F..%2Fstatus", "%E2%80%AE"])
+            .to_string(),
+    };
+    template
+        .replace(placeholder, &mangled)
+        .replace("{session}", session)
+        .replace("{element}", element)
+}
+
+/// Fuzz the WebDriver face's `session`: each command sent with its valid
+/// body 1 time in 4, else that body mutated, and 1 time in 10 its path
+/// mangled; done is HTTP 200.
+fn fuzz_webdriver(
+    rng: &mut Rng,
+    address: &str,
+    session: &str,
+    count: usize,
+    check: &mut dyn FnMut() -> Option<String>,
+    input: &mut InputWatch,
+) -> Found {
+    // A real element, so that unchanged requests reach it.
+    let element = webdriver_element(address, session, "First");
+    let mut found = Found::default();
+    for n in 0..count {
+        let (method, template, valid) = *rng.pick(WEBDRIVER_REQUESTS);
+        let body = match valid {
+            "" => String::new(),
+            valid => {
+                let valid: Value =
+                    serde_json::from_str(&valid.replace("{element}", &element)).unwrap();
+                let body = if rng.below(4) == 0 {
+                    valid
+                } else {
+                    rng.mutated(&valid)
+                };
+                body.to_string()
+            }
+        };
+        let path = if rng.below(10) == 0 {
+            mangled_path(rng, template, session, &element)
+        } else {
+            template
+                .replace("{session}", session)
+                .replace("{element}", &element)
+        };
+        found.tried += 1;
+        let started = Instant::now();
+        match webdriver_http(address, method, &path, &body, ANSWER_LIMIT) {
+            Ok((status, _)) => {
+                found.answered(started.elapsed());
+                found.succeeded += usize::from(status == 200);
+            }
+            Err(why) if started.elapsed() >= ANSWER_LIMIT => {
+                eprintln!(
+                    "fuzz: WebDriver request {n} ({method} {template}) had no answer in time"
+                );
+                found.hangs.push(format!(
+                    "request {n}: {method} {path:.200} {body:.200}: {why}"
+                ));
+            }
+            Err(_) => found.closed += 1,
+        }
+        // Element Click, Clear and Send Keys, Perform and Release Actions.
+        let sends_input = matches!(
+            template.rsplit('/').next(),
+            Some("click" | "clear" | "value" | "actions")
+        );
+        input.after(sends_input, || {
+            format!("WebDriver request {n}: {method} {path} {body}")
+        });
+        if (n + 1) % BATCH == 0 {
+            if let Some(why) = check() {
+                found.lost = Some(format!("after WebDriver request {n}: {why}"));
+                return found;
+            }
+        }
+    }
+    found
+}
+
 fn main() {
     if table::listing_only() {
         return;
@@ -625,11 +949,12 @@ fn main() {
         ],
         &["/usr/bin/python3", &fixture],
     );
-    let mut input = InputWatch::new(input_log);
+    let mut input = InputWatch::new(input_log.clone());
     let (bus, app) = wayrig.bus_and_app();
     let cua = wayrig.cua_address.clone().expect("the cua face listens");
     let mut known_good = ProtocolClient::connect(&wayrig.socket);
     known_good.first_window();
+    let webdriver = WebDriverFace::start(&fixture, &input_log);
     let pid = wayrig.pid();
     // Every face answers a known-good request, and Wayrig runs.
     let mut check = || -> Option<String> {
@@ -643,6 +968,12 @@ fn main() {
             Ok(0) => {}
             Ok(code) => return Some(format!("cua ListWindows: gRPC status {code}")),
             Err(e) => return Some(format!("cua ListWindows: {e}")),
+        }
+        let title = format!("/session/{}/title", webdriver.session);
+        for path in ["/status", title.as_str()] {
+            if let Some(why) = webdriver_not_ok(&webdriver.address, "GET", path) {
+                return Some(format!("WebDriver {why}"));
+            }
         }
         // On a thread of its own: the Bus fuzzer calls this from its runtime.
         std::thread::scope(|scope| {
@@ -675,6 +1006,17 @@ fn main() {
         (
             "cua",
             fuzz_cua(&mut rng, &cua, count, &mut check, &mut input),
+        ),
+        (
+            "WebDriver",
+            fuzz_webdriver(
+                &mut rng,
+                &webdriver.address,
+                &webdriver.session,
+                count,
+                &mut check,
+                &mut input,
+            ),
         ),
     ];
     let mut rows = Vec::new();
@@ -716,6 +1058,11 @@ fn main() {
             println!("{face}: the session was lost {lost}");
         }
     }
+    let session = format!("/session/{}", webdriver.session);
+    if let Some(why) = webdriver_not_ok(&webdriver.address, "DELETE", &session) {
+        println!("WebDriver: the session did not end: {why}");
+    }
+    drop(webdriver);
     drop(wayrig);
     let _ = std::fs::remove_dir_all(&runtime_dir);
 }
