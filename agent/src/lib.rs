@@ -2049,13 +2049,49 @@ mod tests {
             }
         }
 
+        /// The pointer verbs' coordinates at the edges of what a shell can
+        /// write: a command has finite numbers, or clap refuses it.
+        #[test]
+        fn pointer_coordinates_are_finite_or_refused(
+            verb in proptest::sample::select(vec!["click", "pointer", "wheel"]),
+            numbers in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "0", "-1", "1.5", "nan", "NaN", "inf", "-inf", "infinity", "1e309", "-1e309",
+                    "1e308", "-0",
+                ]),
+                4,
+            ),
+        ) {
+            #[derive(clap::Parser, Debug)]
+            struct Line {
+                #[command(subcommand)]
+                command: AgentCommand,
+            }
+            use clap::Parser;
+            let argv = ["wayrig", verb].into_iter().chain(numbers.iter().copied());
+            if let Ok(line) = Line::try_parse_from(argv) {
+                let coordinates = match &line.command {
+                    AgentCommand::Click { x, y, .. } | AgentCommand::Pointer { x, y, .. } => {
+                        vec![*x, *y]
+                    }
+                    AgentCommand::Wheel { x, y, dx, dy, .. } => vec![*x, *y, *dx, *dy],
+                    _ => Vec::new(),
+                };
+                proptest::prop_assert!(coordinates.iter().all(|n| n.is_finite()), "{line:?}");
+            }
+        }
+
         /// A diff shows every line that changed or came, whatever context
         /// is asked for (`--context` takes any number).
         #[test]
         fn diffs_show_every_change_whatever_the_context(
             before in proptest::collection::vec((0u8..8, 0u8..3), 0..8),
             now in proptest::collection::vec((0u8..8, 0u8..3), 0..8),
-            context in proptest::prop_oneof![0usize..4, proptest::prelude::any::<usize>()],
+            context in proptest::prop_oneof![
+                0usize..4,
+                proptest::strategy::Just(usize::MAX),
+                proptest::prelude::any::<usize>(),
+            ],
         ) {
             let lines = |ls: &[(u8, u8)]| -> Vec<(String, String)> {
                 let mut seen = HashSet::new();
