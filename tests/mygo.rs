@@ -752,7 +752,16 @@ fn an_act_answered_past_the_effect_wait_says_why() {
         &["/usr/bin/python3", fixture.to_str().unwrap()],
     );
     let mut c = Client::connect(&wayrig.socket);
-    let id = c.first_window()["id"].as_u64().unwrap();
+    // The window never settles: `idle` would wait out its whole timeout.
+    let id = (0..300)
+        .find_map(|_| {
+            let id = c.call(Call::Windows)["windows"][0]["id"].as_u64();
+            if id.is_none() {
+                let _ = c.answer(idle(None, 100));
+            }
+            id
+        })
+        .expect("the fixture's window maps");
     let tree = tree_where(&mut c, id, "the Press button", |t| {
         t["nodes"]
             .as_array()
