@@ -1954,6 +1954,15 @@ mod tests {
         assert!(session_path("agent-1").is_ok());
     }
 
+    /// The numbers a pointer command sends as coordinates and distances.
+    fn coordinates(command: &AgentCommand) -> Vec<f64> {
+        match command {
+            AgentCommand::Click { x, y, .. } | AgentCommand::Pointer { x, y, .. } => vec![*x, *y],
+            AgentCommand::Wheel { x, y, dx, dy, .. } => vec![*x, *y, *dx, *dy],
+            _ => Vec::new(),
+        }
+    }
+
     /// A command line's words, at random: a verb, then words the commands
     /// read (refs, flags, numbers at their edges, names that try to leave
     /// the cache) mixed with any text.
@@ -2008,13 +2017,7 @@ mod tests {
                     return Ok(());
                 }
             };
-            let coordinates = match &line.command {
-                AgentCommand::Click { x, y, .. } | AgentCommand::Pointer { x, y, .. } => {
-                    vec![*x, *y]
-                }
-                AgentCommand::Wheel { x, y, dx, dy, .. } => vec![*x, *y, *dx, *dy],
-                _ => Vec::new(),
-            };
+            let coordinates = coordinates(&line.command);
             proptest::prop_assert!(coordinates.iter().all(|n| n.is_finite()), "{line:?}");
             if let Some(name) = &line.common.session {
                 if let Ok(path) = session_path(name) {
@@ -2062,22 +2065,10 @@ mod tests {
                 4,
             ),
         ) {
-            #[derive(clap::Parser, Debug)]
-            struct Line {
-                #[command(subcommand)]
-                command: AgentCommand,
-            }
-            use clap::Parser;
-            let argv = ["wayrig", verb].into_iter().chain(numbers.iter().copied());
-            if let Ok(line) = Line::try_parse_from(argv) {
-                let coordinates = match &line.command {
-                    AgentCommand::Click { x, y, .. } | AgentCommand::Pointer { x, y, .. } => {
-                        vec![*x, *y]
-                    }
-                    AgentCommand::Wheel { x, y, dx, dy, .. } => vec![*x, *y, *dx, *dy],
-                    _ => Vec::new(),
-                };
-                proptest::prop_assert!(coordinates.iter().all(|n| n.is_finite()), "{line:?}");
+            let args: Vec<&str> = std::iter::once(verb).chain(numbers.iter().copied()).collect();
+            if let Ok(command) = parsed(&args) {
+                let finite = coordinates(&command).iter().all(|n| n.is_finite());
+                proptest::prop_assert!(finite, "{command:?}");
             }
         }
 

@@ -25,4 +25,4 @@ pub use session::{
     Screenshot, Session, ShotRequest, ShotSource, Snapshot, StateFlag, Step, StepReport,
     WindowFilter, WindowOp, WindowPick, CLIPBOARD_TEXT_LIMIT, QUEUE_LIMIT, STOP_GRACE,
 };
-pub use session::{verdicts, PassVerdicts, CLICK_DISTANCE};
+pub use session::{unsettled_in_ascii, verdicts, PassVerdicts, CLICK_DISTANCE};

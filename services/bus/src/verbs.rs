@@ -1025,7 +1025,7 @@ mod tests {
         use super::*;
         use proptest::prelude::*;
         use proptest::test_runner::TestCaseError;
-        use wayrig_services::session::fake_access::{a_form, id};
+        use wayrig_services::session::fake_access::{a_form, id, paused_runtime};
 
         /// What the form's session gives out, that bodies name to reach past
         /// the first checks: its elements' ids (as numbers and strings), a
@@ -1123,11 +1123,7 @@ mod tests {
                     body.insert(name.to_string(), v);
                 }
                 let text = Value::Object(body).to_string();
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .start_paused(true)
-                    .build()
-                    .unwrap();
+                let runtime = paused_runtime();
                 runtime.block_on(async {
                     let (session, host) = a_form().await;
                     let session = Arc::new(session);

@@ -233,16 +233,7 @@ pub const UNSETTLED_KEY: &str = "wayrig-unsettled";
 pub fn answered<T>(message: T, unsettled: Option<&str>) -> tonic::Response<T> {
     let mut response = tonic::Response::new(message);
     if let Some(why) = unsettled {
-        let ascii: String = why
-            .chars()
-            .map(|c| {
-                if c.is_ascii_graphic() || c == ' ' {
-                    c
-                } else {
-                    '?'
-                }
-            })
-            .collect();
+        let ascii = wayrig_services::unsettled_in_ascii(why);
         if let Ok(value) = ascii.parse() {
             response.metadata_mut().insert(UNSETTLED_KEY, value);
         }

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::Code;
 use wayrig_cua_proto::v1;
 use wayrig_host::WindowHandle;
-use wayrig_services::session::fake_access::a_form;
+use wayrig_services::session::fake_access::{a_form, paused_runtime};
 
 /// The calls that send input to the app.
 const SENDING_INPUT: [&str; 3] = [
@@ -364,11 +364,7 @@ proptest! {
     fn every_request_is_answered_in_cuas_terms(
         words in proptest::collection::vec(any::<u64>(), 64..512),
     ) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
-            .build()
-            .unwrap();
+        let runtime = paused_runtime();
         runtime.block_on(calls(words))?;
     }
 }

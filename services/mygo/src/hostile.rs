@@ -11,7 +11,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use wayrig_proto::mygo::Request;
-use wayrig_services::session::fake_access::{a_form, id};
+use wayrig_services::session::fake_access::{a_form, id, paused_runtime};
 use wayrig_services::AnnouncementsRead;
 
 /// The methods that send input to the app.
@@ -210,11 +210,7 @@ proptest! {
         let Ok(call) = call else {
             return Ok(());
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
-            .build()
-            .unwrap();
+        let runtime = paused_runtime();
         runtime.block_on(async {
             let (session, host) = a_form().await;
             // A client reads the tree first: the ids it names are given out.

@@ -601,3 +601,14 @@ pub async fn a_form() -> (crate::Session, super::fake_host::FakeHost) {
     .expect("a session over the fakes");
     (session, host)
 }
+
+/// A runtime of one thread in paused time, as the faces' hostile-input
+/// tests drive `a_form` in: the session's bounded waits cost nothing, and a
+/// wait with no end shows as one (time jumps to the test's own limit).
+pub fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a runtime")
+}

@@ -157,6 +157,20 @@ pub struct Session {
 /// enough that an app that never settles still answers promptly.
 pub const EFFECT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Why an answer came before its window settled, in the visible ASCII a
+/// response header or gRPC metadata carries (other characters as `?`).
+pub fn unsettled_in_ascii(why: &str) -> String {
+    why.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
 /// How long a request in flight when its session stops may go on; then its
 /// face answers that Wayrig is stopping (a wait with no end, a client that
 /// reads nothing), so that stopping never hangs on a client.

@@ -1063,22 +1063,25 @@ mod tests {
 
     #[tokio::test]
     async fn a_read_that_met_objects_gone_for_a_moment_is_made_again() {
-        // The first read meets an object that says it does not exist (an
-        // AccessKit node missing from its tree for a moment).
-        let app = Arc::new(
-            FakeAccess::new(vec![
-                crate::session::elements::tests::node(1, None, Role::Window, "Main"),
-                crate::session::elements::tests::node(2, Some(1), Role::Button, "Save"),
-            ])
-            .gone_reads(1),
-        );
-        let host =
-            FakeHost::new(vec![fake_host::window(1, "Main")], Temper::Stubborn, 16).with_input();
-        let session = Session::with_accessibility(Arc::new(host), app.clone())
-            .await
-            .unwrap();
-        let reads = app.reads();
+        use crate::session::fake_access::node;
+        // A session whose app's next `gone` reads meet an object that says
+        // it does not exist (an AccessKit node missing from its tree for a
+        // moment), and how many reads its app answered.
+        async fn reading(gone: u64) -> (Session, tokio::sync::watch::Receiver<u64>) {
+            let nodes = vec![
+                node(1, None, Role::Window, "Main"),
+                node(2, Some(1), Role::Button, "Save"),
+            ];
+            let app = Arc::new(FakeAccess::new(nodes).gone_reads(gone));
+            let host = FakeHost::new(vec![fake_host::window(1, "Main")], Temper::Stubborn, 16)
+                .with_input();
+            let session = Session::with_accessibility(Arc::new(host), app.clone())
+                .await
+                .unwrap();
+            (session, app.reads())
+        }
         let handle = WindowHandle { id: 1, epoch: 1 };
+        let (session, reads) = reading(1).await;
         session.tree(handle).await.unwrap();
         assert_eq!(*reads.borrow(), 2, "the read that met it is made again");
         session.tree(handle).await.unwrap();
@@ -1089,21 +1092,7 @@ mod tests {
         );
         // An app whose object stays gone is read a bounded number of times,
         // then served as it reads while nothing changes.
-        let app = Arc::new(
-            FakeAccess::new(vec![crate::session::elements::tests::node(
-                1,
-                None,
-                Role::Window,
-                "Main",
-            )])
-            .gone_reads(u64::MAX),
-        );
-        let host =
-            FakeHost::new(vec![fake_host::window(1, "Main")], Temper::Stubborn, 16).with_input();
-        let session = Session::with_accessibility(Arc::new(host), app.clone())
-            .await
-            .unwrap();
-        let reads = app.reads();
+        let (session, reads) = reading(u64::MAX).await;
         session.tree(handle).await.unwrap();
         assert_eq!(*reads.borrow(), 1 + COMPLETING_READS as u64);
         session.tree(handle).await.unwrap();

@@ -70,21 +70,11 @@ fn ok(value: Value) -> Answer {
 }
 
 /// Input's or an action's answer, with `Wayrig-Unsettled` when the window
-/// had not settled (a header's value is visible ASCII: other characters of
-/// the reason are sent as `?`).
+/// had not settled.
 fn acted(unsettled: Option<String>) -> Acted {
     let mut headers = HeaderMap::new();
     if let Some(why) = unsettled {
-        let visible: String = why
-            .chars()
-            .map(|c| {
-                if c.is_ascii_graphic() || c == ' ' {
-                    c
-                } else {
-                    '?'
-                }
-            })
-            .collect();
+        let visible = wayrig_services::unsettled_in_ascii(&why);
         if let Ok(value) = HeaderValue::from_str(&visible) {
             headers.insert(UNSETTLED_HEADER, value);
         }
